@@ -1,0 +1,84 @@
+import { SqlClient } from "@effect/sql"
+import { Access, ApiKeyToken, Errors, type Plans } from "@pic2video/domain"
+import { KeyHasher } from "@pic2video/cluster/KeyHasher"
+import { Effect } from "effect"
+import type { PrincipalShape } from "./Principal.ts"
+
+/**
+ * decisions §4.2–4.3: who is calling. Malformed, unknown and wrong-secret keys are one answer
+ * (`invalid_api_key`) reached through the same work: a malformed key is still hashed and compared
+ * against a decoy, so timing does not tell them apart. Revocation is read from the database on
+ * every request, so it takes effect on the next one.
+ */
+export interface Caller extends PrincipalShape {
+  readonly limits: { readonly reads: number; readonly creates: number; readonly uploads: number }
+  readonly spendCap24h: number | null
+}
+
+interface KeyAndAccount {
+  readonly id: string
+  readonly workspace_id: string
+  readonly secret_hash: Uint8Array
+  readonly scopes: ReadonlyArray<string>
+  readonly spend_cap_24h: number | null
+  readonly creates_per_minute: number
+  readonly reads_per_minute: number
+  readonly uploads_per_minute: number
+  readonly expires_at: Date | null
+  readonly revoked_at: Date | null
+  readonly last_used_at: Date | null
+  readonly ws_status: "active" | "inactive"
+  readonly ws_api_enabled: boolean
+  readonly ws_plan: Plans.Plan
+}
+
+const invalid = Errors.fail("invalid_api_key", "the API key is not valid")
+
+// last_used_at is kept without a write per request: at most one write per key per minute per process
+const lastUsedFlush = new Map<string, number>()
+const lastUsedEvery = 60_000
+
+export const authenticate = (authorization: string | undefined) =>
+  Effect.gen(function*() {
+    if (authorization === undefined) {
+      return yield* Effect.fail(Errors.fail("missing_api_key", "send the key as `Authorization: Bearer <API_KEY>`"))
+    }
+    const sql = yield* SqlClient.SqlClient
+    const hasher = yield* KeyHasher
+    const token = Access.bearerToken(authorization)
+    const parsed = token === undefined ? undefined : ApiKeyToken.parseToken(token)
+    const rows = parsed === undefined ? [] : yield* sql<KeyAndAccount>`
+      SELECT k.*, w.status AS ws_status, w.api_enabled AS ws_api_enabled, w.plan AS ws_plan
+      FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+      WHERE k.id = ${parsed.keyId}`.pipe(Effect.orDie)
+    const row = rows[0]
+    if (!hasher.verify(parsed?.secret ?? "", row?.secret_hash)) return yield* Effect.fail(invalid)
+    const now = new Date()
+    const refusal = Access.refusal(
+      { revokedAt: row.revoked_at, expiresAt: row.expires_at },
+      { status: row.ws_status, apiEnabled: row.ws_api_enabled, plan: row.ws_plan },
+      now
+    )
+    if (refusal !== undefined) return yield* Effect.fail(Errors.fail(refusal, refusalMessages[refusal] ?? refusal))
+    const flushed = lastUsedFlush.get(row.id) ?? 0
+    if (now.getTime() - flushed >= lastUsedEvery) {
+      lastUsedFlush.set(row.id, now.getTime())
+      yield* sql`UPDATE api_keys SET last_used_at = ${now} WHERE id = ${row.id}
+        AND (last_used_at IS NULL OR last_used_at < ${new Date(now.getTime() - lastUsedEvery)})`.pipe(Effect.orDie)
+    }
+    return {
+      keyId: row.id,
+      workspaceId: row.workspace_id,
+      scopes: row.scopes,
+      limits: { reads: row.reads_per_minute, creates: row.creates_per_minute, uploads: row.uploads_per_minute },
+      spendCap24h: row.spend_cap_24h
+    } satisfies Caller
+  })
+
+const refusalMessages: Partial<Record<Errors.ErrorCode, string>> = {
+  api_key_revoked: "the API key has been revoked",
+  api_key_expired: "the API key has expired",
+  tenant_inactive: "the account is not active",
+  api_disabled: "API access is switched off for this account",
+  tier_not_eligible: "the account's plan cannot use API keys"
+}

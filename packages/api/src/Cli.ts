@@ -1,0 +1,134 @@
+import * as ApiKeys from "@pic2video/cluster/ApiKeys"
+import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
+import * as Workspaces from "@pic2video/cluster/Workspaces"
+import { Errors, Plans } from "@pic2video/domain"
+import { Effect } from "effect"
+
+/**
+ * The operator CLI (decisions §2): the portal's stand-in for scripts and tests. Each command
+ * returns one JSON document; failures are catalogue codes.
+ */
+type Flags = Record<string, string>
+
+const usage = (message: string) => Errors.fail("validation_failed", message)
+
+export const parseArgs = (argv: ReadonlyArray<string>): { readonly positional: ReadonlyArray<string>; readonly flags: Flags } => {
+  const positional: Array<string> = []
+  const flags: Flags = {}
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (arg.startsWith("--")) {
+      const eq = arg.indexOf("=")
+      if (eq > 0) flags[arg.slice(2, eq)] = arg.slice(eq + 1)
+      else if (i + 1 < argv.length) flags[arg.slice(2)] = argv[++i]
+      else throw usage(`${arg} needs a value`)
+    } else positional.push(arg)
+  }
+  return { positional, flags }
+}
+
+const known = (flags: Flags, allowed: ReadonlyArray<string>) => {
+  const extra = Object.keys(flags).filter((f) => !allowed.includes(f))
+  return extra.length === 0 ? Effect.void : Effect.fail(usage(`unknown option --${extra[0]}`))
+}
+
+const nonNegativeInt = (flag: string, value: string | undefined) =>
+  value === undefined
+    ? Effect.succeed(undefined)
+    : /^\d+$/.test(value) && Number.isSafeInteger(Number(value))
+    ? Effect.succeed(Number(value))
+    : Effect.fail(usage(`--${flag} must be a whole number`))
+
+const included = (value: string | undefined) =>
+  value === undefined ? Effect.succeed(undefined) : value === "unlimited" ? Effect.succeed(null) : nonNegativeInt("included", value)
+
+const plan = (value: string | undefined) =>
+  value === undefined
+    ? Effect.succeed(undefined)
+    : (Plans.plans as ReadonlyArray<string>).includes(value)
+    ? Effect.succeed(value as Plans.Plan)
+    : Effect.fail(usage(`--plan must be one of ${Plans.plans.join(", ")}`))
+
+const bool = (flag: string, value: string | undefined) =>
+  value === undefined ? Effect.succeed(undefined) : value === "true" ? Effect.succeed(true) : value === "false" ? Effect.succeed(false)
+  : Effect.fail(usage(`--${flag} must be true or false`))
+
+const one = (positional: ReadonlyArray<string>, what: string) =>
+  positional.length === 3 ? Effect.succeed(positional[2]) : Effect.fail(usage(`expected exactly one ${what}`))
+
+export const run = (argv: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const { flags, positional } = yield* Effect.try({ try: () => parseArgs(argv), catch: (e) => e as Errors.ApiFailure })
+    const command = `${positional[0] ?? ""} ${positional[1] ?? ""}`
+    switch (command) {
+      case "workspace create": {
+        yield* known(flags, ["name", "plan", "included", "storage-budget-bytes"])
+        if (positional.length !== 2) return yield* Effect.fail(usage("workspace create takes no positional arguments"))
+        const p = yield* plan(flags.plan)
+        if (p === undefined) return yield* Effect.fail(usage("--plan is required"))
+        if (flags.name === undefined || flags.name === "") return yield* Effect.fail(usage("--name is required"))
+        const row = yield* Workspaces.create(flags.name, {
+          plan: p,
+          included: yield* included(flags.included),
+          storageBudgetBytes: yield* nonNegativeInt("storage-budget-bytes", flags["storage-budget-bytes"])
+        })
+        return Workspaces.toDocument(row)
+      }
+      case "workspace update": {
+        yield* known(flags, ["plan", "status", "api-enabled", "included", "storage-budget-bytes"])
+        const id = yield* one(positional, "WORKSPACE_ID")
+        const status = flags.status
+        if (status !== undefined && status !== "active" && status !== "inactive") {
+          return yield* Effect.fail(usage("--status must be active or inactive"))
+        }
+        const row = yield* Workspaces.update(id, {
+          plan: yield* plan(flags.plan),
+          status,
+          apiEnabled: yield* bool("api-enabled", flags["api-enabled"]),
+          included: yield* included(flags.included),
+          storageBudgetBytes: yield* nonNegativeInt("storage-budget-bytes", flags["storage-budget-bytes"])
+        })
+        return Workspaces.toDocument(row)
+      }
+      case "workspace show": {
+        yield* known(flags, [])
+        return Workspaces.toDocument(yield* Workspaces.get(yield* one(positional, "WORKSPACE_ID")))
+      }
+      case "key create": {
+        yield* known(flags, ["scopes", "name", "spend-cap-24h", "creates-per-minute", "reads-per-minute", "uploads-per-minute", "expires-at"])
+        const workspaceId = yield* one(positional, "WORKSPACE_ID")
+        if (flags.scopes === undefined) return yield* Effect.fail(usage("--scopes is required"))
+        const expiresAt = flags["expires-at"] === undefined ? undefined : new Date(flags["expires-at"])
+        if (expiresAt !== undefined && Number.isNaN(expiresAt.getTime())) {
+          return yield* Effect.fail(usage("--expires-at must be an ISO 8601 timestamp"))
+        }
+        return yield* ApiKeys.create({
+          workspaceId,
+          scopes: flags.scopes.split(",").map((s) => s.trim()).filter((s) => s !== ""),
+          name: flags.name,
+          spendCap24h: yield* nonNegativeInt("spend-cap-24h", flags["spend-cap-24h"]),
+          createsPerMinute: yield* nonNegativeInt("creates-per-minute", flags["creates-per-minute"]),
+          readsPerMinute: yield* nonNegativeInt("reads-per-minute", flags["reads-per-minute"]),
+          uploadsPerMinute: yield* nonNegativeInt("uploads-per-minute", flags["uploads-per-minute"]),
+          expiresAt
+        })
+      }
+      case "key revoke": {
+        yield* known(flags, [])
+        return yield* ApiKeys.revoke(yield* one(positional, "KEY_ID"))
+      }
+      case "key list": {
+        yield* known(flags, [])
+        return yield* ApiKeys.list(yield* one(positional, "WORKSPACE_ID"))
+      }
+      case "media archive": {
+        yield* known(flags, [])
+        const row = yield* MediaLibrary.archive(yield* one(positional, "MEDIA_ID"))
+        return MediaLibrary.toDocument(row, yield* MediaLibrary.publicBaseUrl)
+      }
+      default:
+        return yield* Effect.fail(usage(
+          "commands: workspace create|update|show, key create|revoke|list, media archive, render cancel"
+        ))
+    }
+  })

@@ -1,0 +1,74 @@
+import { HttpServerResponse } from "@effect/platform"
+import { Errors } from "@pic2video/domain"
+import { Cause, Effect, Option } from "effect"
+
+/**
+ * The one place a failure becomes an HTTP error response: the code decides the status (through the
+ * domain's catalogue), the body is exactly `{error:{code,message},request_id}`.
+ */
+export const errorResponse = (failure: Errors.ApiFailure, requestId: string) =>
+  HttpServerResponse.unsafeJson(
+    { error: { code: failure.code, message: failure.message }, request_id: requestId },
+    {
+      status: Errors.statusOf(failure.code),
+      headers: {
+        ...(failure.retryAfter !== undefined ? { "retry-after": String(failure.retryAfter) } : {}),
+        ...failure.headers
+      }
+    }
+  )
+
+const tagOf = (u: unknown): string | undefined =>
+  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined
+
+/** Looks through wrapped causes (the multipart writer re-wraps its limit error) for a limit hit. */
+const hitLimit = (u: unknown, depth = 0): "size" | "parts" | undefined => {
+  if (typeof u !== "object" || u === null || depth > 5) return undefined
+  const r = u as Record<string, unknown>
+  if (r._tag === "ReachedLimit") return r.limit === "MaxParts" || r.limit === "MaxFieldSize" ? "parts" : "size"
+  if (r._tag === "MultipartError" && (r.reason === "FileTooLarge" || r.reason === "BodyTooLarge")) return "size"
+  if (r._tag === "MultipartError" && (r.reason === "TooManyParts" || r.reason === "FieldTooLarge")) return "parts"
+  return hitLimit(r.cause, depth + 1) ?? hitLimit(r.error, depth + 1)
+}
+
+const describeIssues = (issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>) => {
+  const first = issues[0]
+  if (first === undefined) return "the request is not valid"
+  const field = first.path.map(String).join(".")
+  return field === "" ? first.message : `${field}: ${first.message}`
+}
+
+/** Maps whatever came out of routing, decoding or a handler to a catalogue failure. */
+export const toFailure = (cause: Cause.Cause<unknown>): { readonly failure: Errors.ApiFailure; readonly unexpected: boolean } => {
+  const error = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
+  if (Option.isSome(error)) {
+    const e = error.value
+    if (e instanceof Errors.ApiFailure) return { failure: e, unexpected: false }
+    const limit = hitLimit(e)
+    if (limit === "size") return { failure: Errors.fail("payload_too_large", "the upload is larger than 15 MB (15,728,640 bytes)"), unexpected: false }
+    if (limit === "parts") return { failure: Errors.fail("validation_failed", "the form has too many or too large fields"), unexpected: false }
+    switch (tagOf(e)) {
+      case "HttpApiDecodeError": {
+        const d = e as { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }
+        return { failure: Errors.fail("validation_failed", describeIssues(d.issues)), unexpected: false }
+      }
+      case "RequestError":
+      case "MultipartError":
+        return { failure: Errors.fail("invalid_request", "the request body cannot be parsed"), unexpected: false }
+      case "RouteNotFound":
+        return { failure: Errors.fail("invalid_request", "no such endpoint"), unexpected: false }
+    }
+  }
+  if (Cause.isInterruptedOnly(cause)) {
+    return { failure: Errors.fail("service_unavailable", "the request was interrupted", { retryAfter: 1 }), unexpected: false }
+  }
+  return { failure: Errors.fail("internal_error", "an unexpected fault in the service"), unexpected: true }
+}
+
+export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) => {
+  const { failure, unexpected } = toFailure(cause)
+  const response = errorResponse(failure, requestId)
+  return unexpected
+    ? Effect.as(Effect.logError("unexpected failure", cause).pipe(Effect.annotateLogs("request_id", requestId)), response)
+    : Effect.succeed(response)
+}

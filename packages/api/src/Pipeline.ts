@@ -1,0 +1,184 @@
+import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { ApiKeyEntity } from "@pic2video/cluster/ApiKeyEntity"
+import { KeyHasher } from "@pic2video/cluster/KeyHasher"
+import { Errors, Idempotency as IdempotencyPolicy, RateLimit, Scopes } from "@pic2video/domain"
+import { randomBase62 } from "@pic2video/domain/Random"
+import { Effect, Exit, Option } from "effect"
+import { Api } from "./Api.ts"
+import { authenticate, type Caller } from "./Authentication.ts"
+import { causeToResponse, errorResponse } from "./ErrorResponse.ts"
+import * as Idempotency from "./Idempotency.ts"
+import { CurrentPrincipal } from "./Principal.ts"
+import * as RouteTable from "./RouteTable.ts"
+
+/**
+ * The request pipeline, in the order decisions §4 fixes (first failure wins): route (404/405),
+ * authentication, account gates, scope, rate limit, idempotency, body, validation; then the
+ * handler. It wraps the HttpApi router so that every outcome, the router's decoding failures
+ * included, passes through one error mapping and can be remembered for idempotent replay.
+ */
+const entityTimeout = "2 seconds"
+const maxJsonBytes = 1024 * 1024
+
+const rateLimitHeaders = (a: { limit: number; remaining: number; resetSeconds: number }) => ({
+  "ratelimit-limit": String(a.limit),
+  "ratelimit-remaining": String(a.remaining),
+  "ratelimit-reset": String(a.resetSeconds)
+})
+
+const bodyJson = (response: HttpServerResponse.HttpServerResponse): unknown => {
+  if (response.body._tag !== "Uint8Array") return null
+  try {
+    return JSON.parse(new TextDecoder().decode(response.body.body))
+  } catch {
+    return null
+  }
+}
+
+export const layer = HttpApiBuilder.middleware(
+  Api,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const hasher = yield* KeyHasher
+    const keyClient = yield* ApiKeyEntity.client
+
+    /** Step 5: the key's entity keeps the window; reads fail open if it cannot be reached in time. */
+    const admit = (caller: Caller, bucket: RateLimit.Bucket) =>
+      keyClient(caller.keyId).Admit({ bucket, limit: caller.limits[bucket] }).pipe(
+        Effect.timeout(entityTimeout),
+        Effect.catchAllCause((cause) =>
+          bucket === "reads"
+            ? Effect.as(Effect.logWarning("rate-limit entity unreachable; read admitted", cause), {
+              allowed: true, limit: caller.limits.reads, remaining: caller.limits.reads, resetSeconds: 60
+            })
+            : Effect.fail(Errors.fail("service_unavailable", "the service is briefly unavailable; retry", { retryAfter: 2 }))
+        )
+      )
+
+    /** Steps 7–8 that need the raw body: content type, JSON syntax, and the render type. */
+    const checkBody = (route: RouteTable.Route, request: HttpServerRequest.HttpServerRequest) =>
+      Effect.gen(function*() {
+        const type = (request.headers["content-type"] ?? "").toLowerCase()
+        if (route.body === "multipart") {
+          if (!type.startsWith("multipart/form-data")) {
+            return yield* Effect.fail(Errors.fail("invalid_request", "send the upload as multipart/form-data"))
+          }
+          return
+        }
+        if (route.body !== "json") return
+        if (!/^application\/([a-z.+-]*\+)?json\b/.test(type)) {
+          return yield* Effect.fail(Errors.fail("invalid_request", "send the body as application/json"))
+        }
+        const text = yield* request.text.pipe(Effect.orElseFail(() => Errors.fail("invalid_request", "the request body cannot be read")))
+        let body: unknown
+        try {
+          body = JSON.parse(text)
+        } catch {
+          return yield* Effect.fail(Errors.fail("invalid_request", "the body is not valid JSON"))
+        }
+        if (route.name === "createRender" && typeof body === "object" && body !== null && !Array.isArray(body)) {
+          const type = (body as Record<string, unknown>).render_type
+          if (typeof type === "string" && type !== "aesthetic_quote") {
+            return yield* Effect.fail(Errors.fail("unsupported_render_type", "only render_type `aesthetic_quote` is available"))
+          }
+        }
+      })
+
+    const run = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>, requestId: string) =>
+      Effect.catchAllCause(app, (cause) => causeToResponse(cause, requestId))
+
+    const handle = (app: HttpApp.Default, request: HttpServerRequest.HttpServerRequest, requestId: string) =>
+      Effect.gen(function*() {
+        const url = new URL(request.url, "http://localhost")
+        const matched = RouteTable.match(request.method, url.pathname)
+        switch (matched._tag) {
+          case "NotFound":
+            return errorResponse(Errors.fail("invalid_request", `no endpoint at ${url.pathname}`), requestId)
+          case "MethodNotAllowed":
+            return errorResponse(
+              Errors.fail("invalid_request", `${request.method} is not allowed here; use ${matched.allow.join(", ")}`, {
+                headers: { allow: matched.allow.join(", ") }
+              }),
+              requestId
+            ).pipe(HttpServerResponse.setStatus(405))
+          case "Extra":
+            return yield* run(app, requestId)
+        }
+        const route = matched.route
+        if (route.public) return yield* run(app, requestId)
+
+        // steps 2–4: who is calling, may the account act, does the key hold the scope
+        const caller = yield* authenticate(request.headers.authorization).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.provideService(KeyHasher, hasher)
+        )
+        if (route.scope !== undefined && !Scopes.grants(caller.scopes, route.scope)) {
+          return yield* Effect.fail(Errors.fail("insufficient_scope", `this endpoint needs the ${route.scope} scope`))
+        }
+        // step 5
+        const admission = yield* admit(caller, RateLimit.bucketFor(route.method, route.path))
+        const limitHeaders = rateLimitHeaders(admission)
+        yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeaders(res, limitHeaders)))
+        if (!admission.allowed) {
+          return yield* Effect.fail(Errors.fail("rate_limit_exceeded", "too many requests this minute for this key", {
+            retryAfter: admission.resetSeconds
+          }))
+        }
+
+        const principal = Option.some({ keyId: caller.keyId, workspaceId: caller.workspaceId, scopes: caller.scopes })
+        const proceed = Effect.zipRight(checkBody(route, request), app).pipe(
+          (e) => run(e, requestId),
+          Effect.locally(CurrentPrincipal, principal)
+        )
+
+        // step 6: idempotency, when the header is sent on an endpoint that takes it
+        const key = request.headers["idempotency-key"]
+        if (!route.idempotent || key === undefined) return yield* proceed
+        if (!IdempotencyPolicy.isValidKey(key)) {
+          return yield* Effect.fail(Errors.fail("validation_failed", "Idempotency-Key must be 1 to 255 printable ASCII characters"))
+        }
+        const raw = yield* request.arrayBuffer.pipe(
+          Effect.orElseFail(() => Errors.fail("invalid_request", "the request body cannot be read"))
+        )
+        const begun = yield* Idempotency.begin(caller.keyId, route.name, key, IdempotencyPolicy.fingerprint(new Uint8Array(raw))).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql)
+        )
+        switch (begun._tag) {
+          case "Conflict":
+            return yield* Effect.fail(Errors.fail("idempotency_conflict", "this Idempotency-Key was used with a different body"))
+          case "InProgress":
+            return yield* Effect.fail(Errors.fail("idempotency_in_progress", "a request with this Idempotency-Key is still being handled", {
+              retryAfter: 1
+            }))
+          case "Replay":
+            return replay(begun.status, begun.body, requestId)
+          case "New": {
+            const exit = yield* proceed.pipe(Effect.locally(Idempotency.CurrentRecord, Option.some(begun.recordId)), Effect.exit)
+            const response = Exit.isSuccess(exit) ? exit.value : yield* causeToResponse(exit.cause, requestId)
+            yield* Idempotency.finish(begun.recordId, response.status, bodyJson(response)).pipe(
+              Effect.provideService(SqlClient.SqlClient, sql)
+            )
+            return response
+          }
+        }
+      })
+
+    return (app: HttpApp.Default) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const requestId = `req_${randomBase62(24)}`
+        yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeader(res, "x-request-id", requestId)))
+        return yield* handle(app, request, requestId).pipe(
+          Effect.catchAllCause((cause) => causeToResponse(cause, requestId))
+        )
+      })
+  })
+)
+
+/** A remembered outcome, with a fresh request id in error bodies (decisions §6). */
+const replay = (status: number, body: unknown, requestId: string) => {
+  const fresh = typeof body === "object" && body !== null && "request_id" in body ? { ...body, request_id: requestId } : body
+  return HttpServerResponse.unsafeJson(fresh, { status, headers: { "idempotency-replayed": "true" } })
+}
+

@@ -1,0 +1,69 @@
+import { HttpApi } from "@effect/platform"
+import { Context, Option } from "effect"
+import type { Scopes } from "@pic2video/domain"
+import { Api } from "./Api.ts"
+import { PublicEndpoint, RequiredScope } from "./Principal.ts"
+
+/**
+ * The route table the request pipeline consults before anything else (decisions §4.1): which
+ * path and method exist, the scope each requires, and which are public. Derived from the HttpApi
+ * definition, so a new endpoint cannot be added without its scope.
+ */
+export interface Route {
+  readonly name: string
+  readonly method: string
+  readonly path: string
+  readonly pattern: RegExp
+  readonly scope: Scopes.Scope | undefined
+  readonly public: boolean
+  /** takes an Idempotency-Key (decisions §6, §7) */
+  readonly idempotent: boolean
+  /** how the body is read: JSON, multipart, or none */
+  readonly body: "json" | "multipart" | "none"
+}
+
+const toPattern = (path: string) =>
+  new RegExp(`^${path.split("/").map((s) => (s.startsWith(":") ? "([^/]+)" : s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/")}$`)
+
+const build = (): ReadonlyArray<Route> => {
+  const routes: Array<Route> = []
+  HttpApi.reflect(Api, {
+    onGroup() {},
+    onEndpoint({ endpoint, mergedAnnotations, payloads }) {
+      const scope = Option.getOrUndefined(Context.getOption(mergedAnnotations, RequiredScope))
+      const isPublic = Option.isSome(Context.getOption(mergedAnnotations, PublicEndpoint))
+      if (scope === undefined && !isPublic) throw new Error(`endpoint ${endpoint.name} declares no scope`)
+      const multipart = [...payloads.keys()].some((contentType) => contentType.startsWith("multipart/"))
+      routes.push({
+        name: endpoint.name,
+        method: endpoint.method,
+        path: endpoint.path,
+        pattern: toPattern(endpoint.path),
+        scope,
+        public: isPublic,
+        idempotent: endpoint.name === "createRender" || endpoint.name === "createImport",
+        body: endpoint.method === "GET" || endpoint.method === "DELETE" ? "none" : multipart ? "multipart" : "json"
+      })
+    }
+  })
+  return routes
+}
+
+export const routes = build()
+
+/** Served outside the HttpApi groups (docs); public, GET only. */
+const extraPublic = new Set(["/openapi.json", "/docs"])
+
+export type Match =
+  | { readonly _tag: "Route"; readonly route: Route }
+  | { readonly _tag: "Extra" }
+  | { readonly _tag: "NotFound" }
+  | { readonly _tag: "MethodNotAllowed"; readonly allow: ReadonlyArray<string> }
+
+export const match = (method: string, pathname: string): Match => {
+  if (extraPublic.has(pathname)) return method === "GET" || method === "HEAD" ? { _tag: "Extra" } : { _tag: "MethodNotAllowed", allow: ["GET"] }
+  const candidates = routes.filter((r) => r.pattern.test(pathname))
+  if (candidates.length === 0) return { _tag: "NotFound" }
+  const route = candidates.find((r) => r.method === method)
+  return route !== undefined ? { _tag: "Route", route } : { _tag: "MethodNotAllowed", allow: [...new Set(candidates.map((r) => r.method))].sort() }
+}

@@ -1,0 +1,50 @@
+import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import * as AppConfig from "@pic2video/cluster/AppConfig"
+import * as ApiKeyEntity from "@pic2video/cluster/ApiKeyEntity"
+import * as BlobStore from "@pic2video/cluster/BlobStore"
+import * as Database from "@pic2video/cluster/Database"
+import * as KeyHasher from "@pic2video/cluster/KeyHasher"
+import * as Sharding from "@pic2video/cluster/Sharding"
+import { Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import { Api } from "./Api.ts"
+import * as MediaHandlers from "./handlers/Media.ts"
+import * as SystemHandlers from "./handlers/System.ts"
+import * as Pipeline from "./Pipeline.ts"
+import { Authenticated, authenticatedFromPipeline } from "./Principal.ts"
+
+/** The HttpApi with its handlers, the request pipeline, /openapi.json and the /docs page. */
+const ApiLive = HttpApiBuilder.api(Api).pipe(
+  Layer.provide([SystemHandlers.layer, MediaHandlers.layer]),
+  Layer.provide(Layer.succeed(Authenticated, authenticatedFromPipeline))
+)
+
+const HttpServerLive = Layer.unwrapEffect(
+  Effect.map(AppConfig.AppConfig, (c) => NodeHttpServer.layer(createServer, { port: c.port, host: c.host }))
+)
+
+export const layerHttp = HttpApiBuilder.serve().pipe(
+  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+  Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  Layer.provide(Pipeline.layer),
+  Layer.provide(ApiLive),
+  HttpServer.withLogAddress,
+  Layer.provide(HttpServerLive)
+)
+
+/** What every process needs: configuration, the database (migrated), stored files, key hashing. */
+export const layerInfra = Layer.mergeAll(BlobStore.layerLocal, KeyHasher.layer).pipe(
+  Layer.provideMerge(Database.layer),
+  Layer.provideMerge(AppConfig.layer)
+)
+
+/** Entities this process hosts when it is a runner. */
+export const layerEntities = Layer.mergeAll(ApiKeyEntity.layer)
+
+/** `npm start`: the HTTP API and a runner in one process (embedded PostgreSQL unless DATABASE_URL). */
+export const layerAllInOne = layerHttp.pipe(
+  Layer.provideMerge(layerEntities),
+  Layer.provideMerge(Sharding.layerRunner),
+  Layer.provideMerge(layerInfra)
+)

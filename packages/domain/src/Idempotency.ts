@@ -1,0 +1,33 @@
+import { createHash } from "node:crypto"
+
+/**
+ * Idempotency (spec POST /renders, decisions §4.6 and §6). Keys are 1–255 printable ASCII
+ * characters; records are scoped to the API key and endpoint and live 24 hours from first use.
+ */
+export const recordTtlMillis = 24 * 60 * 60 * 1000
+
+export const isValidKey = (key: string): boolean => /^[\x20-\x7e]{1,255}$/.test(key)
+
+/** Canonical JSON: object keys sorted at every depth, no insignificant whitespace. */
+export const canonicalJson = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`
+  if (value !== null && typeof value === "object") {
+    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+    return `{${entries.join(",")}}`
+  }
+  return JSON.stringify(value) ?? "null"
+}
+
+/** SHA-256 of the canonical JSON body when it parses, else of the raw bytes, so 400s replay too. */
+export const fingerprint = (raw: Uint8Array): string => {
+  let material: Uint8Array | string = raw
+  try {
+    material = canonicalJson(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw)))
+  } catch {
+    // not JSON: the raw bytes are the fingerprint
+  }
+  return createHash("sha256").update(material).digest("hex")
+}
+
+/** Which outcomes are remembered and replayed (decisions §6). */
+export const isRemembered = (status: number): boolean => [200, 201, 202, 400, 404, 402, 422, 502].includes(status)

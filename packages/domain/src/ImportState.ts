@@ -1,0 +1,34 @@
+import type { ImportStatus } from "./Resources.ts"
+
+/**
+ * Import outcomes (decisions §7). An import stays `pending` until it ends; then:
+ * `completed` when nothing failed and nothing stopped it, `partial` when at least one file was
+ * imported and a failure or a stop happened, `failed` when nothing was imported and a failure or a
+ * stop happened (including a folder or connection that went away after creation).
+ */
+export const stoppedReasons = ["file_limit_reached", "storage_budget_exceeded", "integration_not_connected", "unknown_folder"] as const
+export type StoppedReason = (typeof stoppedReasons)[number]
+
+export const itemReasons = ["unsupported_media_type", "already_imported", "payload_too_large", "download_failed"] as const
+export type ItemReason = (typeof itemReasons)[number]
+
+export const maxFilesPerImport = 500
+
+export interface Tally {
+  readonly imported: number
+  readonly skipped: number
+  readonly failed: number
+}
+
+export const finalStatus = (t: Tally, stopped: StoppedReason | null): Exclude<ImportStatus, "pending"> => {
+  if (t.failed === 0 && stopped === null) return "completed"
+  return t.imported > 0 ? "partial" : "failed"
+}
+
+export const isTerminal = (s: ImportStatus): boolean => s !== "pending"
+
+/** Name order, not the drive's: the first 500 non-folder entries are considered, whatever their type. */
+export const considered = <A extends { readonly name: string; readonly id: string }>(files: ReadonlyArray<A>) => {
+  const sorted = [...files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  return { considered: sorted.slice(0, maxFilesPerImport), limitReached: sorted.length > maxFilesPerImport }
+}

@@ -1,0 +1,35 @@
+/**
+ * Per-key, per-minute request budgets (decisions §4.5). A bucket is a fixed one-minute window that
+ * opens with its first request; a refused request does not consume. Pure: the ApiKey entity keeps
+ * the windows and feeds in the clock.
+ */
+export const buckets = ["reads", "creates", "uploads"] as const
+export type Bucket = (typeof buckets)[number]
+
+export const windowMillis = 60_000
+
+export interface Window {
+  readonly startedAt: number
+  readonly count: number
+}
+
+export interface Decision {
+  readonly allowed: boolean
+  readonly limit: number
+  readonly remaining: number
+  /** whole seconds until the window refills (RateLimit-Reset, Retry-After) */
+  readonly resetSeconds: number
+  readonly window: Window
+}
+
+export const admit = (window: Window | undefined, limit: number, now: number): Decision => {
+  const current = window === undefined || now - window.startedAt >= windowMillis ? { startedAt: now, count: 0 } : window
+  const resetSeconds = Math.max(1, Math.ceil((current.startedAt + windowMillis - now) / 1000))
+  if (current.count >= limit) return { allowed: false, limit, remaining: 0, resetSeconds, window: current }
+  const next = { startedAt: current.startedAt, count: current.count + 1 }
+  return { allowed: true, limit, remaining: limit - next.count, resetSeconds, window: next }
+}
+
+/** Which bucket a route draws from: creates (POST /renders), reads (every GET), uploads (the rest). */
+export const bucketFor = (method: string, path: string): Bucket =>
+  method === "GET" ? "reads" : method === "POST" && path === "/api/v1/renders" ? "creates" : "uploads"

@@ -1,0 +1,68 @@
+import { Schema } from "effect"
+import { codePoints, TextOfLength } from "./Text.ts"
+
+/**
+ * Request bodies. Every JSON body is strict: a field not listed is 422 `validation_failed`
+ * (the spec names `url`, `storage_path` and `preview_url` explicitly), which `onExcessProperty: "error"`
+ * gives us; by default Schema would silently drop them.
+ */
+const strict = { parseOptions: { onExcessProperty: "error", errors: "first" } } as const
+
+export const textColors = ["white", "yellow", "pastel-yellow"] as const
+export const textSizes = ["tiny", "smallest", "smaller", "default", "larger"] as const
+export const captionStyles = ["quote", "meme"] as const
+export const imageClasses = ["person", "doll_figurine", "landscape_nature", "product_object", "interior_space", "other"] as const
+
+/** decisions §6: at most 20 keys of 1–40 characters; values string (≤ 500), number, boolean or null. */
+export const RenderMetadata = Schema.Record({
+  key: Schema.String,
+  value: Schema.Union(TextOfLength(0, 500), Schema.Number.pipe(Schema.finite()), Schema.Boolean, Schema.Null)
+}).pipe(
+  Schema.filter((m) => {
+    const keys = Object.keys(m)
+    if (keys.length > 20) return "at most 20 keys"
+    const bad = keys.find((k) => codePoints(k) < 1 || codePoints(k) > 40)
+    return bad === undefined ? undefined : `key ${JSON.stringify(bad)} must be 1 to 40 characters`
+  })
+)
+
+export const CreateRenderBody = Schema.Struct({
+  media_id: Schema.UUID,
+  quote: Schema.optional(TextOfLength(0, 500)),
+  render_type: Schema.optional(Schema.Literal("aesthetic_quote")),
+  caption_style: Schema.optional(Schema.Literal(...captionStyles)),
+  text_color: Schema.optional(Schema.Literal(...textColors)),
+  text_size: Schema.optional(Schema.Literal(...textSizes)),
+  bold: Schema.optional(Schema.Boolean),
+  bold_outline: Schema.optional(Schema.Boolean),
+  page_theme: Schema.optional(TextOfLength(1, 100)),
+  image_class: Schema.optional(Schema.Literal(...imageClasses)),
+  sub_prompt: Schema.optional(TextOfLength(0, 150)),
+  render_prompt: Schema.optional(TextOfLength(0, 200)),
+  metadata: Schema.optional(RenderMetadata)
+}).annotations({ identifier: "CreateRenderBody", ...strict })
+export type CreateRenderBody = typeof CreateRenderBody.Type
+
+export const CreateImportBody = Schema.Struct({
+  provider: Schema.Literal("cloud_drive"),
+  folder_id: Schema.String.pipe(
+    Schema.minLength(1),
+    Schema.maxLength(200),
+    // a folder id, never a URL (spec)
+    Schema.pattern(/^[A-Za-z0-9_-]+$/, { message: () => "folder_id must be a drive folder id, not a URL" })
+  ),
+  // reserved: v1 imports only the folder itself (decisions §7: true is 422)
+  recursive: Schema.optional(Schema.Literal(false))
+}).annotations({ identifier: "CreateImportBody", ...strict })
+export type CreateImportBody = typeof CreateImportBody.Type
+
+/** Upload limits (decisions §5). */
+export const maxUploadBytes = 15 * 1024 * 1024
+export const maxImagePixels = 100_000_000
+export const UploadLabel = TextOfLength(0, 200)
+export const UploadTag = TextOfLength(1, 50)
+export const maxTags = 20
+
+/** `GET /api/v1/media?limit=`: 1–100, default 25, never clamped. */
+export const ListLimit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100))
+export const defaultListLimit = 25

@@ -1,0 +1,163 @@
+import { Schema } from "effect"
+
+/** Response shapes, field for field as the spec's "Resources and their fields". */
+
+export const Timestamp = Schema.String.annotations({ description: "ISO 8601 UTC timestamp" })
+
+export const ListOf = <A, I, R>(item: Schema.Schema<A, I, R>) =>
+  Schema.Struct({
+    object: Schema.Literal("list"),
+    data: Schema.Array(item),
+    has_more: Schema.Boolean,
+    next_cursor: Schema.NullOr(Schema.String)
+  })
+
+export const Media = Schema.Struct({
+  object: Schema.Literal("media"),
+  id: Schema.String,
+  created_at: Timestamp,
+  label: Schema.String,
+  tags: Schema.Array(Schema.String),
+  width: Schema.NullOr(Schema.Int),
+  height: Schema.NullOr(Schema.Int),
+  mime_type: Schema.String,
+  file_size_bytes: Schema.Int,
+  preview_url: Schema.String,
+  preview_expires_at: Schema.Null
+}).annotations({ identifier: "Media" })
+export type Media = typeof Media.Type
+
+export const MediaList = ListOf(Media).annotations({ identifier: "MediaList" })
+
+export const RenderStatus = Schema.Literal("queued", "processing", "completed", "failed", "canceled")
+export type RenderStatus = typeof RenderStatus.Type
+
+export const RenderAsset = Schema.Struct({
+  url: Schema.String,
+  expires_at: Schema.Null,
+  content_type: Schema.NullOr(Schema.String),
+  width: Schema.NullOr(Schema.Int),
+  height: Schema.NullOr(Schema.Int),
+  byte_size: Schema.NullOr(Schema.Int),
+  duration_sec: Schema.Number
+}).annotations({ identifier: "RenderAsset" })
+
+export const RenderError = Schema.Struct({
+  code: Schema.Literal("render_failed", "render_timeout", "render_rejected", "render_canceled"),
+  message: Schema.String
+}).annotations({ identifier: "RenderError" })
+
+export const MetadataValue = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null)
+export const Metadata = Schema.Record({ key: Schema.String, value: MetadataValue })
+
+export const Render = Schema.Struct({
+  object: Schema.Literal("render"),
+  id: Schema.String,
+  type: Schema.Literal("aesthetic_quote"),
+  status: RenderStatus,
+  progress: Schema.Int,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  completed_at: Schema.NullOr(Timestamp),
+  asset: Schema.NullOr(RenderAsset),
+  error: Schema.NullOr(RenderError),
+  idempotency_key: Schema.NullOr(Schema.String),
+  metadata: Metadata
+}).annotations({ identifier: "Render" })
+export type Render = typeof Render.Type
+
+export const RenderCreated = Schema.Struct({
+  object: Schema.Literal("render"),
+  id: Schema.String,
+  status: Schema.Literal("queued")
+}).annotations({ identifier: "RenderCreated" })
+
+export const Usage = Schema.Struct({
+  object: Schema.Literal("usage"),
+  cycle_start: Timestamp,
+  aesthetic_quotes: Schema.Struct({ used: Schema.Int, included: Schema.NullOr(Schema.Int) })
+}).annotations({ identifier: "Usage" })
+
+export const ImportStatus = Schema.Literal("pending", "completed", "partial", "failed")
+export type ImportStatus = typeof ImportStatus.Type
+
+export const ImportCounts = Schema.Struct({
+  discovered: Schema.Int,
+  imported: Schema.Int,
+  skipped: Schema.Int,
+  failed: Schema.Int
+})
+
+export const ImportItem = Schema.Struct({
+  source_ref: Schema.String,
+  name: Schema.String,
+  status: Schema.Literal("imported", "skipped", "failed"),
+  media_id: Schema.optional(Schema.String),
+  reason: Schema.optional(Schema.String)
+}).annotations({ identifier: "ImportItem" })
+
+export const MediaImportCreated = Schema.Struct({
+  object: Schema.Literal("media_import"),
+  id: Schema.String,
+  status: ImportStatus,
+  provider: Schema.Literal("cloud_drive"),
+  folder_id: Schema.String,
+  counts: ImportCounts,
+  created_at: Timestamp
+}).annotations({ identifier: "MediaImportCreated" })
+
+export const MediaImport = Schema.Struct({
+  ...MediaImportCreated.fields,
+  stopped_reason: Schema.NullOr(Schema.String),
+  items: Schema.Array(ImportItem),
+  completed_at: Schema.NullOr(Timestamp)
+}).annotations({ identifier: "MediaImport" })
+
+export const Integration = Schema.Struct({
+  object: Schema.Literal("integration"),
+  provider: Schema.Literal("cloud_drive"),
+  connected: Schema.Boolean,
+  connected_at: Schema.optional(Schema.NullOr(Timestamp)),
+  scopes: Schema.Array(Schema.String),
+  revoked: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "Integration" })
+
+export const OAuthConnect = Schema.Struct({
+  object: Schema.Literal("oauth_connect"),
+  provider: Schema.Literal("cloud_drive"),
+  authorization_url: Schema.String,
+  expires_at: Timestamp
+}).annotations({ identifier: "OAuthConnect" })
+
+export const Folder = Schema.Struct({ id: Schema.String, name: Schema.String }).annotations({ identifier: "Folder" })
+export const FolderList = ListOf(Folder).annotations({ identifier: "FolderList" })
+
+/** Operator CLI documents (decisions §2). */
+export const Workspace = Schema.Struct({
+  object: Schema.Literal("workspace"),
+  id: Schema.String,
+  name: Schema.String,
+  plan: Schema.String,
+  status: Schema.Literal("active", "inactive"),
+  api_enabled: Schema.Boolean,
+  included: Schema.NullOr(Schema.Int),
+  storage_budget_bytes: Schema.Number,
+  cycle_start: Timestamp,
+  created_at: Timestamp
+})
+
+export const ApiKey = Schema.Struct({
+  object: Schema.Literal("api_key"),
+  id: Schema.String,
+  workspace_id: Schema.String,
+  name: Schema.String,
+  scopes: Schema.Array(Schema.String),
+  spend_cap_24h: Schema.NullOr(Schema.Int),
+  creates_per_minute: Schema.Int,
+  reads_per_minute: Schema.Int,
+  uploads_per_minute: Schema.Int,
+  expires_at: Schema.NullOr(Timestamp),
+  revoked_at: Schema.NullOr(Timestamp),
+  last_used_at: Schema.NullOr(Timestamp),
+  created_at: Timestamp
+})

@@ -1,0 +1,16 @@
+import { Schema } from "effect"
+
+/** decisions §6: lengths count Unicode code points, so an emoji is one character. */
+export const codePoints = (s: string): number => {
+  let n = 0
+  for (const _ of s) n++
+  return n
+}
+
+export const TextOfLength = (min: number, max: number) =>
+  Schema.String.pipe(
+    Schema.filter((s) => {
+      const n = codePoints(s)
+      return n >= min && n <= max ? undefined : `must be ${min === 0 ? "at most" : `${min} to`} ${max} characters`
+    }, { jsonSchema: { minLength: min, maxLength: max } })
+  )

@@ -1,0 +1,119 @@
+import { DEFAULT_IMAGE_CLASS, type ImageClass } from "./CaptionSpec.ts"
+import { BASE_OVERSCAN, type Box, OUTPUT, SAFE_BOX } from "./output.ts"
+
+/**
+ * How the photo fills the 9:16 frame. Pure, and shared by `prepareCaption` and `renderVideo` so the
+ * caption knows where the photo will be. It depends only on the photo's displayed size, its class and
+ * whether there is a caption: prompts change the motion inside a framing, never the framing itself
+ * (the caption is made before the prompts are looked at).
+ *
+ * - `cover`: portrait photos fill the frame; the crop is anchored by sharp's attention strategy.
+ * - `pan`: wide, high-resolution scenes are shown at 1:1 height and the camera travels across them.
+ * - `contain-blur`: everything else sits whole on a blurred, darkened copy of itself; with a caption
+ *   the photo sits high and the caption goes in the band below it, never over the subject.
+ */
+export type FramingKind = "cover" | "pan" | "contain-blur"
+
+export interface Rect {
+  readonly left: number
+  readonly top: number
+  readonly width: number
+  readonly height: number
+}
+
+export interface Framing {
+  readonly kind: FramingKind
+  readonly imageClass: ImageClass
+  /** The prepared base raster (base pixels). */
+  readonly base: { readonly width: number; readonly height: number }
+  /** Where the photo's own (unblurred) pixels sit in the base. */
+  readonly photoRect: Rect
+  /** Zoom bounds, as output pixels per base pixel. kMax ≤ 1: never upsample the base. */
+  readonly kMin: number
+  readonly kMax: number
+  /** Output point that stays on the photo's centre while zooming (contain-blur keeps its band). */
+  readonly anchorOut: { readonly x: number; readonly y: number }
+  /** Where a quote caption goes, in output pixels (inside SAFE_BOX). */
+  readonly captionBox: Box
+}
+
+export interface PhotoSize {
+  readonly width: number
+  readonly height: number
+}
+
+/** Taller than 4:5 → cover. Cropping a 4:5 photo to 9:16 keeps 70 % of its width. */
+const COVER_MAX_ASPECT = 0.8
+/** Pan only when the photo is clearly wide and tall enough that 1920 px height is ≤ 1.5× upscale. */
+const PAN_MIN_ASPECT = 1.3
+const PAN_MIN_HEIGHT = 1280
+const PAN_CLASSES: ReadonlySet<ImageClass> = new Set(["landscape_nature", "interior_space", "other"])
+/** contain-blur: photo width share of the base (a visible blurred border at the widest view). */
+const CONTAIN_WIDTH_SHARE = 0.88
+/** Largest photo height at 1:1 zoom, with and without a caption band below it. */
+const CONTAIN_MAX_H_CAPTION = 960
+const CONTAIN_MAX_H_PLAIN = 1344
+/** With a caption the photo's top edge (at the deepest zoom) sits here; the band starts GAP below. */
+const CONTAIN_TOP = 150
+const CAPTION_GAP = 40
+
+const coverBase = () => ({
+  width: Math.round(OUTPUT.width * BASE_OVERSCAN),
+  height: Math.round(OUTPUT.height * BASE_OVERSCAN)
+})
+
+export const planFraming = (
+  photo: PhotoSize,
+  imageClass: ImageClass | undefined,
+  hasCaption: boolean
+): Framing => {
+  const cls = imageClass ?? DEFAULT_IMAGE_CLASS
+  const aspect = photo.width / photo.height
+  const centre = { x: OUTPUT.width / 2, y: OUTPUT.height / 2 }
+
+  if (aspect <= COVER_MAX_ASPECT) {
+    const base = coverBase()
+    return {
+      kind: "cover",
+      imageClass: cls,
+      base,
+      photoRect: { left: 0, top: 0, ...base },
+      kMin: OUTPUT.width / base.width,
+      kMax: 1,
+      anchorOut: centre,
+      captionBox: SAFE_BOX
+    }
+  }
+
+  if (aspect >= PAN_MIN_ASPECT && photo.height >= PAN_MIN_HEIGHT && PAN_CLASSES.has(cls)) {
+    const base = { width: Math.round(OUTPUT.height * aspect), height: OUTPUT.height }
+    return {
+      kind: "pan",
+      imageClass: cls,
+      base,
+      photoRect: { left: 0, top: 0, ...base },
+      kMin: 1,
+      kMax: 1,
+      anchorOut: centre,
+      captionBox: SAFE_BOX
+    }
+  }
+
+  const base = coverBase()
+  const kMin = OUTPUT.width / base.width
+  const maxH = hasCaption ? CONTAIN_MAX_H_CAPTION : CONTAIN_MAX_H_PLAIN
+  const width = Math.round(Math.min(base.width * CONTAIN_WIDTH_SHARE, maxH * aspect))
+  const height = Math.round(width / aspect)
+  // Output y of the photo centre; fixed for the whole zoom (see motion-path anchorOut).
+  const yc = hasCaption ? CONTAIN_TOP + height / 2 : OUTPUT.height / 2
+  const left = Math.round((base.width - width) / 2)
+  const top = Math.round(yc / kMin - height / 2)
+  const photoRect = { left, top, width, height }
+  const anchorOut = { x: (left + width / 2) * kMin, y: (top + height / 2) * kMin }
+  // Deepest zoom is kMax = 1, so the photo's lowest edge over the whole clip is this:
+  const photoBottom = anchorOut.y + height / 2
+  const captionBox: Box = hasCaption
+    ? { ...SAFE_BOX, top: Math.min(Math.ceil(photoBottom + CAPTION_GAP), SAFE_BOX.bottom - 200) }
+    : SAFE_BOX
+  return { kind: "contain-blur", imageClass: cls, base, photoRect, kMin, kMax: 1, anchorOut, captionBox }
+}

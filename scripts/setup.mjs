@@ -1,0 +1,95 @@
+// Install step (npm postinstall). Never fatal: every problem is a warning and the renderer falls
+// back to what it can find (the npm-shipped ffmpeg; captions in a script without a font then fail
+// clearly at caption time instead of drawing boxes).
+//
+// 1. npm 11 skips dependency install scripts, so @ffmpeg-installer/@ffprobe-installer's own
+//    `chmod u+x` may not have run: make the shipped binaries executable here.
+// 2. As root on Debian/apt, install Debian's ffmpeg (5.1: newer x264, faster filters than the 2018
+//    npm build) and the fallback fonts Pango needs for colour emoji, Arabic/Hebrew and CJK.
+//    Idempotent: dpkg-query decides what is missing, so a second run costs milliseconds.
+//    P2V_SKIP_SYSTEM_DEPS=1 skips this part entirely.
+import { spawnSync } from "node:child_process"
+import { chmodSync, existsSync, statSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+const require = createRequire(join(root, "package.json"))
+const started = Date.now()
+const log = (msg) => console.log(`[setup] ${msg}`)
+const warn = (msg) => console.warn(`[setup] warning: ${msg}`)
+
+// Debian package → why we want it. fonts-noto-core carries Noto Sans Arabic/Hebrew (and most other
+// scripts); fonts-noto-cjk is the only CJK coverage; the colour emoji font is a CBDT bitmap font.
+const SYSTEM_PACKAGES = [
+  "ffmpeg",
+  "fonts-noto-color-emoji",
+  "fonts-noto-core",
+  "fonts-noto-cjk",
+  "fontconfig"
+]
+
+function makeExecutable(pkg, binary) {
+  const platformPkg = `@${pkg}/${process.platform}-${process.arch}`
+  let file
+  try {
+    file = join(dirname(require.resolve(`${platformPkg}/package.json`)), binary)
+  } catch {
+    warn(`${platformPkg} is not installed; no npm-shipped ${binary} on this platform`)
+    return
+  }
+  if (!existsSync(file)) return warn(`${file} is missing`)
+  const mode = statSync(file).mode
+  if ((mode & 0o111) === 0o111) return
+  try {
+    chmodSync(file, mode | 0o755)
+    log(`made ${file} executable`)
+  } catch (e) {
+    warn(`could not chmod ${file}: ${e.message}`)
+  }
+}
+
+function missingDebianPackages() {
+  const r = spawnSync("dpkg-query", ["-W", "-f=${Package} ${db:Status-Status}\\n", ...SYSTEM_PACKAGES], {
+    encoding: "utf8"
+  })
+  const installed = new Set(
+    (r.stdout ?? "").split("\n").filter((l) => l.endsWith(" installed")).map((l) => l.split(" ")[0])
+  )
+  return SYSTEM_PACKAGES.filter((p) => !installed.has(p))
+}
+
+function installSystemDeps() {
+  if (process.env.P2V_SKIP_SYSTEM_DEPS === "1") return log("P2V_SKIP_SYSTEM_DEPS=1: skipping apt")
+  if (process.platform !== "linux" || !existsSync("/etc/debian_version") || !existsSync("/usr/bin/apt-get")) {
+    return log("not a Debian/apt machine: install ffmpeg and Noto fonts (emoji, CJK, Arabic/Hebrew) yourself")
+  }
+  const missing = missingDebianPackages()
+  if (missing.length === 0) return log("ffmpeg and fallback fonts already installed")
+  if (typeof process.getuid === "function" && process.getuid() !== 0) {
+    return warn(`not root; missing Debian packages: ${missing.join(" ")} (sudo apt-get install ${missing.join(" ")})`)
+  }
+  log(`installing Debian packages: ${missing.join(" ")}`)
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" }
+  // Bounded so a stuck mirror cannot hang `npm ci` forever.
+  const opts = { stdio: ["ignore", "ignore", "inherit"], env, timeout: 20 * 60 * 1000 }
+  const update = spawnSync("apt-get", ["update", "-qq"], opts)
+  if (update.status !== 0) warn("apt-get update failed; trying the install with the lists we have")
+  const install = spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...missing], opts)
+  if (install.status !== 0) {
+    return warn(`apt-get install failed (exit ${install.status ?? install.signal}); falling back to the npm ffmpeg`)
+  }
+  const still = missingDebianPackages()
+  if (still.length > 0) warn(`still missing after apt-get: ${still.join(" ")}`)
+  else log("installed")
+}
+
+try {
+  makeExecutable("ffmpeg-installer", "ffmpeg")
+  makeExecutable("ffprobe-installer", "ffprobe")
+  installSystemDeps()
+} catch (e) {
+  warn(`unexpected: ${e?.message ?? e}`)
+}
+log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`)
