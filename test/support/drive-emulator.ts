@@ -32,6 +32,8 @@ export interface DriveEmulatorOptions {
   readonly accessTokenTtlSeconds?: number
   /** Issue a new refresh token on every refresh (Google does not; some providers do). */
   readonly rotateRefreshTokens?: boolean
+  /** Serve everything under this path (e.g. `/google/`), as behind a path-routing proxy. */
+  readonly pathPrefix?: string
 }
 
 export type ConsentMode = "redirect" | "html" | "deny"
@@ -90,7 +92,8 @@ export interface RequestRecord {
   readonly method: string
   readonly path: string
   readonly query: Readonly<Record<string, string>>
-  status: number
+  /** 0 until the response head is sent. */
+  readonly status: number
   /** Set when an injected fault answered the request. */
   fault: boolean
 }
@@ -167,6 +170,7 @@ export interface DriveEmulator {
   readonly omitContentLength: (omit: boolean) => void
 
   // observation
+  /** Every request, paths without `pathPrefix`. */
   readonly requests: ReadonlyArray<RequestRecord>
   readonly requestCount: (filter?: { readonly path?: string | RegExp; readonly method?: string }) => number
   readonly downloads: ReadonlyArray<DownloadRecord>
@@ -191,7 +195,8 @@ export const startDriveEmulator = async (options: DriveEmulatorOptions = {}): Pr
     server.listen(0, "127.0.0.1", () => resolve())
   })
   const { port } = server.address() as AddressInfo
-  state.baseUrl = `http://127.0.0.1:${port}/`
+  state.origin = `http://127.0.0.1:${port}`
+  state.baseUrl = `${state.origin}${state.prefix}`
   return state.api(server)
 }
 
@@ -399,7 +404,10 @@ const pageTokenOf = (key: string, offset: number, page: number) =>
   Buffer.from(JSON.stringify({ key, offset, page })).toString("base64url")
 
 class EmulatorState {
+  origin = ""
   baseUrl = ""
+  /** Path prefix, with leading and trailing slash. */
+  readonly prefix: string
   readonly clientId: string
   readonly clientSecret: string
   readonly redirectUris: ReadonlyArray<string> | undefined
@@ -432,6 +440,7 @@ class EmulatorState {
     this.clientSecret = options.clientSecret ?? "emulator-client-secret"
     this.redirectUris = options.redirectUris
     this.rotateRefreshTokens = options.rotateRefreshTokens ?? false
+    this.prefix = `/${(options.pathPrefix ?? "").replace(/^\/+|\/+$/g, "")}/`.replace("//", "/")
     this.accessTokenTtlMs = (options.accessTokenTtlSeconds ?? 3600) * 1000
     this.items.set(this.rootId, {
       id: this.rootId,
@@ -534,21 +543,23 @@ class EmulatorState {
   // -- HTTP ------------------------------------------------------------------------------------
 
   async handle(req: IncomingMessage, res: ServerResponse) {
-    const url = new URL(req.url ?? "/", this.baseUrl)
+    const url = new URL(req.url ?? "/", this.origin)
+    if (!url.pathname.startsWith(this.prefix)) {
+      return driveError(res, 404, "notFound", `Not Found: ${url.pathname}`)
+    }
+    // Routes below see the path without the prefix.
+    url.pathname = url.pathname.slice(this.prefix.length - 1)
     const record: RequestRecord = {
       method: req.method ?? "GET",
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
-      status: 0,
+      // Read live: the client may see the response before the server's "finish" event.
+      get status() {
+        return res.headersSent ? res.statusCode : 0
+      },
       fault: false
     }
     this.requests.push(record)
-    res.on("finish", () => {
-      record.status = res.statusCode
-    })
-    res.on("close", () => {
-      if (record.status === 0) record.status = res.statusCode
-    })
 
     const fault = this.faults.find((f) => f.remaining > 0 && matches(f.path, url.pathname))
     if (fault !== undefined) {

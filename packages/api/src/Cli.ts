@@ -1,5 +1,6 @@
 import * as ApiKeys from "@pic2video/cluster/ApiKeys"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
+import * as Renders from "@pic2video/cluster/Renders"
 import * as Workspaces from "@pic2video/cluster/Workspaces"
 import { Errors, Plans } from "@pic2video/domain"
 import { Effect } from "effect"
@@ -125,6 +126,15 @@ export const run = (argv: ReadonlyArray<string>) =>
         yield* known(flags, [])
         const row = yield* MediaLibrary.archive(yield* one(positional, "MEDIA_ID"))
         return MediaLibrary.toDocument(row, yield* MediaLibrary.publicBaseUrl)
+      }
+      case "render cancel": {
+        yield* known(flags, [])
+        const id = yield* one(positional, "RENDER_ID")
+        // the running render sees it is no longer processing at its next progress step and stops
+        const ended = yield* Renders.endUnsuccessfully(id, { status: "canceled", code: "render_canceled", message: "the render was canceled" })
+        const row = ended ?? (yield* Renders.byId(id))
+        if (row === undefined) return yield* Effect.fail(Errors.fail("render_not_found", `no render ${id}`))
+        return Renders.toDocument(row, yield* MediaLibrary.publicBaseUrl)
       }
       default:
         return yield* Effect.fail(usage(

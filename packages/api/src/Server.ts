@@ -5,18 +5,22 @@ import * as ApiKeyEntity from "@pic2video/cluster/ApiKeyEntity"
 import * as BlobStore from "@pic2video/cluster/BlobStore"
 import * as Database from "@pic2video/cluster/Database"
 import * as KeyHasher from "@pic2video/cluster/KeyHasher"
+import * as Maintenance from "@pic2video/cluster/Maintenance"
+import * as RenderEntity from "@pic2video/cluster/RenderEntity"
+import { Renderer } from "@pic2video/renderer"
 import * as Sharding from "@pic2video/cluster/Sharding"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { Api } from "./Api.ts"
 import * as MediaHandlers from "./handlers/Media.ts"
+import * as RendersHandlers from "./handlers/Renders.ts"
 import * as SystemHandlers from "./handlers/System.ts"
 import * as Pipeline from "./Pipeline.ts"
 import { Authenticated, authenticatedFromPipeline } from "./Principal.ts"
 
 /** The HttpApi with its handlers, the request pipeline, /openapi.json and the /docs page. */
 const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemHandlers.layer, MediaHandlers.layer]),
+  Layer.provide([SystemHandlers.layer, MediaHandlers.layer, RendersHandlers.layer]),
   Layer.provide(Layer.succeed(Authenticated, authenticatedFromPipeline))
 )
 
@@ -39,12 +43,27 @@ export const layerInfra = Layer.mergeAll(BlobStore.layerLocal, KeyHasher.layer).
   Layer.provideMerge(AppConfig.layer)
 )
 
-/** Entities this process hosts when it is a runner. */
-export const layerEntities = Layer.mergeAll(ApiKeyEntity.layer)
+/** Entities this process hosts when it is a runner, and the runner's background duties. */
+export const layerEntities = Layer.mergeAll(ApiKeyEntity.layer, RenderEntity.layer, Maintenance.layer).pipe(
+  Layer.provide(RenderEntity.layerSlots),
+  Layer.provide(Renderer.layer())
+)
 
 /** `npm start`: the HTTP API and a runner in one process (embedded PostgreSQL unless DATABASE_URL). */
 export const layerAllInOne = layerHttp.pipe(
   Layer.provideMerge(layerEntities),
+  Layer.provideMerge(Sharding.layerRunner),
+  Layer.provideMerge(layerInfra)
+)
+
+/** `npm run api`: HTTP only, a client of the cluster; renders run on the runners. */
+export const layerApiOnly = layerHttp.pipe(
+  Layer.provideMerge(Sharding.layerClientOnly),
+  Layer.provideMerge(layerInfra)
+)
+
+/** `npm run runner`: hosts entities and renders, serves no HTTP. */
+export const layerRunnerOnly = layerEntities.pipe(
   Layer.provideMerge(Sharding.layerRunner),
   Layer.provideMerge(layerInfra)
 )

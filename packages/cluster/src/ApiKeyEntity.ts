@@ -1,13 +1,17 @@
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { RateLimit } from "@pic2video/domain"
+import { SqlClient } from "@effect/sql"
+import { Errors, RateLimit, SpendCap } from "@pic2video/domain"
 import { Clock, Effect, Ref, Schema } from "effect"
+import * as Renders from "./Renders.ts"
 
 /**
- * One entity per API key: the serialisation point for the key's per-minute windows (and, with
- * renders, its spend cap and idempotency). Messages to one key are handled one at a time, so a
- * check-then-count has no race; the windows are memory only and start empty when the entity
- * activates (after a restart the worst case is one extra minute's budget).
+ * One entity per API key: the serialisation point for the key's per-minute windows and its
+ * rolling 24-hour spend window. Messages to one key are handled one at a time, so a
+ * check-then-charge has no race inside a runner; PostgreSQL stays the arbiter across runners and
+ * crashes (the charge transaction re-checks everything under the key's row lock). Rate windows
+ * are memory only and start empty when the entity activates (after a failover the worst case is
+ * one extra minute's budget); the spend window is rebuilt from the renders table.
  */
 export const Admission = Schema.Struct({
   allowed: Schema.Boolean,
@@ -17,16 +21,56 @@ export const Admission = Schema.Struct({
 })
 export type Admission = typeof Admission.Type
 
+export class ChargeRefused extends Schema.TaggedError<ChargeRefused>()("ChargeRefused", {
+  code: Schema.Literal("spend_cap_reached", "quota_exceeded"),
+  message: Schema.String
+}) {}
+
+export const ChargeResult = Schema.Struct({
+  renderId: Schema.String,
+  /** false when an earlier attempt under the same idempotency record already charged */
+  charged: Schema.Boolean
+})
+
 export const ApiKeyEntity = Entity.make("ApiKey", [
   Rpc.make("Admit", {
     payload: { bucket: Schema.Literal(...RateLimit.buckets), limit: Schema.Number },
     success: Admission
+  }),
+  Rpc.make("Charge", {
+    payload: {
+      renderId: Schema.String,
+      workspaceId: Schema.String,
+      mediaId: Schema.String,
+      spendCap: Schema.NullOr(Schema.Number),
+      request: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+      metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+      idempotencyKey: Schema.NullOr(Schema.String),
+      idempotencyRecordId: Schema.NullOr(Schema.Number),
+      captionBlobKey: Schema.NullOr(Schema.String)
+    },
+    success: ChargeResult,
+    error: ChargeRefused
   })
 ])
 
+const capReached = new ChargeRefused({ code: "spend_cap_reached", message: "this key's 24-hour spend cap is used up" })
+
 export const layer = ApiKeyEntity.toLayer(
   Effect.gen(function*() {
+    const address = yield* Entity.CurrentAddress
+    const keyId = address.entityId
+    const sql = yield* SqlClient.SqlClient
     const windows = yield* Ref.make(new Map<RateLimit.Bucket, RateLimit.Window>())
+
+    const loadSpend = Effect.gen(function*() {
+      const since = new Date(Date.now() - SpendCap.spendWindowMillis)
+      const rows = yield* sql<{ created_at: Date }>`
+        SELECT created_at FROM renders WHERE api_key_id = ${keyId} AND refunded_at IS NULL AND created_at > ${since}`
+      return rows.map((r) => r.created_at.getTime())
+    }).pipe(Effect.orDie)
+    const spent = yield* Ref.make(yield* loadSpend)
+
     return ApiKeyEntity.of({
       Admit: ({ payload }) =>
         Effect.gen(function*() {
@@ -37,6 +81,36 @@ export const layer = ApiKeyEntity.toLayer(
             next.set(payload.bucket, d.window)
             return [{ allowed: d.allowed, limit: d.limit, remaining: d.remaining, resetSeconds: d.resetSeconds }, next]
           })
+        }),
+      Charge: ({ payload }) =>
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          if (payload.spendCap !== null && !SpendCap.mayCharge(payload.spendCap, yield* Ref.get(spent), now)) {
+            // the window may be stale after refunds elsewhere: look again before refusing
+            yield* Ref.set(spent, yield* loadSpend)
+            if (!SpendCap.mayCharge(payload.spendCap, yield* Ref.get(spent), now)) return yield* Effect.fail(capReached)
+          }
+          const result = yield* Renders.charge({
+            id: payload.renderId,
+            workspaceId: payload.workspaceId,
+            apiKeyId: keyId,
+            mediaId: payload.mediaId,
+            request: payload.request,
+            metadata: payload.metadata,
+            idempotencyKey: payload.idempotencyKey,
+            idempotencyRecordId: payload.idempotencyRecordId,
+            captionBlobKey: payload.captionBlobKey
+          }).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql),
+            Effect.catchIf(
+              (e): e is Errors.ApiFailure => e instanceof Errors.ApiFailure,
+              (e) => Effect.fail(new ChargeRefused({ code: e.code === "spend_cap_reached" ? "spend_cap_reached" : "quota_exceeded", message: e.message }))
+            )
+          )
+          if (result._tag === "Charged") {
+            yield* Ref.update(spent, (ts) => [...ts.filter((t) => t > now - SpendCap.spendWindowMillis), result.row.created_at.getTime()])
+          }
+          return { renderId: result.row.id, charged: result._tag === "Charged" }
         })
     })
   }),

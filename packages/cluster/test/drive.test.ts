@@ -66,14 +66,20 @@ const configFor = (e: DriveEmulator) =>
     publicBaseUrl: PUBLIC_BASE_URL
   })
 
-const DriveLive = Layer.provideMerge(
-  DriveApiModule.layer,
-  Layer.provideMerge(DriveOAuthModule.layer, Layer.mergeAll(
-    Layer.suspend(() => DriveConfig.layer(configFor(emulator))),
-    NodeFileSystem.layer,
-    Layer.succeed(DriveRetryPolicy, FastRetry)
-  ))
-)
+const driveLayerFor = (e: () => DriveEmulator) =>
+  Layer.provideMerge(
+    DriveApiModule.layer,
+    Layer.provideMerge(
+      DriveOAuthModule.layer,
+      Layer.mergeAll(
+        Layer.suspend(() => DriveConfig.layer(configFor(e()))),
+        NodeFileSystem.layer,
+        Layer.succeed(DriveRetryPolicy, FastRetry)
+      )
+    )
+  )
+
+const DriveLive = driveLayerFor(() => emulator)
 
 const run = <A, E>(effect: Effect.Effect<A, E, DriveApi | DriveOAuth | DriveConfig.DriveConfig>) =>
   Effect.provide(effect, DriveLive)
@@ -152,7 +158,8 @@ describe("retry schedule", () => {
     Effect.gen(function*() {
       const policy = { ...FastRetry, maxAttempts: 8, baseDelay: Duration.millis(100), maxDelay: Duration.millis(1000) }
       const delays = yield* Schedule.run(Schedule.delays(backoff(policy)), 0, Array.from({ length: 20 }, () => 0))
-      const millis = Chunk.toReadonlyArray(delays).map(Duration.toMillis)
+      // `run` also reports the final (done) step: the first maxAttempts - 1 outputs are the waits.
+      const millis = Chunk.toReadonlyArray(delays).slice(0, policy.maxAttempts - 1).map(Duration.toMillis)
       expect(millis).toHaveLength(7)
       millis.forEach((ms, n) => {
         expect(ms).toBeGreaterThanOrEqual(0)
@@ -205,6 +212,25 @@ describe("OAuth against the emulator", () => {
       yield* oauth.exchangeCode({ code, codeVerifier: pkce.verifier })
       const reused = failureOf(yield* Effect.exit(oauth.exchangeCode({ code, codeVerifier: pkce.verifier })))
       expect(reused._tag).toBe("InvalidGrant")
+    })))
+
+  it.live("the emulator's consent endpoint refuses malformed requests", () =>
+    run(Effect.gen(function*() {
+      const oauth = yield* DriveOAuth
+      const pkce = yield* oauth.newPkce
+      const good = new URL(yield* oauth.authorizationUrl({ state: "v", codeChallenge: pkce.challenge }))
+      const statusWith = (changes: Record<string, string | null>) => {
+        const url = new URL(good)
+        for (const [k, v] of Object.entries(changes)) v === null ? url.searchParams.delete(k) : url.searchParams.set(k, v)
+        return Effect.promise(() => fetch(url, { redirect: "manual" }).then((r) => r.status))
+      }
+      expect(yield* statusWith({})).toBe(302)
+      expect(yield* statusWith({ client_id: "someone-else" })).toBe(401)
+      expect(yield* statusWith({ redirect_uri: "http://evil.example/cb" })).toBe(400)
+      expect(yield* statusWith({ response_type: "token" })).toBe(400)
+      expect(yield* statusWith({ code_challenge_method: "plain" })).toBe(400)
+      expect(yield* statusWith({ code_challenge: null })).toBe(400)
+      expect(yield* statusWith({ scope: "https://www.googleapis.com/auth/nope" })).toBe(400)
     })))
 
   it.live("the consent can also be an HTML page, or a denial", () =>
@@ -350,8 +376,8 @@ describe("folders", () => {
       expect(children[0]).toEqual({ id: expect.any(String), name: "img-00.jpg", mimeType: "image/jpeg", size: 1 })
       expect(children.find((c) => c.name === "notes")?.size).toBeNull()
       expect(children.find((c) => c.name === "sub")?.mimeType).toBe("application/vnd.google-apps.folder")
-      // getFolder + 6 planned pages + the rest in one page.
-      expect(emulator.requestCount({ path: "/drive/v3/files" })).toBe(7)
+      // 6 planned pages, then the rest in one page.
+      expect(emulator.requestCount({ path: /^\/drive\/v3\/files$/ })).toBe(7)
     })))
 })
 
@@ -520,12 +546,39 @@ describe("rate limits, server errors and refresh", () => {
     })))
 })
 
+describe("provider behind a path prefix", () => {
+  it.live("OAuth, listing and download keep the prefix of the configured URLs", () =>
+    Effect.gen(function*() {
+      const prefixed = yield* Effect.acquireRelease(
+        Effect.promise(() => startDriveEmulator({ pathPrefix: "/google/" })),
+        (e) => Effect.promise(() => e.close())
+      )
+      expect(prefixed.driveApiUrl).toMatch(/\/google\/$/)
+      const folder = prefixed.addFolder({ name: "Prefixed" })
+      const file = prefixed.addFile({ name: "a.jpg", parent: folder, mimeType: "image/jpeg", bytes: "jpeg" })
+      yield* Effect.gen(function*() {
+        const oauth = yield* DriveOAuth
+        const pkce = yield* oauth.newPkce
+        const url = yield* oauth.authorizationUrl({ state: "p", codeChallenge: pkce.challenge })
+        const { code } = yield* Effect.promise(() => prefixed.consent(url))
+        const tokens = yield* oauth.exchangeCode({ code, codeVerifier: pkce.verifier })
+        const session = yield* sessionWith(tokens)
+        expect((yield* session.listFolders({ parent: "root" })).folders.map((f) => f.name)).toEqual(["Prefixed"])
+        expect((yield* session.listChildren(folder)).map((f) => f.name)).toEqual(["a.jpg"])
+        const ok = yield* session.download(file, { maxBytes: 100, toPath: join(workDir, "prefixed.jpg") })
+        expect(ok.bytes).toBe(4)
+        yield* oauth.revoke(tokens.refreshToken)
+      }).pipe(Effect.provide(driveLayerFor(() => prefixed)))
+      expect(prefixed.requests.every((r) => r.status < 400)).toBe(true)
+    }).pipe(Effect.scoped))
+})
+
 describe("secrecy", () => {
   it.live("no token, code or client secret appears in any error", () =>
     run(Effect.gen(function*() {
       const oauth = yield* DriveOAuth
       const { session, tokens } = yield* connectedSession
-      const errors: Array<unknown> = []
+      const errors: Array<Cause.Cause<unknown>> = []
       const collect = <A, E>(effect: Effect.Effect<A, E>) =>
         Effect.flatMap(Effect.exit(effect), (exit) =>
           Effect.sync(() => {
@@ -547,10 +600,9 @@ describe("secrecy", () => {
       yield* collect(stranger.getFolder("root"))
 
       expect(errors.length).toBeGreaterThanOrEqual(7)
-      const rendered = errors.map((cause) => {
-        const c = cause as Cause.Cause<unknown>
-        return [Cause.pretty(c), JSON.stringify(Cause.squash(c)), String(Cause.squash(c))].join("\n")
-      }).join("\n")
+      const rendered = errors.map((cause) =>
+        [Cause.pretty(cause), JSON.stringify(Cause.squash(cause)), String(Cause.squash(cause))].join("\n")
+      ).join("\n")
       const secrets = [
         ...emulator.issuedTokens().accessTokens,
         ...emulator.issuedTokens().refreshTokens,

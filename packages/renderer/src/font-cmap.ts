@@ -3,7 +3,8 @@
  * caption that Pango would draw as hex boxes. Handles TTF/OTF and collections (TTC/OTC), cmap
  * formats 4 and 12 (every font we ship or install has one of them). Pure: works on byte readers.
  */
-export type ReadAt = (offset: number, length: number) => Promise<Uint8Array>
+export type { ReadAt } from "./byte-reader.ts"
+import type { ReadAt } from "./byte-reader.ts"
 
 const u16 = (b: Uint8Array, o: number) => (b[o] << 8) | b[o + 1]
 const u32 = (b: Uint8Array, o: number) => ((b[o] << 24) >>> 0) + ((b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3])

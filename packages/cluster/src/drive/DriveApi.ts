@@ -7,10 +7,10 @@
  */
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Context, Effect, Layer, Predicate, Redacted, Stream, SynchronizedRef } from "effect"
+import { type ConfigError, Context, Effect, Layer, Predicate, Redacted, Stream, SynchronizedRef } from "effect"
 // The Drive module alone: the `googleapis` entry point loads every Google API (~1.3 s at start-up).
 import { drive_v3 } from "googleapis/build/src/apis/drive/v3.js"
-import { DriveConfig } from "./DriveConfig.ts"
+import { DriveConfig, layerConfig as driveConfigLayer } from "./DriveConfig.ts"
 import {
   type DriveError,
   FileTooLarge,
@@ -19,7 +19,7 @@ import {
   UnknownFile,
   UnknownFolder
 } from "./Errors.ts"
-import { DriveOAuth } from "./OAuth.ts"
+import { DriveOAuth, layer as oauthLayer } from "./OAuth.ts"
 import { describeFailure, DriveRetryPolicy, retrying, toTransient, Transient } from "./Retry.ts"
 import type { Tokens } from "./Tokens.ts"
 
@@ -155,8 +155,9 @@ export const make: Effect.Effect<DriveApiShape, never, DriveConfig | DriveOAuth 
     const drive = new drive_v3.Drive({ rootUrl: config.driveApiUrl })
 
     const requestOptions = (accessToken: Redacted.Redacted<string>, signal: AbortSignal) => ({
-      // googleapis rebuilds each URL from the per-call `rootUrl` (the constructor's only swaps the
-      // origin, dropping a path prefix such as `http://host/emulator/`).
+      // googleapis builds each URL from the per-call `rootUrl` (else Google's), then re-roots it on
+      // the constructor's with `new URL("/drive/v3/...", root)`, which drops a path prefix such as
+      // `http://proxy/google/`; passing it per call keeps the prefix.
       rootUrl: config.driveApiUrl,
       headers: { authorization: `Bearer ${Redacted.value(accessToken)}` },
       retry: false,
@@ -393,3 +394,16 @@ export const layer: Layer.Layer<DriveApi, never, DriveConfig | DriveOAuth | File
   DriveApi,
   make
 )
+
+/**
+ * `DriveApi`, `DriveOAuth` and `DriveConfig` from the environment; the caller provides the
+ * `FileSystem` (e.g. `NodeFileSystem.layer`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: Layer.Layer<
+  DriveApi | DriveOAuth | DriveConfig,
+  ConfigError.ConfigError,
+  FileSystem.FileSystem
+> = layer.pipe(Layer.provideMerge(oauthLayer), Layer.provideMerge(driveConfigLayer))

@@ -69,7 +69,8 @@ class ProviderClient extends OAuth2Client {
   }
 }
 
-const makeProviderClient = (config: DriveConfigShape, credentials: Option.Option<OAuthClientCredentials>) => {
+const makeProviderClient = (config: DriveConfigShape) => {
+  const credentials: Option.Option<OAuthClientCredentials> = config.client
   const client = new ProviderClient({
     clientId: Option.getOrUndefined(Option.map(credentials, (c) => c.id)),
     clientSecret: Option.getOrUndefined(Option.map(credentials, (c) => Redacted.value(c.secret))),
@@ -128,7 +129,7 @@ const scopesOf = (scope: string | undefined, fallback: string): ReadonlyArray<st
  */
 export const make: Effect.Effect<DriveOAuthShape, never, DriveConfig> = Effect.gen(function*() {
   const config = yield* DriveConfig
-  const client = makeProviderClient(config, config.client)
+  const client = makeProviderClient(config)
 
   const requireClient = Option.match(config.client, {
     onNone: () => Effect.fail(new DriveNotConfigured()),
@@ -151,15 +152,16 @@ export const make: Effect.Effect<DriveOAuthShape, never, DriveConfig> = Effect.g
     raw: Credentials,
     previousRefreshToken: Option.Option<Redacted.Redacted<string>>
   ): Effect.Effect<Tokens, ProviderRejected> => {
+    const accessToken = raw.access_token
     const refreshToken = raw.refresh_token
       ? Option.some(Redacted.make(raw.refresh_token))
       : previousRefreshToken
-    if (!raw.access_token || Option.isNone(refreshToken)) {
-      const code = raw.access_token ? "missing_refresh_token" : "missing_access_token"
+    if (!accessToken || Option.isNone(refreshToken)) {
+      const code = accessToken ? "missing_refresh_token" : "missing_access_token"
       return Effect.fail(new ProviderRejected({ operation, status: 200, code }))
     }
     return Effect.map(Effect.clockWith((clock) => clock.currentTimeMillis), (now) => ({
-      accessToken: Redacted.make(raw.access_token!),
+      accessToken: Redacted.make(accessToken),
       refreshToken: refreshToken.value,
       // gaxios already turned `expires_in` into `expiry_date`; an answer without it gets an hour.
       expiresAt: raw.expiry_date ?? now + 3_600_000,

@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import { Buffer } from "node:buffer"
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
 import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"

@@ -1,0 +1,68 @@
+import { Config, Context, Effect, Layer } from "effect"
+import { type EncodeSettings, DEFAULT_ENCODE, PRESETS, type Preset } from "./ffmpeg-args.ts"
+import { describeCoverage, fontCoverage } from "./fonts.ts"
+import { type BinaryInfo, resolveBinary } from "./platform/binaries.ts"
+import type { BinaryNotFound } from "./errors.ts"
+
+/**
+ * The renderer's start-up state: which ffmpeg/ffprobe it runs (resolved and version-checked once, and
+ * logged) and the encode settings. One implementation; tests and the service share `layer`.
+ */
+export interface RendererShape {
+  readonly ffmpeg: BinaryInfo
+  readonly ffprobe: BinaryInfo
+  readonly encode: EncodeSettings
+  /** Frames generated in parallel per render (each is a sharp job on the libuv pool). */
+  readonly frameConcurrency: number
+}
+
+export interface RendererConfig {
+  readonly ffmpegPath?: string | undefined
+  readonly ffprobePath?: string | undefined
+  readonly pathEnv?: string | undefined
+  readonly encode?: Partial<EncodeSettings> | undefined
+  readonly frameConcurrency?: number | undefined
+}
+
+export class Renderer extends Context.Tag("@pic2video/renderer/Renderer")<Renderer, RendererShape>() {
+  static make = (config: RendererConfig = {}): Effect.Effect<RendererShape, BinaryNotFound> =>
+    Effect.gen(function* () {
+      const pathEnv = config.pathEnv ?? (yield* Config.string("PATH").pipe(Config.withDefault(""), Effect.orDie))
+      const [ffmpeg, ffprobe] = yield* Effect.all(
+        [resolveBinary("ffmpeg", config.ffmpegPath, pathEnv), resolveBinary("ffprobe", config.ffprobePath, pathEnv)],
+        { concurrency: 2 }
+      )
+      yield* Effect.log(`renderer: ffmpeg ${ffmpeg.version} (${ffmpeg.source}: ${ffmpeg.path})`)
+      yield* Effect.log(`renderer: ffprobe ${ffprobe.version} (${ffprobe.source}: ${ffprobe.path})`)
+      // Scan fonts now, not on the first request, and say which scripts captions can use.
+      const coverage = yield* fontCoverage
+      yield* Effect.log(`renderer: caption fonts: ${describeCoverage(coverage)}`)
+      return {
+        ffmpeg,
+        ffprobe,
+        encode: { ...DEFAULT_ENCODE, ...config.encode },
+        frameConcurrency: Math.max(1, config.frameConcurrency ?? 2)
+      }
+    })
+
+  static layer = (config: RendererConfig = {}): Layer.Layer<Renderer, BinaryNotFound> =>
+    Layer.effect(Renderer, Renderer.make(config))
+
+  /** FFMPEG_PATH, FFPROBE_PATH, RENDER_X264_PRESET (default veryfast), RENDER_CRF (default 20). */
+  static layerFromEnv: Layer.Layer<Renderer, BinaryNotFound> = Layer.effect(
+    Renderer,
+    Effect.gen(function* () {
+      const env = yield* Config.all({
+        ffmpegPath: Config.option(Config.string("FFMPEG_PATH").pipe(Config.withDescription("ffmpeg binary to use"))),
+        ffprobePath: Config.option(Config.string("FFPROBE_PATH").pipe(Config.withDescription("ffprobe binary to use"))),
+        preset: Config.literal(...PRESETS)("RENDER_X264_PRESET").pipe(Config.withDefault<Preset>(DEFAULT_ENCODE.preset)),
+        crf: Config.integer("RENDER_CRF").pipe(Config.withDefault(DEFAULT_ENCODE.crf))
+      }).pipe(Effect.orDie)
+      return yield* Renderer.make({
+        ffmpegPath: env.ffmpegPath._tag === "Some" ? env.ffmpegPath.value : undefined,
+        ffprobePath: env.ffprobePath._tag === "Some" ? env.ffprobePath.value : undefined,
+        encode: { preset: env.preset, crf: env.crf }
+      })
+    })
+  )
+}

@@ -1,0 +1,122 @@
+import { OUTPUT } from "./output.ts"
+
+/**
+ * The ffmpeg command as data (pure, unit-tested). `ffmpeg-process.ts` hands it to fluent-ffmpeg;
+ * `toArgv` flattens it for logs, tests and the benchmark's floor run.
+ */
+export interface FfmpegInput {
+  /** "pipe:0" for the raw frames on stdin, else a file path or a lavfi graph. */
+  readonly source: string
+  readonly options: ReadonlyArray<string>
+}
+
+export interface FfmpegCommand {
+  readonly inputs: ReadonlyArray<FfmpegInput>
+  readonly complexFilter: string
+  readonly outputOptions: ReadonlyArray<string>
+  readonly output: string
+}
+
+export const PRESETS = ["superfast", "veryfast", "faster", "fast", "medium"] as const
+export type Preset = (typeof PRESETS)[number]
+
+export interface EncodeSettings {
+  /** x264 preset. veryfast: 3.6 MB / SSIM 0.980 for 8 s; ultrafast is excluded (40 MB at crf 20). */
+  readonly preset: Preset
+  readonly crf: number
+  /** VBV cap in kbit/s; platforms cap uploads at ~25 Mbit/s, 12 keeps busy photos well inside. */
+  readonly maxrateKbps: number
+  /** x264 threads, pinned so the same inputs give the same bytes whatever the host's core count. */
+  readonly threads: number
+}
+
+export const DEFAULT_ENCODE: EncodeSettings = { preset: "veryfast", crf: 20, maxrateKbps: 12_000, threads: 4 }
+
+export interface EncodeJob {
+  readonly frames: number
+  readonly overlayPath: string | undefined
+  readonly outPath: string
+  readonly settings: EncodeSettings
+  /** What arrives on stdin: rgb24 frames (the renderer) or yuv420p (the benchmark's x264-only floor). */
+  readonly inputPixFmt?: "rgb24" | "yuv420p"
+}
+
+/**
+ * The filter graph. The caption is burned in while still in RGB (planar gbrp, so no chroma is lost
+ * under the text edges), then ONE conversion to limited-range BT.709 YUV: ffmpeg's default matrix is
+ * BT.601, and tagging 709 without converting makes colours worse than no tags at all (spike §4).
+ */
+export const filterGraph = (hasOverlay: boolean, inputPixFmt: "rgb24" | "yuv420p" = "rgb24"): string => {
+  if (inputPixFmt === "yuv420p") return "[0:v]null[v]"
+  const toYuv = "scale=out_color_matrix=bt709:out_range=tv,format=yuv420p"
+  return hasOverlay
+    ? `[0:v]format=gbrp[bg];[1:v]format=gbrap[ov];[bg][ov]overlay=format=gbrp,${toYuv}[v]`
+    : `[0:v]format=gbrp,${toYuv}[v]`
+}
+
+export const encodeCommand = (job: EncodeJob): FfmpegCommand => {
+  const s = job.settings
+  const inputs: Array<FfmpegInput> = [
+    {
+      source: "pipe:0",
+      options: ["-f", "rawvideo", "-pix_fmt", job.inputPixFmt ?? "rgb24", "-s", `${OUTPUT.width}x${OUTPUT.height}`, "-r", `${OUTPUT.fps}`]
+    }
+  ]
+  if (job.overlayPath !== undefined) inputs.push({ source: job.overlayPath, options: [] })
+  // Silent stereo 48 kHz: some editors and upload APIs expect an audio track; it costs ~2 kbit/s.
+  inputs.push({ source: "anullsrc=r=48000:cl=stereo", options: ["-f", "lavfi"] })
+  const audioIndex = inputs.length - 1
+  const gop = 2 * OUTPUT.fps
+  return {
+    inputs,
+    complexFilter: filterGraph(job.overlayPath !== undefined, job.inputPixFmt),
+    outputOptions: [
+      "-map", "[v]",
+      "-map", `${audioIndex}:a`,
+      // The frame count, not the (endless) silence, decides the length.
+      "-frames:v", `${job.frames}`,
+      "-t", `${job.frames / OUTPUT.fps}`,
+      "-c:v", "libx264",
+      "-preset", s.preset,
+      "-crf", `${s.crf}`,
+      "-maxrate", `${s.maxrateKbps}k`,
+      "-bufsize", `${s.maxrateKbps * 2}k`,
+      // High@4.0 fits 1080x1920@30 exactly (8160 MB/frame, 244,800 MB/s) and every phone decodes it.
+      "-profile:v", "high",
+      "-level:v", "4.0",
+      "-pix_fmt", "yuv420p",
+      // 2 s keyframe interval, closed GOPs (x264's default), as the platforms ask.
+      "-g", `${gop}`,
+      "-keyint_min", `${gop}`,
+      "-sc_threshold", "0",
+      "-threads", `${s.threads}`,
+      "-color_primaries", "bt709",
+      "-color_trc", "bt709",
+      "-colorspace", "bt709",
+      "-color_range", "tv",
+      "-c:a", "aac",
+      "-b:a", "128k",
+      "-ar", "48000",
+      "-ac", "2",
+      // No dates or tool strings that differ between runs; same inputs → same bytes.
+      "-map_metadata", "-1",
+      "-fflags", "+bitexact",
+      "-flags:v", "+bitexact",
+      "-flags:a", "+bitexact",
+      // moov before mdat, so players and platforms can start before the whole file is there.
+      "-movflags", "+faststart",
+      "-f", "mp4"
+    ],
+    output: job.outPath
+  }
+}
+
+export const toArgv = (c: FfmpegCommand): ReadonlyArray<string> => [
+  "-hide_banner",
+  "-y",
+  ...c.inputs.flatMap((i) => [...i.options, "-i", i.source]),
+  "-filter_complex",
+  c.complexFilter,
+  ...c.outputOptions,
+  c.output
+]

@@ -1,0 +1,21 @@
+/**
+ * @pic2video/renderer: photo + caption → a verified 1080x1920 H.264/AAC MP4 with smooth camera motion.
+ * No dependency on the api or cluster packages.
+ */
+export {
+  CaptionSpec,
+  CaptionStyle,
+  DEFAULT_IMAGE_CLASS,
+  ImageClass,
+  TextColor,
+  TextSize
+} from "./CaptionSpec.ts"
+export { prepareCaption, type CaptionPhoto } from "./caption.ts"
+export { BinaryNotFound, CaptionPrepError, PhotoRejected, ProbeFailed, RenderFailed } from "./errors.ts"
+export { planFraming, type Framing, type FramingKind } from "./framing.ts"
+export { OUTPUT, SAFE_BOX } from "./output.ts"
+export { renderVideo, type RenderJob, type RenderResult } from "./pipeline.ts"
+export { probeVideo, type VideoProbe } from "./probe.ts"
+export { Renderer, type RendererConfig, type RendererShape } from "./Renderer.ts"
+export { verifyProbe } from "./verify.ts"
+export type { BinaryInfo } from "./platform/binaries.ts"

@@ -1,0 +1,492 @@
+import { checksumOf, keyPrefix, mintToken } from "@pic2video/domain/ApiKeyToken"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expectError, expectNoRateLimitHeaders, expectOk, expectRateLimitHeaders } from "../support/limits.ts"
+import { admin, adminOk, client, makeShared, photo, startService, type Service } from "../support/service.ts"
+import { maxUploadBytes, pngOfSize, solid, svg, text } from "./photos.ts"
+
+/**
+ * One test per error code the media/system surface and the generic pipeline can produce
+ * (decisions §4, spec "Errors"): status, exact body shape, X-Request-Id = request_id, and the
+ * headers that go with each (Allow on 405, Retry-After on 429, RateLimit-* on authenticated answers).
+ */
+const all = "media:read,media:write,renders:create,renders:read"
+
+let service: Service
+let base: string
+let env: Record<string, string>
+
+interface Keyed {
+  readonly workspace: any
+  readonly key: any
+  readonly secret: string
+}
+
+const keyed = async (plan: string, keyArgs: Array<string> = [], workspaceArgs: Array<string> = []): Promise<Keyed> => {
+  const workspace = await adminOk(env, "workspace", "create", "--name", "Errors", "--plan", plan, ...workspaceArgs)
+  const key = await adminOk(env, "key", "create", workspace.id, "--scopes", all, ...keyArgs)
+  return { workspace, key, secret: key.secret }
+}
+
+let main: Keyed
+let foreign: Keyed
+let revoked: Keyed
+let expired: Keyed
+let gated: Keyed
+let onlyDisabled: Keyed
+let onlyInactive: Keyed
+let smallBudget: Keyed
+let limitedReads: Keyed
+let limitedUploads: Keyed
+const rocket = photo("rocket.jpg")
+
+/** Same key id, a different secret, a valid checksum: passes the format check, fails verification. */
+const wrongSecret = (token: string) => {
+  const idPart = token.slice(keyPrefix.length, keyPrefix.length + 16)
+  const body = keyPrefix + idPart + mintToken().secret
+  return body + checksumOf(body)
+}
+
+const get = (path: string, authorization?: string) =>
+  fetch(`${base}${path}`, { headers: authorization === undefined ? {} : { authorization } })
+
+const bearer = (secret: string) => `Bearer ${secret}`
+
+const form = (parts: Array<[string, string | { bytes: Uint8Array; filename: string; type?: string }]>) => {
+  const f = new FormData()
+  for (const [name, value] of parts) {
+    if (typeof value === "string") f.append(name, value)
+    else f.append(name, new Blob([value.bytes], value.type === undefined ? {} : { type: value.type }), value.filename)
+  }
+  return f
+}
+
+const postForm = (secret: string, body: FormData) =>
+  fetch(`${base}/api/v1/media`, { method: "POST", headers: { authorization: bearer(secret) }, body })
+
+beforeAll(async () => {
+  service = await startService(await makeShared())
+  base = service.baseUrl
+  env = service.env
+  ;[main, foreign, revoked, expired, gated, onlyDisabled, onlyInactive, smallBudget, limitedReads, limitedUploads] = await Promise.all([
+    keyed("studio", ["--uploads-per-minute", "1000", "--reads-per-minute", "1000"]),
+    keyed("agency"),
+    keyed("studio"),
+    keyed("studio", ["--expires-at", "2001-02-03T04:05:06Z"]),
+    keyed("studio"),
+    keyed("studio"),
+    keyed("studio"),
+    keyed("custom", [], ["--storage-budget-bytes", String(rocket.length + 1000)]),
+    keyed("studio", ["--reads-per-minute", "3"]),
+    keyed("studio", ["--uploads-per-minute", "2"])
+  ])
+  await Promise.all([
+    adminOk(env, "key", "revoke", revoked.key.id),
+    adminOk(env, "workspace", "update", onlyDisabled.workspace.id, "--api-enabled", "false"),
+    adminOk(env, "workspace", "update", onlyInactive.workspace.id, "--status", "inactive")
+  ])
+})
+
+afterAll(async () => {
+  expect(await service?.stop()).toBe(0)
+})
+
+describe("invalid_request (route and body, decisions §4.1 and §4.7)", () => {
+  it("an unknown path is 404 invalid_request, with or without a key, before authentication", async () => {
+    for (const path of ["/api/v1/nope", "/nope", "/api/v2/media", "/api/v1/media/", "/api/v1/media/x/preview/y"]) {
+      const anonymous = await get(path)
+      await expectError(anonymous, 404, "invalid_request")
+      expectNoRateLimitHeaders(anonymous)
+      await expectError(await get(path, bearer(main.secret)), 404, "invalid_request")
+      await expectError(await get(path, "Bearer not-a-key"), 404, "invalid_request")
+    }
+  })
+
+  it("a wrong method is 405 invalid_request with an Allow header, before authentication", async () => {
+    const cases: Array<[string, string, string]> = [
+      ["DELETE", "/api/v1/media", "GET, POST"],
+      ["PUT", "/api/v1/media", "GET, POST"],
+      ["POST", "/api/v1/media/00000000-0000-4000-8000-000000000000/preview", "GET"],
+      ["DELETE", "/api/v1/media/00000000-0000-4000-8000-000000000000/preview", "GET"],
+      ["POST", "/healthz", "GET"],
+      ["DELETE", "/readyz", "GET"],
+      ["POST", "/openapi.json", "GET"]
+    ]
+    for (const [method, path, allow] of cases) {
+      for (const headers of [{}, { authorization: bearer(main.secret) }]) {
+        const res = await fetch(`${base}${path}`, { method, headers })
+        const body = await expectError(res, 405, "invalid_request")
+        const allowed = (res.headers.get("allow") ?? "").split(",").map((s) => s.trim()).sort()
+        expect(allowed, `${method} ${path}: ${body.error.message}`).toEqual(allow.split(", ").sort())
+      }
+    }
+  })
+
+  it("an upload that is not multipart/form-data is 400 invalid_request (after auth, with RateLimit headers)", async () => {
+    for (const [type, body] of [
+      ["application/json", JSON.stringify({ file: "x" })],
+      ["text/plain", "hello"],
+      ["application/x-www-form-urlencoded", "file=x&label=y"],
+      ["image/png", "\x89PNG"]
+    ] as const) {
+      const res = await fetch(`${base}/api/v1/media`, {
+        method: "POST",
+        headers: { authorization: bearer(main.secret), "content-type": type },
+        body
+      })
+      await expectError(res, 400, "invalid_request")
+      expectRateLimitHeaders(res)
+    }
+    const none = await fetch(`${base}/api/v1/media`, { method: "POST", headers: { authorization: bearer(main.secret) } })
+    await expectError(none, 400, "invalid_request")
+  })
+
+  it("a multipart body that cannot be parsed is 400 invalid_request", async () => {
+    const bodies: Array<[string, string]> = [
+      // no boundary parameter at all
+      ["multipart/form-data", "--x\r\nContent-Disposition: form-data; name=\"label\"\r\n\r\nhi\r\n--x--\r\n"],
+      // a part that never ends
+      ["multipart/form-data; boundary=XyZ", "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\x89PNG"],
+      // a part without headers or a body delimiter
+      ["multipart/form-data; boundary=XyZ", "--XyZ\r\ngarbage without a blank line"]
+    ]
+    for (const [type, body] of bodies) {
+      const res = await fetch(`${base}/api/v1/media`, {
+        method: "POST",
+        headers: { authorization: bearer(main.secret), "content-type": type },
+        body
+      })
+      await expectError(res, 400, "invalid_request")
+      expectRateLimitHeaders(res)
+    }
+  })
+})
+
+describe("authentication (decisions §4.2)", () => {
+  it("no Authorization header is 401 missing_api_key on every authenticated endpoint", async () => {
+    await expectError(await get("/api/v1/media"), 401, "missing_api_key")
+    await expectError(await get("/api/v1/media/00000000-0000-4000-8000-000000000000/preview"), 401, "missing_api_key")
+    const post = await fetch(`${base}/api/v1/media`, { method: "POST", body: form([["file", { bytes: rocket, filename: "r.jpg" }]]) })
+    await expectError(post, 401, "missing_api_key")
+    expectNoRateLimitHeaders(post)
+  })
+
+  it("malformed, unknown, wrong-secret and tampered keys are all 401 invalid_api_key", async () => {
+    const tampered = main.secret.slice(0, 20) + (main.secret[20] === "a" ? "b" : "a") + main.secret.slice(21)
+    const cases = [
+      "Bearer abc",
+      "Bearer ",
+      "Bearer",
+      `Bearer ${main.secret.slice(0, -1)}`,
+      `Bearer ${main.secret}x`,
+      `Bearer ${main.secret.replace("p2v_live_", "p2v_test_")}`,
+      `Bearer ${tampered}`,
+      `Bearer ${mintToken().token}`, // well-formed, valid checksum, no such key
+      `Bearer ${wrongSecret(main.secret)}`, // the key exists, the secret is wrong
+      `Bearer ${main.secret} extra`
+    ]
+    for (const authorization of cases) {
+      const res = await get("/api/v1/media", authorization)
+      await expectError(res, 401, "invalid_api_key")
+      expectNoRateLimitHeaders(res)
+    }
+  })
+
+  it("a scheme other than Bearer is 401 invalid_api_key even with a valid key", async () => {
+    for (const scheme of ["Basic", "Token", "Bearer:", "Digest", "ApiKey"]) {
+      await expectError(await get("/api/v1/media", `${scheme} ${main.secret}`), 401, "invalid_api_key")
+    }
+    await expectError(await get("/api/v1/media", main.secret), 401, "invalid_api_key")
+    await expectError(await get("/api/v1/media", `Basic ${btoa(`${main.secret}:`)}`), 401, "invalid_api_key")
+  })
+
+  it("the scheme compares case-insensitively: `bearer` and `BEARER` are accepted", async () => {
+    for (const scheme of ["bearer", "BEARER", "Bearer", "bEaReR"]) {
+      const res = await get("/api/v1/media", `${scheme} ${main.secret}`)
+      await expectOk(res)
+    }
+  })
+
+  it("a revoked key is 401 api_key_revoked; with a wrong secret it is invalid_api_key", async () => {
+    await expectError(await get("/api/v1/media", bearer(revoked.secret)), 401, "api_key_revoked")
+    await expectError(await get("/api/v1/media", bearer(wrongSecret(revoked.secret))), 401, "invalid_api_key")
+  })
+
+  it("an expired key (--expires-at in the past) is 401 api_key_expired; with a wrong secret invalid_api_key", async () => {
+    expect(expired.key.expires_at).toBe("2001-02-03T04:05:06.000Z")
+    await expectError(await get("/api/v1/media", bearer(expired.secret)), 401, "api_key_expired")
+    await expectError(await get("/api/v1/media", bearer(wrongSecret(expired.secret))), 401, "invalid_api_key")
+  })
+
+  it("revocation takes effect on the next request", async () => {
+    const k = await adminOk(env, "key", "create", main.workspace.id, "--scopes", "media:read")
+    await expectOk(await get("/api/v1/media", bearer(k.secret)))
+    await adminOk(env, "key", "revoke", k.id)
+    await expectError(await get("/api/v1/media", bearer(k.secret)), 401, "api_key_revoked")
+  })
+})
+
+describe("account gates (decisions §4.3)", () => {
+  it("each gate alone: tenant_inactive, api_disabled", async () => {
+    await expectError(await get("/api/v1/media", bearer(onlyInactive.secret)), 403, "tenant_inactive")
+    await expectError(await get("/api/v1/media", bearer(onlyDisabled.secret)), 403, "api_disabled")
+    // gates apply only once the secret verified
+    await expectError(await get("/api/v1/media", bearer(wrongSecret(onlyInactive.secret))), 401, "invalid_api_key")
+    await expectError(await get("/api/v1/media", bearer(wrongSecret(onlyDisabled.secret))), 401, "invalid_api_key")
+  })
+
+  it("order: tenant_inactive before api_disabled before tier_not_eligible, applied live after key creation", async () => {
+    const ws = gated.workspace.id
+    const probe = () => get("/api/v1/media", bearer(gated.secret))
+    await expectOk(await probe())
+    await adminOk(env, "workspace", "update", ws, "--plan", "free")
+    await expectError(await probe(), 403, "tier_not_eligible")
+    await adminOk(env, "workspace", "update", ws, "--api-enabled", "false")
+    await expectError(await probe(), 403, "api_disabled")
+    await adminOk(env, "workspace", "update", ws, "--status", "inactive")
+    const inactive = await probe()
+    await expectError(inactive, 403, "tenant_inactive")
+    expectNoRateLimitHeaders(inactive)
+    // a revoked key of an inactive account: the key's own standing is reported first
+    await expectError(await get("/api/v1/media", bearer(wrongSecret(gated.secret))), 401, "invalid_api_key")
+    await adminOk(env, "workspace", "update", ws, "--status", "active", "--api-enabled", "true", "--plan", "studio")
+    await expectOk(await probe())
+  })
+})
+
+describe("insufficient_scope (decisions §4.4)", () => {
+  it("a key without the endpoint's scope is 403 insufficient_scope, whatever the body", async () => {
+    const k = await adminOk(env, "key", "create", main.workspace.id, "--scopes", "renders:read,renders:create")
+    const read = await get("/api/v1/media", bearer(k.secret))
+    await expectError(read, 403, "insufficient_scope")
+    expectNoRateLimitHeaders(read)
+    // scope is checked before the body: an unparsable upload is still 403
+    const upload = await fetch(`${base}/api/v1/media`, {
+      method: "POST",
+      headers: { authorization: bearer(k.secret), "content-type": "application/json" },
+      body: "{"
+    })
+    await expectError(upload, 403, "insufficient_scope")
+  })
+})
+
+describe("rate_limit_exceeded (decisions §4.5)", () => {
+  it("reads: exactly the key's budget, then 429 with Retry-After and RateLimit headers as bare integers", async () => {
+    const remaining: Array<number> = []
+    for (let i = 0; i < 3; i++) {
+      const res = await get("/api/v1/media", bearer(limitedReads.secret))
+      await expectOk(res)
+      remaining.push(expectRateLimitHeaders(res, 3).remaining)
+    }
+    expect(remaining).toEqual([2, 1, 0])
+    // previews share the reads bucket
+    const refused = await get("/api/v1/media/00000000-0000-4000-8000-000000000000/preview", bearer(limitedReads.secret))
+    await expectError(refused, 429, "rate_limit_exceeded")
+    expect(refused.headers.get("retry-after") ?? "").toMatch(/^\d+$/)
+    const retryAfter = Number(refused.headers.get("retry-after"))
+    expect(retryAfter).toBeGreaterThanOrEqual(1)
+    expect(retryAfter).toBeLessThanOrEqual(60)
+    const h = expectRateLimitHeaders(refused, 3)
+    expect(h.remaining).toBe(0)
+    await expectError(await get("/api/v1/media", bearer(limitedReads.secret)), 429, "rate_limit_exceeded")
+  })
+
+  it("uploads have their own bucket: the third upload in a minute of a 2/min key is 429", async () => {
+    const up = () => postForm(limitedUploads.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }]]))
+    const first = await up()
+    await expectOk(first, 201)
+    expectRateLimitHeaders(first, 2)
+    await expectOk(await up(), 201)
+    const third = await up()
+    await expectError(third, 429, "rate_limit_exceeded")
+    expect(third.headers.get("retry-after") ?? "").toMatch(/^\d+$/)
+    // the reads bucket is untouched
+    const list = await get("/api/v1/media", bearer(limitedUploads.secret))
+    await expectOk(list)
+    expectRateLimitHeaders(list, 600)
+  })
+})
+
+describe("validation_failed (decisions §4.8, §5)", () => {
+  it("limit outside 1–100 or not an integer is 422, never clamped", async () => {
+    for (const limit of ["0", "101", "abc", "1.5", "-1", "", "1e2x", "10abc"]) {
+      const res = await get(`/api/v1/media?limit=${encodeURIComponent(limit)}`, bearer(main.secret))
+      const body = await expectError(res, 422, "validation_failed")
+      expect(body.error.message, `limit=${limit}`).toMatch(/limit/)
+      expectRateLimitHeaders(res)
+    }
+    for (const limit of ["1", "100"]) await expectOk(await get(`/api/v1/media?limit=${limit}`, bearer(main.secret)))
+  })
+
+  it("a cursor the endpoint did not hand out is 422", async () => {
+    const notOurs = Buffer.from(JSON.stringify({ a: 1 })).toString("base64url")
+    const badDate = Buffer.from(JSON.stringify({ t: "yesterday", i: "x" })).toString("base64url")
+    for (const cursor of ["garbage!!", "abc", notOurs, badDate, "x".repeat(600), "%%%"]) {
+      const res = await get(`/api/v1/media?cursor=${encodeURIComponent(cursor)}`, bearer(main.secret))
+      const body = await expectError(res, 422, "validation_failed")
+      expect(body.error.message).toMatch(/cursor/)
+    }
+  })
+
+  it("an unknown multipart field is 422", async () => {
+    for (const extra of ["url", "storage_path", "preview_url", "color"]) {
+      const res = await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }], [extra, "x"]]))
+      await expectError(res, 422, "validation_failed")
+    }
+  })
+
+  it("a missing file is 422 (also when `file` is a plain field)", async () => {
+    await expectError(await postForm(main.secret, form([["label", "no file"]])), 422, "validation_failed")
+    await expectError(await postForm(main.secret, form([["file", "not a file part"]])), 422, "validation_failed")
+  })
+
+  it("label over 200 code points is 422; 200 emoji are accepted", async () => {
+    const long = await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }], ["label", "a".repeat(201)]]))
+    const body = await expectError(long, 422, "validation_failed")
+    expect(body.error.message).toMatch(/label/)
+    const emoji = "😀".repeat(200) // 400 UTF-16 units, 200 code points
+    const ok = await expectOk(await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }], ["label", emoji]])), 201)
+    expect(ok.label).toBe(emoji)
+    const over = await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }], ["label", "😀".repeat(201)]]))
+    await expectError(over, 422, "validation_failed")
+  })
+
+  it("21 tags, an empty tag or a tag over 50 code points is 422; 20 tags of 50 emoji are accepted", async () => {
+    const withTags = (tags: Array<string>) =>
+      postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }], ...tags.map((t): [string, string] => ["tags", t])]))
+    const many = await expectError(await withTags(Array.from({ length: 21 }, (_, i) => `t${i}`)), 422, "validation_failed")
+    expect(many.error.message).toMatch(/tag/)
+    await expectError(await withTags(["ok", ""]), 422, "validation_failed")
+    await expectError(await withTags([""]), 422, "validation_failed")
+    await expectError(await withTags(["x".repeat(51)]), 422, "validation_failed")
+    const tags = Array.from({ length: 20 }, (_, i) => `${i}`.padEnd(50, "🎞"))
+    const ok = await expectOk(await withTags(tags), 201)
+    expect(ok.tags).toEqual(tags)
+  })
+})
+
+describe("unsupported_media_type (decisions §5)", () => {
+  const png = photo("chelsea.png")
+
+  it("a text file, SVG, and a JPEG that does not decode are 415", async () => {
+    const truncated = rocket.subarray(0, Math.floor(rocket.length / 2))
+    const cases: Array<{ bytes: Uint8Array; filename: string; type?: string }> = [
+      { bytes: text, filename: "notes.txt", type: "text/plain" },
+      { bytes: text, filename: "photo" },
+      { bytes: svg, filename: "drawing.svg", type: "image/svg+xml" },
+      { bytes: svg, filename: "drawing", type: "application/octet-stream" },
+      { bytes: truncated, filename: "rocket.jpg", type: "image/jpeg" },
+      { bytes: truncated, filename: "photo" }
+    ]
+    for (const file of cases) {
+      const res = await postForm(main.secret, form([["file", file]]))
+      await expectError(res, 415, "unsupported_media_type")
+      expectRateLimitHeaders(res)
+    }
+  })
+
+  it("PNG bytes labelled as JPEG (file name or part Content-Type) are 415, naming both types", async () => {
+    for (const file of [
+      { bytes: png, filename: "photo.jpg" },
+      { bytes: png, filename: "photo.JPEG", type: "application/octet-stream" },
+      { bytes: png, filename: "photo", type: "image/jpeg" },
+      { bytes: png, filename: "photo.png", type: "image/jpeg" }
+    ]) {
+      const body = await expectError(await postForm(main.secret, form([["file", file]])), 415, "unsupported_media_type")
+      expect(body.error.message, JSON.stringify({ ...file, bytes: undefined })).toMatch(/png/i)
+      expect(body.error.message).toMatch(/jpe?g/i)
+    }
+  })
+
+  it("PNG bytes named photo.png, or photo with application/octet-stream, are accepted as image/png", async () => {
+    for (const file of [
+      { bytes: png, filename: "photo.png" },
+      { bytes: png, filename: "photo", type: "application/octet-stream" },
+      { bytes: png, filename: "photo.png", type: "image/png" }
+    ]) {
+      const media = await expectOk(await postForm(main.secret, form([["file", file]])), 201)
+      expect(media.mime_type).toBe("image/png")
+      expect(media.file_size_bytes).toBe(png.length)
+    }
+  })
+})
+
+describe("payload_too_large (decisions §5)", () => {
+  it("an empty file is 413", async () => {
+    const res = await postForm(main.secret, form([["file", { bytes: new Uint8Array(0), filename: "empty.png" }]]))
+    await expectError(res, 413, "payload_too_large")
+    expectRateLimitHeaders(res)
+  })
+
+  it("exactly 15,728,640 bytes of valid PNG is accepted; one byte more is 413", async () => {
+    const exact = await pngOfSize(maxUploadBytes)
+    const media = await expectOk(await postForm(main.secret, form([["file", { bytes: exact, filename: "big.png" }]])), 201)
+    expect(media).toMatchObject({ mime_type: "image/png", file_size_bytes: maxUploadBytes })
+    const over = await pngOfSize(maxUploadBytes + 1)
+    await expectError(await postForm(main.secret, form([["file", { bytes: over, filename: "big.png" }]])), 413, "payload_too_large")
+  })
+
+  it("an upload far over the limit is 413 too", async () => {
+    const huge = await pngOfSize(maxUploadBytes + 2 * 1024 * 1024)
+    await expectError(await postForm(main.secret, form([["file", { bytes: huge, filename: "huge.png" }]])), 413, "payload_too_large")
+  })
+})
+
+describe("quota_exceeded (storage budget, decisions §3)", () => {
+  it("an upload that would cross the workspace's storage budget is 402 quota_exceeded", async () => {
+    await expectOk(await postForm(smallBudget.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }]])), 201)
+    const res = await postForm(smallBudget.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }]]))
+    await expectError(res, 402, "quota_exceeded")
+    expectRateLimitHeaders(res)
+    // a file that still fits is accepted
+    const tiny = await solid(4, 4, "png")
+    expect(tiny.length).toBeLessThan(1000)
+    await expectOk(await postForm(smallBudget.secret, form([["file", { bytes: tiny, filename: "tiny.png" }]])), 201)
+  })
+})
+
+describe("unknown_media (preview)", () => {
+  it("unknown, foreign, archived and malformed ids are all 404 unknown_media", async () => {
+    const mine = await expectOk(await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }]])), 201)
+    const archived = await expectOk(await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }]])), 201)
+    await adminOk(env, "media", "archive", archived.id)
+    const preview = (id: string, secret: string) => get(`/api/v1/media/${id}/preview`, bearer(secret))
+    expect((await preview(mine.id, main.secret)).status).toBe(200)
+    const cases: Array<[string, string]> = [
+      [crypto.randomUUID(), main.secret],
+      [mine.id, foreign.secret],
+      [archived.id, main.secret],
+      ["not-a-uuid", main.secret],
+      ["123", main.secret],
+      [mine.id.toUpperCase().replace(/-/g, ""), main.secret],
+      [`${mine.id}x`, main.secret]
+    ]
+    for (const [id, secret] of cases) {
+      const res = await preview(id, secret)
+      await expectError(res, 404, "unknown_media")
+      expectRateLimitHeaders(res)
+    }
+  })
+})
+
+describe("every response carries X-Request-Id", () => {
+  it("on successes too, unique per request", async () => {
+    const ids = new Set<string>()
+    for (const path of ["/healthz", "/readyz", "/openapi.json", "/docs"]) {
+      const res = await get(path)
+      expect(res.status).toBe(200)
+      ids.add(res.headers.get("x-request-id") ?? "")
+    }
+    const list = await get("/api/v1/media", bearer(main.secret))
+    ids.add(list.headers.get("x-request-id") ?? "")
+    expect(ids.size).toBe(5)
+    expect([...ids].every((id) => id.length > 0)).toBe(true)
+  })
+})
+
+describe("admin CLI failures are catalogue codes too", () => {
+  it("media archive of an unknown id is an error document on stderr", async () => {
+    const r = await admin(env, "media", "archive", crypto.randomUUID())
+    expect(r.code).not.toBe(0)
+    expect(r.json.error.code).toBe("unknown_media")
+  })
+})

@@ -1,0 +1,95 @@
+import sharp from "sharp"
+
+/**
+ * Photos built to order for the foundation suite (no vitest import, so the bench can use it too):
+ * exact byte sizes, EXIF orientation with GPS, animated GIF, non-images.
+ */
+
+/** 15 MB as decisions §5 defines it. */
+export const maxUploadBytes = 15 * 1024 * 1024
+
+export const solid = (width: number, height: number, format: "png" | "jpeg" | "webp" | "gif" = "png") =>
+  sharp({ create: { width, height, channels: 3, background: { r: 40, g: 120, b: 200 } } })[format]().toBuffer()
+
+const crcTable = (() => {
+  const table = new Uint32Array(256)
+  for (let n = 0; n < 256; n++) {
+    let c = n
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
+    table[n] = c >>> 0
+  }
+  return table
+})()
+
+const crc32 = (bytes: Uint8Array) => {
+  let crc = 0xffffffff
+  for (const b of bytes) crc = crcTable[(crc ^ b) & 0xff] ^ (crc >>> 8)
+  return (crc ^ 0xffffffff) >>> 0
+}
+
+/** A PNG chunk; `prVt` is ancillary, private and safe to copy, so decoders skip it. */
+const pngChunk = (type: string, data: Uint8Array) => {
+  const out = Buffer.alloc(12 + data.length)
+  out.writeUInt32BE(data.length, 0)
+  out.write(type, 4, "latin1")
+  Buffer.from(data).copy(out, 8)
+  out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length)
+  return out
+}
+
+/**
+ * A valid PNG of exactly `size` bytes: a small image padded with private ancillary chunks inserted
+ * before IEND (each at most 1 MiB, so no decoder's chunk limit is hit).
+ */
+export const pngOfSize = async (size: number): Promise<Buffer> => {
+  const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 10, g: 200, b: 90 } } }).png().toBuffer()
+  const iend = png.length - 12
+  let missing = size - png.length
+  if (missing < 0) throw new Error(`a PNG cannot be ${size} bytes`)
+  const chunks: Array<Buffer> = []
+  const step = 1024 * 1024
+  while (missing > 0) {
+    // every chunk costs 12 bytes of framing; a remainder under 12 is folded into the previous chunk
+    let data = Math.min(step, missing - 12)
+    if (missing - (data + 12) > 0 && missing - (data + 12) < 12) data -= 12
+    if (data < 0) throw new Error(`cannot pad ${missing} bytes`)
+    chunks.push(pngChunk("prVt", new Uint8Array(data).fill(0x61)))
+    missing -= data + 12
+  }
+  const out = Buffer.concat([png.subarray(0, iend), ...chunks, png.subarray(iend)])
+  if (out.length !== size) throw new Error(`built ${out.length} bytes, wanted ${size}`)
+  return out
+}
+
+/**
+ * A JPEG whose stored orientation is EXIF 6 (display rotated 90° clockwise), carrying a GPS IFD and
+ * a recognisable camera make; its stored pixels are `width`×`height`.
+ */
+export const exifRotatedJpegWithGps = (width: number, height: number) =>
+  sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 30 } } })
+    .withMetadata({ orientation: 6 })
+    .withExif({
+      IFD0: { Make: "FoundationTestCam", Model: "GPS-Leak-Probe" },
+      IFD3: { GPSLatitudeRef: "N", GPSLatitude: "51/1 30/1 0/1", GPSLongitudeRef: "W", GPSLongitude: "0/1 7/1 0/1" }
+    } as any)
+    .jpeg()
+    .toBuffer()
+
+/** True when the bytes hold a TIFF tag id in either byte order (e.g. 0x8825, the GPS IFD pointer). */
+export const hasTiffTag = (exif: Uint8Array, tag: number) => {
+  const b = Buffer.from(exif)
+  return b.includes(Buffer.from([tag & 0xff, tag >> 8])) || b.includes(Buffer.from([tag >> 8, tag & 0xff]))
+}
+
+/** A two-frame animated GIF of `width`×`height` frames. */
+export const animatedGif = async (width: number, height: number) => {
+  const frame = (r: number, b: number) =>
+    sharp({ create: { width, height, channels: 3, background: { r, g: 0, b } } }).png().toBuffer()
+  return sharp([await frame(255, 0), await frame(0, 255)], { join: { animated: true } } as any).gif({ loop: 0 }).toBuffer()
+}
+
+export const svg = new TextEncoder().encode(
+  `<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>`
+)
+
+export const text = new TextEncoder().encode("this is plain text, not a photo\n".repeat(20))

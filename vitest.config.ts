@@ -1,0 +1,14 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
+    globalSetup: ["test/support/globalSetup.ts"],
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+    // two cores: service processes and renders run beside the test workers
+    maxWorkers: 2,
+    minWorkers: 1
+  }
+})
