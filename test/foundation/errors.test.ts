@@ -1,7 +1,10 @@
 import { checksumOf, keyPrefix, mintToken } from "@pic2video/domain/ApiKeyToken"
+import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError, expectNoRateLimitHeaders, expectOk, expectRateLimitHeaders } from "../support/limits.ts"
-import { admin, adminOk, client, makeShared, photo, startService, type Service } from "../support/service.ts"
+import { admin, makeShared, photo, startService, type Service } from "../support/service.ts"
+import { type Admin, inProcessAdmin, keyed, type Keyed } from "./admin.ts"
+import { multipart, rawRequest } from "./http.ts"
 import { maxUploadBytes, pngOfSize, solid, svg, text } from "./photos.ts"
 
 /**
@@ -9,23 +12,10 @@ import { maxUploadBytes, pngOfSize, solid, svg, text } from "./photos.ts"
  * (decisions §4, spec "Errors"): status, exact body shape, X-Request-Id = request_id, and the
  * headers that go with each (Allow on 405, Retry-After on 429, RateLimit-* on authenticated answers).
  */
-const all = "media:read,media:write,renders:create,renders:read"
-
 let service: Service
 let base: string
 let env: Record<string, string>
-
-interface Keyed {
-  readonly workspace: any
-  readonly key: any
-  readonly secret: string
-}
-
-const keyed = async (plan: string, keyArgs: Array<string> = [], workspaceArgs: Array<string> = []): Promise<Keyed> => {
-  const workspace = await adminOk(env, "workspace", "create", "--name", "Errors", "--plan", plan, ...workspaceArgs)
-  const key = await adminOk(env, "key", "create", workspace.id, "--scopes", all, ...keyArgs)
-  return { workspace, key, secret: key.secret }
-}
+let ops: Admin
 
 let main: Keyed
 let foreign: Keyed
@@ -67,26 +57,27 @@ beforeAll(async () => {
   service = await startService(await makeShared())
   base = service.baseUrl
   env = service.env
+  ops = inProcessAdmin(env)
+  const k = (plan: string, keyArgs: Array<string> = [], workspaceArgs: Array<string> = []) => keyed(ops, plan, keyArgs, workspaceArgs)
   ;[main, foreign, revoked, expired, gated, onlyDisabled, onlyInactive, smallBudget, limitedReads, limitedUploads] = await Promise.all([
-    keyed("studio", ["--uploads-per-minute", "1000", "--reads-per-minute", "1000"]),
-    keyed("agency"),
-    keyed("studio"),
-    keyed("studio", ["--expires-at", "2001-02-03T04:05:06Z"]),
-    keyed("studio"),
-    keyed("studio"),
-    keyed("studio"),
-    keyed("custom", [], ["--storage-budget-bytes", String(rocket.length + 1000)]),
-    keyed("studio", ["--reads-per-minute", "3"]),
-    keyed("studio", ["--uploads-per-minute", "2"])
+    k("studio", ["--uploads-per-minute", "1000", "--reads-per-minute", "1000"]),
+    k("agency"),
+    k("studio"),
+    k("studio", ["--expires-at", "2001-02-03T04:05:06Z"]),
+    k("studio"),
+    k("studio"),
+    k("studio"),
+    k("custom", [], ["--storage-budget-bytes", String(rocket.length + 1000)]),
+    k("studio", ["--reads-per-minute", "3"]),
+    k("studio", ["--uploads-per-minute", "2"])
   ])
-  await Promise.all([
-    adminOk(env, "key", "revoke", revoked.key.id),
-    adminOk(env, "workspace", "update", onlyDisabled.workspace.id, "--api-enabled", "false"),
-    adminOk(env, "workspace", "update", onlyInactive.workspace.id, "--status", "inactive")
-  ])
+  await ops.ok("key", "revoke", revoked.key.id)
+  await ops.ok("workspace", "update", onlyDisabled.workspace.id, "--api-enabled", "false")
+  await ops.ok("workspace", "update", onlyInactive.workspace.id, "--status", "inactive")
 })
 
 afterAll(async () => {
+  await ops?.dispose()
   expect(await service?.stop()).toBe(0)
 })
 
@@ -142,22 +133,41 @@ describe("invalid_request (route and body, decisions §4.1 and §4.7)", () => {
 
   it("a multipart body that cannot be parsed is 400 invalid_request", async () => {
     const bodies: Array<[string, string]> = [
-      // no boundary parameter at all
-      ["multipart/form-data", "--x\r\nContent-Disposition: form-data; name=\"label\"\r\n\r\nhi\r\n--x--\r\n"],
-      // a part that never ends
-      ["multipart/form-data; boundary=XyZ", "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\x89PNG"],
       // a part without headers or a body delimiter
-      ["multipart/form-data; boundary=XyZ", "--XyZ\r\ngarbage without a blank line"]
+      ["multipart/form-data; boundary=XyZ", "--XyZ\r\ngarbage without a blank line"],
+      ["multipart/form-data; boundary=XyZ", "not multipart at all"]
     ]
     for (const [type, body] of bodies) {
       const res = await fetch(`${base}/api/v1/media`, {
         method: "POST",
         headers: { authorization: bearer(main.secret), "content-type": type },
-        body
+        body,
+        signal: AbortSignal.timeout(10_000)
       })
       await expectError(res, 400, "invalid_request")
       expectRateLimitHeaders(res)
     }
+  })
+
+  it("multipart/form-data without a boundary parameter is 400 invalid_request (not a 500)", async () => {
+    const res = await fetch(`${base}/api/v1/media`, {
+      method: "POST",
+      headers: { authorization: bearer(main.secret), "content-type": "multipart/form-data" },
+      body: "--x\r\nContent-Disposition: form-data; name=\"label\"\r\n\r\nhi\r\n--x--\r\n",
+      signal: AbortSignal.timeout(10_000)
+    })
+    await expectError(res, 400, "invalid_request")
+  })
+
+  it("a multipart body that ends inside a part (no closing boundary) is answered 400 promptly, not left hanging", async () => {
+    const res = await rawRequest(`${base}/api/v1/media`, {
+      method: "POST",
+      headers: { authorization: bearer(main.secret), "content-type": "multipart/form-data; boundary=XyZ" },
+      body: "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\x89PNG",
+      timeoutMs: 5_000
+    })
+    expect(res.status, res.text).toBe(400)
+    expect(JSON.parse(res.text).error.code).toBe("invalid_request")
   })
 })
 
@@ -218,9 +228,9 @@ describe("authentication (decisions §4.2)", () => {
   })
 
   it("revocation takes effect on the next request", async () => {
-    const k = await adminOk(env, "key", "create", main.workspace.id, "--scopes", "media:read")
+    const k = await ops.ok("key", "create", main.workspace.id, "--scopes", "media:read")
     await expectOk(await get("/api/v1/media", bearer(k.secret)))
-    await adminOk(env, "key", "revoke", k.id)
+    await ops.ok("key", "revoke", k.id)
     await expectError(await get("/api/v1/media", bearer(k.secret)), 401, "api_key_revoked")
   })
 })
@@ -238,24 +248,24 @@ describe("account gates (decisions §4.3)", () => {
     const ws = gated.workspace.id
     const probe = () => get("/api/v1/media", bearer(gated.secret))
     await expectOk(await probe())
-    await adminOk(env, "workspace", "update", ws, "--plan", "free")
+    await ops.ok("workspace", "update", ws, "--plan", "free")
     await expectError(await probe(), 403, "tier_not_eligible")
-    await adminOk(env, "workspace", "update", ws, "--api-enabled", "false")
+    await ops.ok("workspace", "update", ws, "--api-enabled", "false")
     await expectError(await probe(), 403, "api_disabled")
-    await adminOk(env, "workspace", "update", ws, "--status", "inactive")
+    await ops.ok("workspace", "update", ws, "--status", "inactive")
     const inactive = await probe()
     await expectError(inactive, 403, "tenant_inactive")
     expectNoRateLimitHeaders(inactive)
     // a revoked key of an inactive account: the key's own standing is reported first
     await expectError(await get("/api/v1/media", bearer(wrongSecret(gated.secret))), 401, "invalid_api_key")
-    await adminOk(env, "workspace", "update", ws, "--status", "active", "--api-enabled", "true", "--plan", "studio")
+    await ops.ok("workspace", "update", ws, "--status", "active", "--api-enabled", "true", "--plan", "studio")
     await expectOk(await probe())
   })
 })
 
 describe("insufficient_scope (decisions §4.4)", () => {
   it("a key without the endpoint's scope is 403 insufficient_scope, whatever the body", async () => {
-    const k = await adminOk(env, "key", "create", main.workspace.id, "--scopes", "renders:read,renders:create")
+    const k = await ops.ok("key", "create", main.workspace.id, "--scopes", "renders:read,renders:create")
     const read = await get("/api/v1/media", bearer(k.secret))
     await expectError(read, 403, "insufficient_scope")
     expectNoRateLimitHeaders(read)
@@ -327,6 +337,20 @@ describe("validation_failed (decisions §4.8, §5)", () => {
     }
   })
 
+  // a well-formed cursor document holding a position the service never hands out is 422, not a fault
+  for (const [what, position] of [
+    ["an id that is not a media id", { t: "2024-01-01T00:00:00.000Z", i: "x" }],
+    ["an id carrying SQL", { t: "2024-01-01T00:00:00.000Z", i: "'; SELECT 1; --" }],
+    ["a time Date.parse accepts but is not ISO 8601", { t: "not a date 0", i: "00000000-0000-4000-8000-000000000000" }],
+    ["a time outside the database's range", { t: "-271821-04-20T00:00:00.000Z", i: "00000000-0000-4000-8000-000000000000" }]
+  ] as const) {
+    it(`a crafted cursor with ${what} is 422`, async () => {
+      const cursor = Buffer.from(JSON.stringify(position)).toString("base64url")
+      const res = await get(`/api/v1/media?cursor=${cursor}`, bearer(main.secret))
+      await expectError(res, 422, "validation_failed")
+    })
+  }
+
   it("an unknown multipart field is 422", async () => {
     for (const extra of ["url", "storage_path", "preview_url", "color"]) {
       const res = await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }], [extra, "x"]]))
@@ -358,7 +382,7 @@ describe("validation_failed (decisions §4.8, §5)", () => {
     await expectError(await withTags(["ok", ""]), 422, "validation_failed")
     await expectError(await withTags([""]), 422, "validation_failed")
     await expectError(await withTags(["x".repeat(51)]), 422, "validation_failed")
-    const tags = Array.from({ length: 20 }, (_, i) => `${i}`.padEnd(50, "🎞"))
+    const tags = Array.from({ length: 20 }, (_, i) => `${i}` + "🎞".repeat(50 - `${i}`.length))
     const ok = await expectOk(await withTags(tags), 201)
     expect(ok.tags).toEqual(tags)
   })
@@ -425,9 +449,37 @@ describe("payload_too_large (decisions §5)", () => {
     await expectError(await postForm(main.secret, form([["file", { bytes: over, filename: "big.png" }]])), 413, "payload_too_large")
   })
 
-  it("an upload far over the limit is 413 too", async () => {
-    const huge = await pngOfSize(maxUploadBytes + 2 * 1024 * 1024)
-    await expectError(await postForm(main.secret, form([["file", { bytes: huge, filename: "huge.png" }]])), 413, "payload_too_large")
+  it("an upload far over the limit is 413 too (cut off, on its own connection)", async () => {
+    const huge = multipart([{ name: "file", filename: "huge.png", type: "image/png", bytes: await pngOfSize(maxUploadBytes + 2 * 1024 * 1024) }])
+    const res = await rawRequest(`${base}/api/v1/media`, {
+      method: "POST",
+      headers: { authorization: bearer(main.secret), "content-type": huge.contentType },
+      body: huge.body
+    })
+    expect(res.status, res.text).toBe(413)
+    expect(JSON.parse(res.text)).toMatchObject({ error: { code: "payload_too_large" } })
+    expect(res.headers["x-request-id"]).toBe(JSON.parse(res.text).request_id)
+  })
+
+  it("after cutting off an oversized upload the connection is closed or still usable (a keep-alive client is not left hanging)", async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    try {
+      const huge = multipart([{ name: "file", filename: "huge.png", type: "image/png", bytes: await pngOfSize(maxUploadBytes + 2 * 1024 * 1024) }])
+      const cut = await rawRequest(`${base}/api/v1/media`, {
+        method: "POST",
+        headers: { authorization: bearer(main.secret), "content-type": huge.contentType },
+        body: huge.body,
+        agent
+      })
+      expect(cut.status).toBe(413)
+      // the same agent (one socket) reuses the connection unless the server said `Connection: close`
+      const next = await rawRequest(`${base}/api/v1/media`, { headers: { authorization: bearer(main.secret) }, agent, timeoutMs: 3_000 })
+        .catch((e: Error) => ({ status: 0, headers: {}, text: `${e.message}` }))
+      expect({ connection: cut.headers.connection, next: next.status, error: next.status === 0 ? next.text : undefined })
+        .toMatchObject({ next: 200 })
+    } finally {
+      agent.destroy()
+    }
   })
 })
 
@@ -448,7 +500,7 @@ describe("unknown_media (preview)", () => {
   it("unknown, foreign, archived and malformed ids are all 404 unknown_media", async () => {
     const mine = await expectOk(await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }]])), 201)
     const archived = await expectOk(await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }]])), 201)
-    await adminOk(env, "media", "archive", archived.id)
+    await ops.ok("media", "archive", archived.id)
     const preview = (id: string, secret: string) => get(`/api/v1/media/${id}/preview`, bearer(secret))
     expect((await preview(mine.id, main.secret)).status).toBe(200)
     const cases: Array<[string, string]> = [

@@ -69,7 +69,8 @@ export const startService = async (
   env: Record<string, string> = {},
   entry: "start" | "api" | "runner" = "start"
 ): Promise<Service> => {
-  const port = await freePort()
+  // a caller that must know the port before start (e.g. for PUBLIC_BASE_URL) passes PORT itself
+  const port = env.PORT !== undefined ? Number(env.PORT) : await freePort()
   const fullEnv: Record<string, string> = {
     PATH: process.env.PATH ?? "",
     HOME: process.env.HOME ?? "/tmp",

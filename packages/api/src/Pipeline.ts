@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { ApiKeyEntity } from "@pic2video/cluster/ApiKeyEntity"
+import * as Imports from "@pic2video/cluster/Imports"
 import { KeyHasher } from "@pic2video/cluster/KeyHasher"
 import { Errors, Idempotency as IdempotencyPolicy, RateLimit, Scopes } from "@pic2video/domain"
 import { randomBase62 } from "@pic2video/domain/Random"
@@ -94,7 +95,10 @@ export const layer = HttpApiBuilder.middleware(
         const matched = RouteTable.match(request.method, url.pathname)
         switch (matched._tag) {
           case "NotFound":
-            return errorResponse(Errors.fail("invalid_request", `no endpoint at ${url.pathname}`), requestId)
+            // decisions §4.1: the route's own statuses (404/405) with the code invalid_request
+            return errorResponse(Errors.fail("invalid_request", `no endpoint at ${url.pathname}`), requestId).pipe(
+              HttpServerResponse.setStatus(404)
+            )
           case "MethodNotAllowed":
             return errorResponse(
               Errors.fail("invalid_request", `${request.method} is not allowed here; use ${matched.allow.join(", ")}`, {
@@ -126,6 +130,11 @@ export const layer = HttpApiBuilder.middleware(
           }))
         }
 
+        // JSON bodies are small; refuse a huge one before reading it (the upload has its own limit)
+        if (route.body === "json" && Number(request.headers["content-length"] ?? 0) > maxJsonBytes) {
+          return yield* Effect.fail(Errors.fail("payload_too_large", "a JSON body may be at most 1 MiB"))
+        }
+
         const principal = Option.some({ keyId: caller.keyId, workspaceId: caller.workspaceId, scopes: caller.scopes })
         const proceed = Effect.zipRight(checkBody(route, request), app).pipe(
           (e) => run(e, requestId),
@@ -138,10 +147,11 @@ export const layer = HttpApiBuilder.middleware(
         if (!IdempotencyPolicy.isValidKey(key)) {
           return yield* Effect.fail(Errors.fail("validation_failed", "Idempotency-Key must be 1 to 255 printable ASCII characters"))
         }
-        const raw = yield* request.arrayBuffer.pipe(
+        // `text` is cached on the request, so the router can still read the body after us
+        const raw = yield* request.text.pipe(
           Effect.orElseFail(() => Errors.fail("invalid_request", "the request body cannot be read"))
         )
-        const begun = yield* Idempotency.begin(caller.keyId, route.name, key, IdempotencyPolicy.fingerprint(new Uint8Array(raw))).pipe(
+        const begun = yield* Idempotency.begin(caller.keyId, route.name, key, IdempotencyPolicy.fingerprint(new TextEncoder().encode(raw))).pipe(
           Effect.provideService(SqlClient.SqlClient, sql)
         )
         switch (begun._tag) {
@@ -151,8 +161,15 @@ export const layer = HttpApiBuilder.middleware(
             return yield* Effect.fail(Errors.fail("idempotency_in_progress", "a request with this Idempotency-Key is still being handled", {
               retryAfter: 1
             }))
-          case "Replay":
+          case "Replay": {
+            // decisions §7: a replayed import create answers the import's CURRENT state (creation
+            // shape), not the body stored when it was pending; every other replay is verbatim
+            if (route.name === "createImport" && begun.status === 202) {
+              const current = yield* currentImport(caller.workspaceId, begun.body).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+              if (current !== undefined) return replay(202, current, requestId)
+            }
             return replay(begun.status, begun.body, requestId)
+          }
           case "New": {
             const exit = yield* proceed.pipe(Effect.locally(Idempotency.CurrentRecord, Option.some(begun.recordId)), Effect.exit)
             const response = Exit.isSuccess(exit) ? exit.value : yield* causeToResponse(exit.cause, requestId)
@@ -175,6 +192,14 @@ export const layer = HttpApiBuilder.middleware(
       })
   })
 )
+
+/** The creation-shaped document of the import a remembered 202 named, as it is now. */
+const currentImport = (workspaceId: string, stored: unknown) =>
+  Effect.gen(function*() {
+    const id = typeof stored === "object" && stored !== null && "id" in stored && typeof stored.id === "string" ? stored.id : undefined
+    const row = id === undefined ? undefined : yield* Imports.find(workspaceId, id)
+    return row === undefined ? undefined : yield* Imports.createdDocument(row)
+  })
 
 /** A remembered outcome, with a fresh request id in error bodies (decisions §6). */
 const replay = (status: number, body: unknown, requestId: string) => {

@@ -1,9 +1,13 @@
 import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { NodeContext, NodeHttpServer } from "@effect/platform-node"
 import * as AppConfig from "@pic2video/cluster/AppConfig"
 import * as ApiKeyEntity from "@pic2video/cluster/ApiKeyEntity"
 import * as BlobStore from "@pic2video/cluster/BlobStore"
 import * as Database from "@pic2video/cluster/Database"
+import * as DriveApi from "@pic2video/cluster/drive/DriveApi"
+import * as TokenCipher from "@pic2video/cluster/drive/TokenCipher"
+import * as ImportEntity from "@pic2video/cluster/ImportEntity"
+import * as Integrations from "@pic2video/cluster/Integrations"
 import * as KeyHasher from "@pic2video/cluster/KeyHasher"
 import * as Maintenance from "@pic2video/cluster/Maintenance"
 import * as RenderEntity from "@pic2video/cluster/RenderEntity"
@@ -12,7 +16,10 @@ import * as Sharding from "@pic2video/cluster/Sharding"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { Api } from "./Api.ts"
+import * as ImportsHandlers from "./handlers/Imports.ts"
+import * as IntegrationsHandlers from "./handlers/Integrations.ts"
 import * as MediaHandlers from "./handlers/Media.ts"
+import * as OAuthHandlers from "./handlers/OAuth.ts"
 import * as RendersHandlers from "./handlers/Renders.ts"
 import * as SystemHandlers from "./handlers/System.ts"
 import * as Pipeline from "./Pipeline.ts"
@@ -20,7 +27,14 @@ import { Authenticated, authenticatedFromPipeline } from "./Principal.ts"
 
 /** The HttpApi with its handlers, the request pipeline, /openapi.json and the /docs page. */
 const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemHandlers.layer, MediaHandlers.layer, RendersHandlers.layer]),
+  Layer.provide([
+    SystemHandlers.layer,
+    MediaHandlers.layer,
+    RendersHandlers.layer,
+    ImportsHandlers.layer,
+    IntegrationsHandlers.layer,
+    OAuthHandlers.layer
+  ]),
   Layer.provide(Layer.succeed(Authenticated, authenticatedFromPipeline))
 )
 
@@ -43,8 +57,18 @@ export const layerInfra = Layer.mergeAll(BlobStore.layerLocal, KeyHasher.layer).
   Layer.provideMerge(AppConfig.layer)
 )
 
+/**
+ * The drive integration (decisions §1, §7): the provider client (GOOGLE_* variables), the key that
+ * encrypts stored tokens (TOKEN_ENCRYPTION_KEY or a key generated into DATA_DIR), the retry policy
+ * (DRIVE_RETRY_*), and the connection store on top of them.
+ */
+export const layerDrive = Integrations.layer.pipe(
+  Layer.provide(Layer.mergeAll(DriveApi.layerConfig, TokenCipher.layerConfig, Integrations.layerRetryPolicy)),
+  Layer.provide(NodeContext.layer)
+)
+
 /** Entities this process hosts when it is a runner, and the runner's background duties. */
-export const layerEntities = Layer.mergeAll(ApiKeyEntity.layer, RenderEntity.layer, Maintenance.layer).pipe(
+export const layerEntities = Layer.mergeAll(ApiKeyEntity.layer, RenderEntity.layer, ImportEntity.layer, Maintenance.layer).pipe(
   Layer.provide(RenderEntity.layerSlots),
   Layer.provide(Renderer.layer())
 )
@@ -52,18 +76,21 @@ export const layerEntities = Layer.mergeAll(ApiKeyEntity.layer, RenderEntity.lay
 /** `npm start`: the HTTP API and a runner in one process (embedded PostgreSQL unless DATABASE_URL). */
 export const layerAllInOne = layerHttp.pipe(
   Layer.provideMerge(layerEntities),
+  Layer.provideMerge(layerDrive),
   Layer.provideMerge(Sharding.layerRunner),
   Layer.provideMerge(layerInfra)
 )
 
 /** `npm run api`: HTTP only, a client of the cluster; renders run on the runners. */
 export const layerApiOnly = layerHttp.pipe(
+  Layer.provideMerge(layerDrive),
   Layer.provideMerge(Sharding.layerClientOnly),
   Layer.provideMerge(layerInfra)
 )
 
 /** `npm run runner`: hosts entities and renders, serves no HTTP. */
 export const layerRunnerOnly = layerEntities.pipe(
+  Layer.provideMerge(layerDrive),
   Layer.provideMerge(Sharding.layerRunner),
   Layer.provideMerge(layerInfra)
 )

@@ -1,14 +1,16 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Schedule } from "effect"
 import { AppConfig } from "./AppConfig.ts"
+import { ImportEntity } from "./ImportEntity.ts"
+import * as Imports from "./Imports.ts"
 import { RenderEntity } from "./RenderEntity.ts"
 import * as Renders from "./Renders.ts"
 
 /**
  * Background duties of every runner, safe to run on several at once (every change is a
  * conditional update): renders past their time budget fail with `render_timeout` and are
- * refunded, so nothing stays non-terminal forever; idle non-terminal renders get their (persisted,
- * deduplicated) Start again in case it was never stored; cluster message and reply rows and
+ * refunded, so nothing stays non-terminal forever; idle non-terminal renders and pending imports get
+ * their (persisted, deduplicated) Start again in case it was never stored; cluster message and reply rows and
  * idempotency records older than the idempotency window are pruned.
  */
 const retentionMillis = 24 * 3600_000
@@ -25,6 +27,11 @@ export const sweep = Effect.gen(function*() {
   const start = yield* RenderEntity.client
   for (const { id } of yield* Renders.idleSince(new Date(now - 60_000))) {
     yield* start(id).Start({ renderId: id }, { discard: true }).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+  }
+  // imports likewise: a pending import untouched for a minute gets its (deduplicated) Start again
+  const startImport = yield* ImportEntity.client
+  for (const { id } of yield* Imports.idlePending(new Date(now - 60_000))) {
+    yield* startImport(id).Start({ importId: id }, { discard: true }).pipe(Effect.timeout("2 seconds"), Effect.ignore)
   }
   const cutoff = snowflakeAt(now - retentionMillis)
   yield* sql`DELETE FROM cluster_replies WHERE request_id IN

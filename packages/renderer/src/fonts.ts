@@ -1,7 +1,7 @@
 import { Config, Effect } from "effect"
 import type { CaptionStyle } from "./CaptionSpec.ts"
 import { addFontCoverage, CodePointSet } from "./font-cmap.ts"
-import { fileReader, listFontFiles } from "./platform/files.ts"
+import { fileReader, listFontFiles, resolvePackageFile as fontFile } from "./platform/files.ts"
 
 /**
  * Caption fonts. The style fonts ship inside npm packages (OFL, via @expo-google-fonts, which are the
@@ -15,7 +15,6 @@ export interface CaptionFont {
   readonly file: string
 }
 
-const fontFile = (spec: string): string => new URL(import.meta.resolve(spec)).pathname
 
 const PLAYFAIR = "@expo-google-fonts/playfair-display"
 export const FONTS = {

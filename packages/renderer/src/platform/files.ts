@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { open, readdir, stat } from "node:fs/promises"
+import { createRequire } from "node:module"
 import { join } from "node:path"
 import type { ReadAt } from "../byte-reader.ts"
 
@@ -42,3 +43,6 @@ export const fileReader = <A>(path: string, use: (read: ReadAt) => Promise<A>): 
 
 export const fileSize = (path: string): Effect.Effect<number, unknown> =>
   Effect.tryPromise({ try: () => stat(path).then((s) => s.size), catch: (e) => e })
+
+/** Absolute path of a file shipped in an npm package (e.g. a font). */
+export const resolvePackageFile = (spec: string): string => createRequire(import.meta.url).resolve(spec)

@@ -1,0 +1,60 @@
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { type CallbackOutcome, Integrations } from "@pic2video/cluster/Integrations"
+import { Effect } from "effect"
+import { Api } from "../Api.ts"
+
+/**
+ * `GET /oauth/cloud_drive/callback` (decisions §7): where the provider sends the browser after the
+ * consent. It needs no key (the single-use state names the workspace) and answers a person, so
+ * every outcome is a small HTML page. The URL holds the authorization code: the pages are not
+ * cached and send no Referer onwards.
+ */
+const page = (status: number, title: string, text: string) =>
+  HttpServerResponse.text(
+    `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title></head>
+<body><h1>${title}</h1><p>${text}</p></body>
+</html>
+`,
+    {
+      status,
+      contentType: "text/html; charset=utf-8",
+      headers: { "cache-control": "no-store", "referrer-policy": "no-referrer", "x-content-type-options": "nosniff" }
+    }
+  )
+
+const pageFor = (outcome: CallbackOutcome) => {
+  switch (outcome._tag) {
+    case "Connected":
+      return page(200, "Drive connected", "Read-only access to your drive was granted. You can close this window.")
+    case "InvalidState":
+      return page(
+        400,
+        "Link expired or already used",
+        "This connection link is not valid any more. Start the connection again from your application."
+      )
+    case "Refused":
+      return page(
+        400,
+        "Drive not connected",
+        "Access to the drive was not granted. Start the connection again from your application."
+      )
+    case "Unavailable":
+      return page(
+        503,
+        "Drive provider unavailable",
+        "The drive provider could not be reached. Start the connection again in a few minutes."
+      )
+  }
+}
+
+export const layer = HttpApiBuilder.group(Api, "oauth", (handlers) =>
+  Effect.gen(function*() {
+    const integrations = yield* Integrations
+    return handlers.handle("callback", ({ urlParams }) =>
+      Effect.map(
+        integrations.completeConnect({ state: urlParams.state, code: urlParams.code, error: urlParams.error }),
+        pageFor
+      ))
+  }))

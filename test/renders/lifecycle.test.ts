@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expectError } from "../support/limits.ts"
+import { client, makeShared, startService, workspaceWithKey, type Service } from "../support/service.ts"
+import { type Api, createRender, downloadAndProbe, getRender, pollToEnd, renderFields, uploadPhoto } from "./helpers.ts"
+
+/**
+ * Render lifecycle details (spec "render", "States and transitions", GET/download; decisions §6):
+ * the statuses a poll sees, every field with its exact null, 404s that never reveal a foreign
+ * render, asset_unavailable before completion, exact download headers, and a probed MP4.
+ */
+let service: Service
+let api: Api
+let secret: string
+let other: Api
+let mediaId: string
+let foreignRenderId: string
+
+const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
+
+beforeAll(async () => {
+  service = await startService(await makeShared(), { RENDER_CONCURRENCY: "1" })
+  const [mine, theirs] = await Promise.all([workspaceWithKey(service.env), workspaceWithKey(service.env, { plan: "agency" })])
+  secret = mine.secret
+  api = client(service.baseUrl, secret)
+  other = client(service.baseUrl, theirs.secret)
+  mediaId = (await uploadPhoto(api)).id
+  const theirMedia = await uploadPhoto(other, "coffee.png")
+  foreignRenderId = (await createRender(other, { media_id: theirMedia.id, quote: "" })).id
+})
+
+afterAll(async () => {
+  await service?.stop()
+})
+
+/** Field-by-field shape of a render document that is not terminal yet. */
+const expectPending = (r: any, id: string) => {
+  expect(Object.keys(r).sort()).toEqual(renderFields)
+  expect(r).toMatchObject({ object: "render", id, type: "aesthetic_quote", asset: null, error: null, completed_at: null })
+  expect(["queued", "processing"]).toContain(r.status)
+  expect(Number.isInteger(r.progress)).toBe(true)
+  expect(r.progress).toBeGreaterThanOrEqual(0)
+  expect(r.progress).toBeLessThanOrEqual(100)
+  expect(r.created_at).toMatch(iso)
+  expect(r.updated_at).toMatch(iso)
+}
+
+describe("render lifecycle details", () => {
+  it("a render without Idempotency-Key or metadata: queued → processing → completed, exact nulls throughout", async () => {
+    const created = await createRender(api, { media_id: mediaId, quote: "Every field, every null" })
+    expect(Object.keys(created).sort()).toEqual(["id", "object", "status"])
+    expect(created.id).toMatch(/^rnd_[A-Za-z0-9]{20,}$/)
+
+    const first = await getRender(api, created.id)
+    expectPending(first, created.id)
+    expect(first.idempotency_key).toBeNull()
+    expect(first.metadata).toEqual({})
+
+    // the file is not there before completion: asset_unavailable (the render exists and is ours)
+    await expectError(await api.get(`/api/v1/renders/${created.id}/download`), 404, "asset_unavailable")
+
+    let lastProgress = 0
+    const { render, seen } = await pollToEnd(api, created.id, 120_000, (r) => {
+      if (r.status !== "completed") {
+        expectPending(r, created.id)
+        if (r.status === "queued") expect(r.progress).toBe(0)
+      }
+      expect(r.progress).toBeGreaterThanOrEqual(lastProgress)
+      lastProgress = r.progress
+      expect(r.idempotency_key).toBeNull()
+      expect(r.metadata).toEqual({})
+    })
+    expect(render.status, JSON.stringify(render)).toBe("completed")
+    // only these statuses, in this order (a fast poll may miss one, never reorder them)
+    const order = ["queued", "processing", "completed"]
+    expect(seen.every((s) => order.includes(s))).toBe(true)
+    expect(seen).toEqual([...seen].sort((a, b) => order.indexOf(a) - order.indexOf(b)))
+
+    expect(Object.keys(render).sort()).toEqual(renderFields)
+    expect(render.progress).toBe(100)
+    expect(render.error).toBeNull()
+    expect(render.completed_at).toMatch(iso)
+    expect(Date.parse(render.completed_at)).toBeGreaterThanOrEqual(Date.parse(render.created_at))
+    expect(Date.parse(render.updated_at)).toBeGreaterThanOrEqual(Date.parse(render.created_at))
+    expect(Object.keys(render.asset).sort()).toEqual(["byte_size", "content_type", "duration_sec", "expires_at", "height", "url", "width"])
+    expect(render.asset).toMatchObject({ expires_at: null, content_type: "video/mp4", width: 1080, height: 1920 })
+    expect(render.asset.url).toBe(`http://localhost:${service.env.PORT}/api/v1/renders/${created.id}/download`)
+    // decisions §6: duration_sec is the video's length (RENDER_SECONDS=1), not wall-clock time
+    expect(render.asset.duration_sec).toBeGreaterThan(0.5)
+    expect(render.asset.duration_sec).toBeLessThan(1.5)
+
+    const { bytes, probe } = await downloadAndProbe(api, created.id)
+    expect(bytes.length).toBe(render.asset.byte_size)
+    expect(probe.profile).toBe("High")
+    expect(probe.fps).toBeCloseTo(30, 0)
+    expect(probe.durationSec).toBeGreaterThan(0.5)
+    expect(probe.durationSec).toBeLessThan(1.5)
+
+    // re-download is free and identical; the asset url as given works with the same Authorization header
+    const again = await fetch(render.asset.url, { headers: { authorization: `Bearer ${secret}` } })
+    expect(again.status).toBe(200)
+    const second = new Uint8Array(await again.arrayBuffer())
+    expect(Buffer.from(second).equals(Buffer.from(bytes))).toBe(true)
+
+    // a terminal render stays as it is
+    const later = await getRender(api, created.id)
+    expect(later).toEqual(render)
+  })
+
+  it("echoes the Idempotency-Key and the metadata sent", async () => {
+    const metadata = { order: "A-17", count: 3, ratio: 0.5, vip: true, note: null, emoji: "✨🚀" }
+    const created = await createRender(api, { media_id: mediaId, quote: "", metadata }, { "idempotency-key": "lifecycle-echo-1" })
+    const r = await getRender(api, created.id)
+    expect(Object.keys(r).sort()).toEqual(renderFields)
+    expect(r.idempotency_key).toBe("lifecycle-echo-1")
+    expect(r.metadata).toEqual(metadata)
+    const { render } = await pollToEnd(api, created.id, 120_000)
+    expect(render.status).toBe("completed")
+    expect(render.idempotency_key).toBe("lifecycle-echo-1")
+    expect(render.metadata).toEqual(metadata)
+  })
+
+  it("unknown renders are 404 render_not_found on GET and download", async () => {
+    for (const id of ["rnd_AAAAAAAAAAAAAAAAAAAAAAAA", "rnd_x", "not-a-render-id", "00000000-0000-0000-0000-000000000000"]) {
+      await expectError(await api.get(`/api/v1/renders/${id}`), 404, "render_not_found")
+      await expectError(await api.get(`/api/v1/renders/${id}/download`), 404, "render_not_found")
+    }
+  })
+
+  it("a foreign render is 404 render_not_found on GET and download, never asset_unavailable, completed or not", async () => {
+    // right after creation (queued or processing): download must not reveal it with asset_unavailable
+    await expectError(await api.get(`/api/v1/renders/${foreignRenderId}`), 404, "render_not_found")
+    await expectError(await api.get(`/api/v1/renders/${foreignRenderId}/download`), 404, "render_not_found")
+    const { render } = await pollToEnd(other, foreignRenderId, 120_000)
+    expect(render.status).toBe("completed")
+    await expectError(await api.get(`/api/v1/renders/${foreignRenderId}`), 404, "render_not_found")
+    await expectError(await api.get(`/api/v1/renders/${foreignRenderId}/download`), 404, "render_not_found")
+    // and its owner can download it
+    await downloadAndProbe(other, foreignRenderId)
+  })
+})
