@@ -83,6 +83,7 @@ describe("bulk import from a drive folder", () => {
   })
 
   afterAll(async () => {
+    if (process.env.DEBUG_DRIVE) console.log(service?.output().slice(-20000))
     const code = await service?.stop()
     await emulator?.close()
     expect(code).toBe(0)

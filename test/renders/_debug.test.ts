@@ -11,7 +11,7 @@ it("debug", async () => {
   const f = await createRender(other, { media_id: tm.id, quote: "" })
   const a = await createRender(api, { media_id: m.id, quote: "Every field, every null" })
   let t = Date.now()
-  console.log("a", (await pollToEnd(api, a.id, 60000)).seen, Date.now() - t)
+  try { console.log("a", (await pollToEnd(api, a.id, 60000, (r) => console.log("A", r.status, r.progress, r.updated_at))).seen, Date.now() - t) } catch (e) { console.log(String(e)); console.log("F", JSON.stringify(await (await other.get("/api/v1/renders/" + f.id)).json())) }
   const metadata = { order: "A-17", count: 3, ratio: 0.5, vip: true, note: null, emoji: "✨🚀" }
   const b = await createRender(api, { media_id: m.id, quote: "", metadata }, { "idempotency-key": "lifecycle-echo-1" })
   t = Date.now()

@@ -63,7 +63,11 @@ export const begin = (apiKeyId: string, endpoint: string, key: string, fingerpri
     return taken.length > 0 ? { _tag: "New", recordId: Number(existing.id) } satisfies Begin : { _tag: "InProgress" } satisfies Begin
   }).pipe(Effect.orDie)
 
-/** Remembers a decided outcome, or forgets the record when the outcome is not remembered (§6). */
+/**
+ * Remembers a decided outcome. An outcome that is not remembered (§6: 5xx, 401/403/429 cannot
+ * reach here) releases the record instead, so the retry runs again under the same record: if the
+ * first attempt did charge after all, the retry finds its render rather than charging again.
+ */
 export const finish = (recordId: number, status: number, body: unknown) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -71,6 +75,6 @@ export const finish = (recordId: number, status: number, body: unknown) =>
       yield* sql`UPDATE idempotency_records SET status_code = ${status}, response = ${JSON.stringify(body ?? null)}::jsonb
         WHERE id = ${recordId}`
     } else {
-      yield* sql`DELETE FROM idempotency_records WHERE id = ${recordId} AND status_code IS NULL`
+      yield* sql`UPDATE idempotency_records SET locked_until = ${new Date()} WHERE id = ${recordId} AND status_code IS NULL`
     }
   }).pipe(Effect.orDie)

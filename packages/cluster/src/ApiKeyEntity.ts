@@ -22,7 +22,7 @@ export const Admission = Schema.Struct({
 export type Admission = typeof Admission.Type
 
 export class ChargeRefused extends Schema.TaggedError<ChargeRefused>()("ChargeRefused", {
-  code: Schema.Literal("spend_cap_reached", "quota_exceeded"),
+  code: Schema.Literal("spend_cap_reached", "quota_exceeded", "service_unavailable"),
   message: Schema.String
 }) {}
 
@@ -47,13 +47,16 @@ export const ApiKeyEntity = Entity.make("ApiKey", [
       metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
       idempotencyKey: Schema.NullOr(Schema.String),
       idempotencyRecordId: Schema.NullOr(Schema.Number),
-      captionBlobKey: Schema.NullOr(Schema.String)
+      captionBlobKey: Schema.NullOr(Schema.String),
+      /** epoch ms after which the caller has given up: the charge must not commit past it */
+      deadline: Schema.Number
     },
     success: ChargeResult,
     error: ChargeRefused
   })
 ])
 
+const tooLate = new ChargeRefused({ code: "service_unavailable", message: "the request timed out before it could be charged" })
 const capReached = new ChargeRefused({ code: "spend_cap_reached", message: "this key's 24-hour spend cap is used up" })
 
 export const layer = ApiKeyEntity.toLayer(
@@ -85,6 +88,7 @@ export const layer = ApiKeyEntity.toLayer(
       Charge: ({ payload }) =>
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
+          if (now > payload.deadline) return yield* Effect.fail(tooLate)
           if (payload.spendCap !== null && !SpendCap.mayCharge(payload.spendCap, yield* Ref.get(spent), now)) {
             // the window may be stale after refunds elsewhere: look again before refusing
             yield* Ref.set(spent, yield* loadSpend)
@@ -99,12 +103,17 @@ export const layer = ApiKeyEntity.toLayer(
             metadata: payload.metadata,
             idempotencyKey: payload.idempotencyKey,
             idempotencyRecordId: payload.idempotencyRecordId,
-            captionBlobKey: payload.captionBlobKey
+            captionBlobKey: payload.captionBlobKey,
+            deadline: payload.deadline
           }).pipe(
             Effect.provideService(SqlClient.SqlClient, sql),
             Effect.catchIf(
               (e): e is Errors.ApiFailure => e instanceof Errors.ApiFailure,
-              (e) => Effect.fail(new ChargeRefused({ code: e.code === "spend_cap_reached" ? "spend_cap_reached" : "quota_exceeded", message: e.message }))
+              (e) =>
+                Effect.fail(new ChargeRefused({
+                  code: e.code === "spend_cap_reached" || e.code === "quota_exceeded" ? e.code : "service_unavailable",
+                  message: e.message
+                }))
             )
           )
           if (result._tag === "Charged") {

@@ -109,6 +109,8 @@ export interface NewRender {
   readonly idempotencyKey: string | null
   readonly idempotencyRecordId: number | null
   readonly captionBlobKey: string | null
+  /** epoch ms: past it the caller has answered 503, so the charge must not commit */
+  readonly deadline: number
 }
 
 export type Charged =
@@ -173,6 +175,10 @@ export const charge = (r: NewRender) =>
             updated_at: now
           })}
           RETURNING *`
+        // the caller stops waiting at the deadline and then looks for this row: never commit later
+        if (Date.now() > r.deadline) {
+          return yield* Effect.fail(Errors.fail("service_unavailable", "the request timed out before it could be charged"))
+        }
         return { _tag: "Charged", row } satisfies Charged
       })
     ).pipe(Effect.catchTag("SqlError", Effect.die))

@@ -32,7 +32,7 @@ const ffmpegChildren = () => {
 }
 // it.effect runs on the TestClock; waiting for a real process needs real time.
 const realSleep = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
-const renderTemps = () => readdirSync(tmpdir()).filter((n) => n.startsWith("p2v-render-") && !n.startsWith("p2v-render-test-"))
+const renderTemps = () => readdirSync(tmpdir()).filter((n) => n.startsWith(`p2v-render-${process.pid}-`))
 
 const render = (job: Omit<RenderJob, "outPath" | "overlay"> & { quote?: string; name: string }) =>
   Effect.gen(function* () {

@@ -13,6 +13,8 @@ import { Principal } from "../Principal.ts"
 import { SqlClient } from "@effect/sql"
 
 const entityTimeout = "5 seconds"
+/** the charge must commit within this, or not at all; we wait a little longer before concluding */
+const chargeBudgetMillis = 4_000
 
 const notFound = (id: string) => Errors.fail("render_not_found", `no render ${id} for this account`)
 
@@ -53,6 +55,15 @@ export const layer = HttpApiBuilder.group(Api, "renders", (handlers) =>
         if (overlay !== null && captionBlobKey !== null) yield* blobs.putBytes(captionBlobKey, overlay)
 
         const { metadata, ...request } = payload
+        const deadline = Date.now() + chargeBudgetMillis
+        const unavailable = Errors.fail("service_unavailable", "the service is briefly unavailable; retry", { retryAfter: 2 })
+        // Timed out or unreachable: the entity cannot commit past the deadline, so after it the
+        // renders table tells for certain whether this render was charged.
+        const settle = Effect.gen(function*() {
+          yield* Effect.sleep(Math.max(0, deadline + 500 - Date.now()))
+          const row = yield* Renders.byId(renderId)
+          return row === undefined ? yield* Effect.fail(unavailable) : { renderId, charged: true }
+        })
         const charged = yield* keys(principal.keyId).Charge({
           renderId,
           workspaceId: principal.workspaceId,
@@ -62,17 +73,15 @@ export const layer = HttpApiBuilder.group(Api, "renders", (handlers) =>
           metadata: metadata ?? {},
           idempotencyKey: idempotencyKey ?? null,
           idempotencyRecordId: Option.getOrNull(yield* FiberRef.get(CurrentRecord)),
-          captionBlobKey
+          captionBlobKey,
+          deadline
         }).pipe(
           Effect.timeout(entityTimeout),
           Effect.catchTags({
-            ChargeRefused: (e) => Effect.fail(Errors.fail(e.code, e.message)),
-            TimeoutException: () => Effect.fail(Errors.fail("service_unavailable", "the service is briefly unavailable; retry", { retryAfter: 2 }))
+            ChargeRefused: (e) => e.code === "service_unavailable" ? settle : Effect.fail(Errors.fail(e.code, e.message)),
+            TimeoutException: () => settle
           }),
-          Effect.catchIf(
-            (e): e is Exclude<typeof e, Errors.ApiFailure> => !(e instanceof Errors.ApiFailure),
-            () => Effect.fail(Errors.fail("service_unavailable", "the service is briefly unavailable; retry", { retryAfter: 2 }))
-          ),
+          Effect.catchIf((e): e is Exclude<typeof e, Errors.ApiFailure> => !(e instanceof Errors.ApiFailure), () => settle),
           Effect.tapError(() => captionBlobKey === null ? Effect.void : blobs.remove(captionBlobKey))
         )
         if (!charged.charged && captionBlobKey !== null) yield* blobs.remove(captionBlobKey)

@@ -6,7 +6,8 @@ import { basename, dirname, join } from "node:path"
 /** A private temp directory that is removed with everything in it when the scope closes. */
 export const tempDir = (prefix: string): Effect.Effect<string, unknown, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.tryPromise({ try: () => mkdtemp(join(tmpdir(), prefix)), catch: (e) => e }),
+    // The pid in the name tells whose directory it is (tests check theirs are gone).
+    Effect.tryPromise({ try: () => mkdtemp(join(tmpdir(), `${prefix}${process.pid}-`)), catch: (e) => e }),
     (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
   )
 

@@ -1,0 +1,122 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Either, FastCheck as fc, Schema } from "effect"
+import { CreateImportBody, CreateRenderBody, ListLimit, UploadLabel, UploadTag } from "../src/Requests.ts"
+import { codePoints, TextOfLength } from "../src/Text.ts"
+
+/**
+ * Strict request bodies (spec "Endpoints": any field not listed is 422, explicitly `url`,
+ * `storage_path`, `preview_url`) and lengths in code points (decisions §6: an emoji is one).
+ */
+const decodeRender = Schema.decodeUnknownEither(CreateRenderBody)
+const decodeImport = Schema.decodeUnknownEither(CreateImportBody)
+
+const renderFields = [
+  "media_id", "quote", "render_type", "caption_style", "text_color", "text_size", "bold", "bold_outline", "page_theme",
+  "image_class", "sub_prompt", "render_prompt", "metadata"
+]
+const importFields = ["provider", "folder_id", "recursive"]
+
+const validRender = fc.record({
+  media_id: fc.uuid(),
+  quote: fc.string({ maxLength: 100 }),
+  caption_style: fc.constantFrom("quote", "meme"),
+  text_color: fc.constantFrom("white", "yellow", "pastel-yellow"),
+  bold: fc.boolean(),
+  metadata: fc.dictionary(fc.string({ minLength: 1, maxLength: 40 }), fc.oneof(fc.string({ maxLength: 50 }), fc.integer(), fc.boolean(), fc.constant(null)), { maxKeys: 20 })
+}, { requiredKeys: ["media_id"] })
+const validImport = fc.record({
+  provider: fc.constant("cloud_drive"),
+  folder_id: fc.stringMatching(/^[A-Za-z0-9_-]{1,60}$/),
+  recursive: fc.constant(false)
+}, { requiredKeys: ["provider", "folder_id"] })
+
+const value = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant({}), fc.constant([]))
+/** Adds the field as an own property, as JSON.parse would (so `__proto__` is a real key too). */
+const withField = (body: object, key: string, v: unknown) => JSON.parse(JSON.stringify(Object.fromEntries([...Object.entries(body), [key, v]])))
+const unknownKey = (known: Array<string>) =>
+  fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom("url", "storage_path", "preview_url", "__proto__", "constructor", "MEDIA_ID", "media_id "))
+    .filter((k) => !known.includes(k))
+
+describe("strict bodies", () => {
+  it.prop("valid render bodies decode", [validRender], ([body]) => {
+    expect(Either.isRight(decodeRender(body)), JSON.stringify(body)).toBe(true)
+  })
+
+  it.prop("a render body with any unknown field is refused", [validRender, unknownKey(renderFields), value], ([body, key, v]) => {
+    const withExtra = withField(body, key, v)
+    expect(Object.hasOwn(withExtra, key)).toBe(true)
+    expect(Either.isLeft(decodeRender(withExtra)), JSON.stringify(withExtra)).toBe(true)
+  })
+
+  it.prop("valid import bodies decode", [validImport], ([body]) => {
+    expect(Either.isRight(decodeImport(body)), JSON.stringify(body)).toBe(true)
+  })
+
+  it.prop("an import body with any unknown field is refused", [validImport, unknownKey(importFields), value], ([body, key, v]) => {
+    expect(Either.isLeft(decodeImport(withField(body, key, v)))).toBe(true)
+  })
+
+  it("the fields the spec names explicitly are refused", () => {
+    for (const key of ["url", "storage_path", "preview_url"]) {
+      expect(Either.isLeft(decodeRender({ media_id: "00000000-0000-4000-8000-000000000000", [key]: "x" }))).toBe(true)
+      expect(Either.isLeft(decodeImport({ provider: "cloud_drive", folder_id: "abc", [key]: "x" }))).toBe(true)
+    }
+  })
+
+  it.prop("a folder id is never a URL", [fc.webUrl()], ([url]) => {
+    expect(Either.isLeft(decodeImport({ provider: "cloud_drive", folder_id: url }))).toBe(true)
+  })
+
+  it("recursive: true is refused (reserved)", () => {
+    expect(Either.isLeft(decodeImport({ provider: "cloud_drive", folder_id: "abc", recursive: true }))).toBe(true)
+  })
+
+  it.prop("metadata: more than 20 keys or a nested value is refused", [fc.uniqueArray(fc.string({ minLength: 1, maxLength: 40 }), { minLength: 21, maxLength: 30 })], ([keys]) => {
+    const media_id = "00000000-0000-4000-8000-000000000000"
+    expect(Either.isLeft(decodeRender({ media_id, metadata: Object.fromEntries(keys.map((k) => [k, 1])) }))).toBe(true)
+    expect(Either.isLeft(decodeRender({ media_id, metadata: { [keys[0]]: { nested: true } } }))).toBe(true)
+    expect(Either.isLeft(decodeRender({ media_id, metadata: { [keys[0]]: [1] } }))).toBe(true)
+  })
+})
+
+describe("lengths count code points", () => {
+  const unit = fc.oneof(fc.constantFrom("a", "é", "😀", "🎞", "𝄞", "中", "ß"), fc.fullUnicode())
+  const text = fc.array(unit, { maxLength: 260 })
+
+  it.prop("TextOfLength(min, max) accepts exactly the strings of min..max code points", [text, fc.nat(60), fc.nat(260)], ([units, min, span]) => {
+    const s = units.join("")
+    const max = min + span
+    const n = [...s].length
+    expect(codePoints(s)).toBe(n)
+    expect(Either.isRight(Schema.decodeUnknownEither(TextOfLength(min, max))(s))).toBe(n >= min && n <= max)
+  })
+
+  it.prop("an emoji counts as one: quote 500, sub_prompt 150, render_prompt 200, page_theme 1..100, label 200, tag 1..50", [fc.constantFrom("😀", "🎞", "𝄞")], ([emoji]) => {
+    const media_id = "00000000-0000-4000-8000-000000000000"
+    const cases: Array<[string, number, number]> = [["quote", 0, 500], ["sub_prompt", 0, 150], ["render_prompt", 0, 200], ["page_theme", 1, 100]]
+    for (const [field, min, max] of cases) {
+      expect(Either.isRight(decodeRender({ media_id, [field]: emoji.repeat(max) })), `${field} at ${max}`).toBe(true)
+      expect(Either.isLeft(decodeRender({ media_id, [field]: emoji.repeat(max + 1) })), `${field} at ${max + 1}`).toBe(true)
+      if (min === 1) expect(Either.isLeft(decodeRender({ media_id, [field]: "" }))).toBe(true)
+    }
+    expect(Either.isRight(Schema.decodeUnknownEither(UploadLabel)(emoji.repeat(200)))).toBe(true)
+    expect(Either.isLeft(Schema.decodeUnknownEither(UploadLabel)(emoji.repeat(201)))).toBe(true)
+    expect(Either.isRight(Schema.decodeUnknownEither(UploadTag)(emoji.repeat(50)))).toBe(true)
+    expect(Either.isLeft(Schema.decodeUnknownEither(UploadTag)(emoji.repeat(51)))).toBe(true)
+    expect(Either.isLeft(Schema.decodeUnknownEither(UploadTag)(""))).toBe(true)
+  })
+})
+
+describe("list limit", () => {
+  it.prop("accepts exactly the integers 1..100 (no clamping)", [fc.oneof(fc.integer({ min: -1000, max: 1000 }).map(String), fc.string({ maxLength: 6 }), fc.double().map(String))], ([raw]) => {
+    const decoded = Schema.decodeUnknownEither(ListLimit)(raw)
+    const n = Number(raw)
+    const expected = raw.trim() !== "" && /^\d+$/.test(raw) && Number.isInteger(n) && n >= 1 && n <= 100
+    if (Either.isRight(decoded)) {
+      expect(decoded.right).toBe(n)
+      expect(decoded.right).toBeGreaterThanOrEqual(1)
+      expect(decoded.right).toBeLessThanOrEqual(100)
+    }
+    if (expected) expect(Either.isRight(decoded), raw).toBe(true)
+  })
+})
