@@ -72,7 +72,9 @@ describe("bulk import from a drive folder", () => {
     const at = await reservePort()
     emulator = await driveEmulatorFor(at.baseUrl)
     shared = await makeShared()
+    const t0 = Date.now()
     service = await startDriveService(shared, emulator, at)
+    if (process.env.DEBUG_DRIVE) console.log("start took", Date.now() - t0)
     ;[main, big, tight, other] = await Promise.all([
       connectedWorkspace(service, emulator),
       connectedWorkspace(service, emulator),
@@ -80,11 +82,14 @@ describe("bulk import from a drive folder", () => {
       connectedWorkspace(service, emulator, { workspaceArgs: ["--storage-budget-bytes", String(Math.floor(budgetFileBytes * 2.5))] }),
       workspaceWithKey(service.env)
     ])
+    if (process.env.DEBUG_DRIVE) console.log("workspaces took", Date.now() - t0)
   })
 
   afterAll(async () => {
     if (process.env.DEBUG_DRIVE) console.log(service?.output().slice(-20000))
+    const t0 = Date.now()
     const code = await service?.stop()
+    if (process.env.DEBUG_DRIVE) console.log("stop took", Date.now() - t0)
     await emulator?.close()
     expect(code).toBe(0)
   })

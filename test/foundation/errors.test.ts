@@ -45,7 +45,7 @@ const form = (parts: Array<[string, string | { bytes: Uint8Array; filename: stri
   const f = new FormData()
   for (const [name, value] of parts) {
     if (typeof value === "string") f.append(name, value)
-    else f.append(name, new Blob([value.bytes], value.type === undefined ? {} : { type: value.type }), value.filename)
+    else f.append(name, new Blob([new Uint8Array(value.bytes)], value.type === undefined ? {} : { type: value.type }), value.filename)
   }
   return f
 }
@@ -103,7 +103,7 @@ describe("invalid_request (route and body, decisions §4.1 and §4.7)", () => {
       ["POST", "/openapi.json", "GET"]
     ]
     for (const [method, path, allow] of cases) {
-      for (const headers of [{}, { authorization: bearer(main.secret) }]) {
+      for (const headers of [{}, { authorization: bearer(main.secret) }] as Array<Record<string, string>>) {
         const res = await fetch(`${base}${path}`, { method, headers })
         const body = await expectError(res, 405, "invalid_request")
         const allowed = (res.headers.get("allow") ?? "").split(",").map((s) => s.trim()).sort()

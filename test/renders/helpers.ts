@@ -4,7 +4,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { expect } from "vitest"
-import { client, photo, waitFor } from "../support/service.ts"
+import { client, photo, type Service, waitFor } from "../support/service.ts"
 
 /**
  * Helpers for the render suite (issue #4): polling a render to its end, probing the produced MP4,
@@ -51,12 +51,16 @@ export const usedOf = async (api: Api) => {
 export const pollToEnd = async (api: Api, id: string, timeoutMs: number, onPoll?: (render: any) => void) => {
   const seen: Array<string> = []
   let render: any
-  await waitFor(async () => {
-    render = await getRender(api, id)
-    onPoll?.(render)
-    if (seen[seen.length - 1] !== render.status) seen.push(render.status)
-    return terminal.has(render.status)
-  }, timeoutMs, `render ${id} to finish`)
+  try {
+    await waitFor(async () => {
+      render = await getRender(api, id)
+      onPoll?.(render)
+      if (seen[seen.length - 1] !== render.status) seen.push(render.status)
+      return terminal.has(render.status)
+    }, timeoutMs, `render ${id} to finish`)
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; statuses seen ${JSON.stringify(seen)}; last ${JSON.stringify(render)}`)
+  }
   return { render, seen }
 }
 
@@ -136,3 +140,17 @@ export const findEncoder = async (pids: ReadonlyArray<number>, timeoutMs: number
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** SIGTERM (or the given signal); a process still alive after `graceMs` is SIGKILLed and its log tail reported. */
+export const stopOrKill = async (service: Service | undefined, graceMs = 30_000, signal: NodeJS.Signals = "SIGTERM") => {
+  if (service === undefined || service.process.exitCode !== null || service.process.signalCode !== null) return
+  let hung = false
+  const timer = setTimeout(() => {
+    hung = true
+    service.process.kill("SIGKILL")
+  }, graceMs)
+  await service.stop(signal)
+  clearTimeout(timer)
+  if (hung) console.error(`service pid ${service.process.pid} did not exit within ${graceMs} ms of ${signal}; log tail:\n${service.output().slice(-5000)}`)
+  return hung
+}

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError } from "../support/limits.ts"
 import { client, makeShared, startService, workspaceWithKey, type Service } from "../support/service.ts"
-import { type Api, createRender, downloadAndProbe, getRender, pollToEnd, renderFields, uploadPhoto } from "./helpers.ts"
+import { type Api, createRender, stopOrKill, downloadAndProbe, getRender, pollToEnd, renderFields, uploadPhoto } from "./helpers.ts"
 
 /**
  * Render lifecycle details (spec "render", "States and transitions", GET/download; decisions §6):
@@ -29,7 +29,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await service?.stop()
+  await stopOrKill(service)
 })
 
 /** Field-by-field shape of a render document that is not terminal yet. */
@@ -59,7 +59,7 @@ describe("render lifecycle details", () => {
     await expectError(await api.get(`/api/v1/renders/${created.id}/download`), 404, "asset_unavailable")
 
     let lastProgress = 0
-    const { render, seen } = await pollToEnd(api, created.id, 120_000, (r) => {
+    const { render, seen } = await pollToEnd(api, created.id, 200_000, (r) => {
       if (r.status !== "completed") {
         expectPending(r, created.id)
         if (r.status === "queued") expect(r.progress).toBe(0)
@@ -104,7 +104,7 @@ describe("render lifecycle details", () => {
     // a terminal render stays as it is
     const later = await getRender(api, created.id)
     expect(later).toEqual(render)
-  })
+  }, 240_000)
 
   it("echoes the Idempotency-Key and the metadata sent", async () => {
     const metadata = { order: "A-17", count: 3, ratio: 0.5, vip: true, note: null, emoji: "✨🚀" }
@@ -113,11 +113,11 @@ describe("render lifecycle details", () => {
     expect(Object.keys(r).sort()).toEqual(renderFields)
     expect(r.idempotency_key).toBe("lifecycle-echo-1")
     expect(r.metadata).toEqual(metadata)
-    const { render } = await pollToEnd(api, created.id, 120_000)
+    const { render } = await pollToEnd(api, created.id, 200_000)
     expect(render.status).toBe("completed")
     expect(render.idempotency_key).toBe("lifecycle-echo-1")
     expect(render.metadata).toEqual(metadata)
-  })
+  }, 240_000)
 
   it("unknown renders are 404 render_not_found on GET and download", async () => {
     for (const id of ["rnd_AAAAAAAAAAAAAAAAAAAAAAAA", "rnd_x", "not-a-render-id", "00000000-0000-0000-0000-000000000000"]) {
@@ -130,11 +130,11 @@ describe("render lifecycle details", () => {
     // right after creation (queued or processing): download must not reveal it with asset_unavailable
     await expectError(await api.get(`/api/v1/renders/${foreignRenderId}`), 404, "render_not_found")
     await expectError(await api.get(`/api/v1/renders/${foreignRenderId}/download`), 404, "render_not_found")
-    const { render } = await pollToEnd(other, foreignRenderId, 120_000)
+    const { render } = await pollToEnd(other, foreignRenderId, 200_000)
     expect(render.status).toBe("completed")
     await expectError(await api.get(`/api/v1/renders/${foreignRenderId}`), 404, "render_not_found")
     await expectError(await api.get(`/api/v1/renders/${foreignRenderId}/download`), 404, "render_not_found")
     // and its owner can download it
     await downloadAndProbe(other, foreignRenderId)
-  })
+  }, 240_000)
 })

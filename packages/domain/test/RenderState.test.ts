@@ -14,7 +14,7 @@ const event: fc.Arbitrary<RenderEvent> = fc.oneof(
   fc.constant({ _tag: "Started" } as const),
   percent.map((p) => ({ _tag: "Progressed", percent: p }) as const),
   fc.constant({ _tag: "Finished" } as const),
-  fc.constantFrom("render_failed", "render_timeout", "render_rejected").map((code) => ({ _tag: "Failed", code }) as const),
+  fc.constantFrom("render_failed" as const, "render_timeout" as const, "render_rejected" as const).map((code) => ({ _tag: "Failed", code }) as const),
   fc.constant({ _tag: "Canceled" } as const)
 )
 

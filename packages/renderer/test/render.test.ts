@@ -54,7 +54,7 @@ layer(Renderer.layer())("renderVideo", (it) => {
           photo: REAL.hubble,
           quote: "The universe is under no obligation to make sense to you.",
           seconds: 8,
-          onProgress: (done, total) => Ref.update(calls, (c) => [...c, [done, total]])
+          onProgress: (done, total) => Ref.update(calls, (c): Array<[number, number]> => [...c, [done, total]])
         })
         expect(result).toEqual({
           duration_sec: expect.closeTo(8, 1),
