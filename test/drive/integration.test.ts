@@ -74,7 +74,7 @@ describe("cloud-drive integration", () => {
   afterAll(async () => {
     const codes = await Promise.all([service?.stop(), unconfigured?.stop()])
     await emulator?.close()
-    expect(codes).toEqual([0, 0])
+    expect(codes, `${service?.output().slice(-3000)}\n${unconfigured?.output().slice(-3000)}`).toEqual([0, 0])
   })
 
   it("connect without an OAuth client configured is 503 service_unavailable", async () => {
@@ -230,6 +230,29 @@ describe("cloud-drive integration", () => {
     await expectError(await api.get("/api/v1/integrations/cloud/folders"), 409, "integration_not_connected")
     await expectError(await createImport(api, folder), 409, "integration_not_connected")
     await expectError(await api.del("/api/v1/integrations/cloud"), 409, "integration_not_connected")
+  })
+
+  it("refreshes an expired access token and stores the refreshed tokens, encrypted", async () => {
+    const api = client(service.baseUrl, a.secret)
+    const stored = async () => {
+      const db = new pg.Client({ connectionString: shared.databaseUrl })
+      await db.connect()
+      try {
+        return (await db.query(`SELECT tokens_ciphertext FROM integrations WHERE workspace_id = $1`, [a.workspace.id])).rows[0]?.tokens_ciphertext
+      } finally {
+        await db.end()
+      }
+    }
+    const before = await stored()
+    const issued = emulator.issuedTokens().accessTokens.length
+    emulator.expireAccessTokens()
+    await json(await api.get("/api/v1/integrations/cloud/folders"), 200)
+    expect(emulator.issuedTokens().accessTokens.length).toBe(issued + 1)
+    const after = await stored()
+    expect(after).not.toBe(before)
+    // the next call uses the stored, refreshed token: no second refresh
+    await json(await api.get("/api/v1/integrations/cloud/folders"), 200)
+    expect(emulator.issuedTokens().accessTokens.length).toBe(issued + 1)
   })
 
   it("keeps tokens encrypted at rest and out of every body and log line", async () => {

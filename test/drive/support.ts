@@ -1,7 +1,7 @@
 import sharp from "sharp"
 import { expect } from "vitest"
 import { startDriveEmulator, type DriveEmulator } from "../support/drive-emulator.ts"
-import { client, freePort, startService, waitFor, workspaceWithKey, type Service, type Shared } from "../support/service.ts"
+import { client, freePort, startService, workspaceWithKey, type Service, type Shared } from "../support/service.ts"
 
 /**
  * Shared steps of the drive suite: a service wired to the drive emulator, the consent a person
@@ -65,18 +65,19 @@ export const createImport = (api: Api, folderId: string, headers?: Record<string
 
 export const terminal = new Set(["completed", "partial", "failed"])
 
-/** Polls the import until it is terminal and returns the document. */
+/** Polls the import (every 250 ms) until it is terminal and returns the document. */
 export const waitForImport = async (api: Api, id: string, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs
   let last: any
-  await waitFor(async () => {
+  while (Date.now() < deadline) {
     const r = await api.get(`/api/v1/media/imports/${id}`)
-    if (r.status !== 200) throw new Error(`GET import: ${r.status} ${await r.text()}`)
-    last = await r.json()
-    return terminal.has(last.status)
-  }, timeoutMs, `import ${id} to end`).catch((e) => {
-    throw new Error(`${(e as Error).message}; last seen: ${JSON.stringify(last)?.slice(0, 800)}`)
-  })
-  return last
+    const text = await r.text()
+    if (r.status !== 200) throw new Error(`GET import ${id}: ${r.status} ${text}`)
+    last = JSON.parse(text)
+    if (terminal.has(last.status)) return last
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  throw new Error(`import ${id} did not end within ${timeoutMs} ms; last seen: ${JSON.stringify(last)?.slice(0, 800)}`)
 }
 
 /** Every media of the workspace (pages followed). */
@@ -137,5 +138,3 @@ export const allTokens = (emulator: DriveEmulator) => {
 export const expectNoToken = (text: string, emulator: DriveEmulator) => {
   for (const token of allTokens(emulator)) expect(text.includes(token), "a drive token leaked").toBe(false)
 }
-
-export { waitFor }

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError, expectNoRateLimitHeaders, expectOk, expectRateLimitHeaders } from "../support/limits.ts"
 import { admin, makeShared, photo, startService, type Service } from "../support/service.ts"
 import { type Admin, inProcessAdmin, keyed, type Keyed } from "./admin.ts"
-import { multipart, rawRequest } from "./http.ts"
-import { maxUploadBytes, pngOfSize, solid, svg, text } from "./photos.ts"
+import { multipart, rawRequest, uploadAlone } from "./http.ts"
+import { maxUploadBytes, pngBomb, pngOfSize, solid, svg, text } from "./photos.ts"
 
 /**
  * One test per error code the media/system surface and the generic pipeline can produce
@@ -247,6 +247,9 @@ describe("account gates (decisions §4.3)", () => {
   it("order: tenant_inactive before api_disabled before tier_not_eligible, applied live after key creation", async () => {
     const ws = gated.workspace.id
     const probe = () => get("/api/v1/media", bearer(gated.secret))
+    const revokedHere = await ops.ok("key", "create", ws, "--scopes", "media:read")
+    await ops.ok("key", "revoke", revokedHere.id)
+    const expiredHere = await ops.ok("key", "create", ws, "--scopes", "media:read", "--expires-at", "2020-01-01T00:00:00Z")
     await expectOk(await probe())
     await ops.ok("workspace", "update", ws, "--plan", "free")
     await expectError(await probe(), 403, "tier_not_eligible")
@@ -256,8 +259,11 @@ describe("account gates (decisions §4.3)", () => {
     const inactive = await probe()
     await expectError(inactive, 403, "tenant_inactive")
     expectNoRateLimitHeaders(inactive)
-    // a revoked key of an inactive account: the key's own standing is reported first
+    // gates apply only once the secret verified
     await expectError(await get("/api/v1/media", bearer(wrongSecret(gated.secret))), 401, "invalid_api_key")
+    // the key's own standing (revoked, expired) is reported before the account gates
+    await expectError(await get("/api/v1/media", bearer(revokedHere.secret)), 401, "api_key_revoked")
+    await expectError(await get("/api/v1/media", bearer(expiredHere.secret)), 401, "api_key_expired")
     await ops.ok("workspace", "update", ws, "--status", "active", "--api-enabled", "true", "--plan", "studio")
     await expectOk(await probe())
   })
@@ -408,6 +414,14 @@ describe("unsupported_media_type (decisions §5)", () => {
     }
   })
 
+  it("an image over 100 megapixels is 415 (a 144 MP PNG bomb of 18 KB), and the service stays healthy", async () => {
+    const bomb = pngBomb(12000, 12000)
+    const started = Date.now()
+    await expectError(await postForm(main.secret, form([["file", { bytes: bomb, filename: "bomb.png" }]])), 415, "unsupported_media_type")
+    expect(Date.now() - started).toBeLessThan(20_000)
+    expect((await get("/readyz")).status).toBe(200)
+  })
+
   it("PNG bytes labelled as JPEG (file name or part Content-Type) are 415, naming both types", async () => {
     for (const file of [
       { bytes: png, filename: "photo.jpg" },
@@ -443,22 +457,18 @@ describe("payload_too_large (decisions §5)", () => {
 
   it("exactly 15,728,640 bytes of valid PNG is accepted; one byte more is 413", async () => {
     const exact = await pngOfSize(maxUploadBytes)
-    const media = await expectOk(await postForm(main.secret, form([["file", { bytes: exact, filename: "big.png" }]])), 201)
+    // each on a connection of its own: how the server treats a connection after a big upload is tested below
+    const media = await expectOk(await uploadAlone(base, main.secret, { bytes: exact, filename: "big.png", type: "image/png" }), 201)
     expect(media).toMatchObject({ mime_type: "image/png", file_size_bytes: maxUploadBytes })
     const over = await pngOfSize(maxUploadBytes + 1)
-    await expectError(await postForm(main.secret, form([["file", { bytes: over, filename: "big.png" }]])), 413, "payload_too_large")
+    const refused = await uploadAlone(base, main.secret, { bytes: over, filename: "big.png", type: "image/png" })
+    await expectError(refused, 413, "payload_too_large")
+    expectRateLimitHeaders(refused)
   })
 
   it("an upload far over the limit is 413 too (cut off, on its own connection)", async () => {
-    const huge = multipart([{ name: "file", filename: "huge.png", type: "image/png", bytes: await pngOfSize(maxUploadBytes + 2 * 1024 * 1024) }])
-    const res = await rawRequest(`${base}/api/v1/media`, {
-      method: "POST",
-      headers: { authorization: bearer(main.secret), "content-type": huge.contentType },
-      body: huge.body
-    })
-    expect(res.status, res.text).toBe(413)
-    expect(JSON.parse(res.text)).toMatchObject({ error: { code: "payload_too_large" } })
-    expect(res.headers["x-request-id"]).toBe(JSON.parse(res.text).request_id)
+    const huge = await pngOfSize(maxUploadBytes + 2 * 1024 * 1024)
+    await expectError(await uploadAlone(base, main.secret, { bytes: huge, filename: "huge.png", type: "image/png" }), 413, "payload_too_large")
   })
 
   it("after cutting off an oversized upload the connection is closed or still usable (a keep-alive client is not left hanging)", async () => {

@@ -48,3 +48,23 @@ export const multipart = (parts: Array<{ name: string; value: string } | { name:
   chunks.push(Buffer.from(`--${boundary}--\r\n`))
   return { contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.concat(chunks) }
 }
+
+/** A RawResponse as a fetch Response, for the shared assertions. */
+export const asResponse = (r: RawResponse) => {
+  const headers = new Headers()
+  for (const [k, v] of Object.entries(r.headers)) {
+    if (v === undefined) continue
+    for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one)
+  }
+  return new Response(r.text, { status: r.status, headers })
+}
+
+/** POST /api/v1/media on a connection of its own (big bodies the server may stop reading). */
+export const uploadAlone = async (baseUrl: string, secret: string, file: { bytes: Uint8Array; filename: string; type?: string }) => {
+  const form = multipart([{ name: "file", ...file }])
+  return asResponse(await rawRequest(`${baseUrl}/api/v1/media`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${secret}`, "content-type": form.contentType },
+    body: form.body
+  }))
+}

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError, expectOk, expectRateLimitHeaders } from "../support/limits.ts"
 import { client, makeShared, photo, startService, waitFor, type Service } from "../support/service.ts"
 import { type Admin, inProcessAdmin, keyed, type Keyed } from "./admin.ts"
-import { animatedGif, exifRotatedJpegWithGps, hasTiffTag, solid } from "./photos.ts"
+import { animatedGif, animatedWebp, exifRotatedJpegWithGps, hasTiffTag, solid } from "./photos.ts"
 
 /**
  * The media library's details (spec GET/POST /api/v1/media, preview; decisions §5): document
@@ -240,6 +240,18 @@ describe("previews", () => {
     expect(m).toMatchObject({ mime_type: "image/gif", file_size_bytes: gifBytes.length })
     expect(await settled(owner, m.id)).toMatchObject({ width: 40, height: 30 })
     const p = await fetchPreview(owner, m.id)
+    const meta = await sharp(p.bytes).metadata()
+    expect([meta.width, meta.height]).toEqual([40, 30])
+  })
+
+  it("an animated WebP is accepted whole too", async () => {
+    const webp = await animatedWebp(40, 30)
+    expect((await sharp(webp).metadata()).pages).toBe(2)
+    const m = await upload(owner, webp, { filename: "anim.webp" })
+    expect(m).toMatchObject({ mime_type: "image/webp", file_size_bytes: webp.length })
+    expect(await settled(owner, m.id)).toMatchObject({ width: 40, height: 30 })
+    const p = await fetchPreview(owner, m.id)
+    expect(p.contentType).toBe("image/webp")
     const meta = await sharp(p.bytes).metadata()
     expect([meta.width, meta.height]).toEqual([40, 30])
   })

@@ -1,3 +1,4 @@
+import { deflateSync } from "node:zlib"
 import sharp from "sharp"
 
 /**
@@ -93,3 +94,31 @@ export const svg = new TextEncoder().encode(
 )
 
 export const text = new TextEncoder().encode("this is plain text, not a photo\n".repeat(20))
+
+/**
+ * A decompression bomb: a valid 1-bit greyscale PNG of `width`×`height` (e.g. 20000×20000 = 400 MP)
+ * whose all-zero pixel data deflates to a few tens of kilobytes.
+ */
+export const pngBomb = (width: number, height: number) => {
+  const ihdr = Buffer.alloc(13)
+  ihdr.writeUInt32BE(width, 0)
+  ihdr.writeUInt32BE(height, 4)
+  ihdr[8] = 1 // bit depth
+  ihdr[9] = 0 // greyscale
+  const row = 1 + Math.ceil(width / 8) // filter byte + packed pixels
+  const raw = Buffer.alloc(row * height) // zeros: filter 0, black pixels
+  const idat = deflateSync(raw, { level: 9 })
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk("IHDR", ihdr),
+    pngChunk("IDAT", idat),
+    pngChunk("IEND", new Uint8Array(0))
+  ])
+}
+
+/** A two-frame animated WebP. */
+export const animatedWebp = async (width: number, height: number) => {
+  const frame = (r: number, b: number) =>
+    sharp({ create: { width, height, channels: 3, background: { r, g: 0, b } } }).png().toBuffer()
+  return sharp([await frame(255, 0), await frame(0, 255)], { join: { animated: true } } as any).webp({ loop: 0 }).toBuffer()
+}

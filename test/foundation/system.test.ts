@@ -1,9 +1,10 @@
+import * as http from "node:http"
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectNoRateLimitHeaders } from "../support/limits.ts"
-import { makeShared, startService, type Service } from "../support/service.ts"
+import { makeShared, startService, waitFor, type Service } from "../support/service.ts"
 import { inProcessAdmin, keyed } from "./admin.ts"
-import { multipart, rawRequest } from "./http.ts"
+import { multipart } from "./http.ts"
 import { pngOfSize } from "./photos.ts"
 
 /**
@@ -150,17 +151,37 @@ describe("SIGTERM", () => {
     const ops = inProcessAdmin(service.env)
     const { secret } = await keyed(ops, "studio")
     await ops.dispose()
-    const big = multipart([{ name: "file", filename: "big.png", type: "image/png", bytes: await pngOfSize(12 * 1024 * 1024) }])
-    const inFlight = rawRequest(`${service.baseUrl}/api/v1/media`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${secret}`, "content-type": big.contentType },
-      body: big.body
-    }).catch((e: Error) => ({ status: 0, headers: {}, text: e.message }))
-    await new Promise((r) => setTimeout(r, 150))
-    const code = await service.stop("SIGTERM")
-    expect(code).toBe(0)
+    const big = multipart([{ name: "file", filename: "big.png", type: "image/png", bytes: await pngOfSize(4 * 1024 * 1024) }])
+    // the request is under way (headers and a first part of the body sent) when the signal arrives;
+    // the rest of the body follows after it
+    let exitCode: number | null = null
+    let socketReady!: () => void
+    const connected = new Promise<void>((r) => (socketReady = r))
+    const inFlight = new Promise<{ status: number; text: string }>((resolve) => {
+      const req = http.request(`${service.baseUrl}/api/v1/media`, {
+        method: "POST",
+        agent: false,
+        headers: { authorization: `Bearer ${secret}`, "content-type": big.contentType, "content-length": String(big.body.length) }
+      }, (res) => {
+        let text = ""
+        res.on("data", (d) => (text += d))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }))
+      })
+      req.on("error", (e) => resolve({ status: 0, text: e.message }))
+      req.on("socket", (s) => s.once("connect", () => socketReady()))
+      req.write(big.body.subarray(0, 1024 * 1024))
+      void connected.then(async () => {
+        await new Promise((r) => setTimeout(r, 300))
+        const stopped = service.stop("SIGTERM")
+        await new Promise((r) => setTimeout(r, 200))
+        req.end(big.body.subarray(1024 * 1024))
+        exitCode = await stopped
+      })
+    })
     const upload = await inFlight
     expect(upload.status, upload.text).toBe(201)
+    await waitFor(async () => exitCode !== null, 30_000, "the service to exit")
+    expect(exitCode).toBe(0)
     // nothing listens any more
     const port = Number(new URL(service.baseUrl).port)
     const refused = await new Promise<boolean>((resolve) => {

@@ -1,25 +1,25 @@
 import { it } from "vitest"
-import { client, makeShared, startService, workspaceWithKey } from "../support/service.ts"
-import { uploadPhoto, createRender, pollToEnd } from "./helpers.ts"
+import { adminOk, client, makeShared, startService, workspaceWithKey } from "../support/service.ts"
+import { uploadPhoto, createRender, findEncoder, getRender, isEncoding } from "./helpers.ts"
 it("debug", async () => {
-  const service = await startService(await makeShared(), { RENDER_CONCURRENCY: "1" })
-  const [mine, theirs] = await Promise.all([workspaceWithKey(service.env), workspaceWithKey(service.env, { plan: "agency" })])
-  const api = client(service.baseUrl, mine.secret)
-  const other = client(service.baseUrl, theirs.secret)
+  const slow = await startService(await makeShared(), { RENDER_CONCURRENCY: "1", RENDER_SECONDS: "12" })
+  const { secret } = await workspaceWithKey(slow.env)
+  const api = client(slow.baseUrl, secret)
   const m = await uploadPhoto(api)
-  const tm = await uploadPhoto(other, "coffee.png")
-  const f = await createRender(other, { media_id: tm.id, quote: "" })
-  const a = await createRender(api, { media_id: m.id, quote: "Every field, every null" })
-  let t = Date.now()
-  try { console.log("a", (await pollToEnd(api, a.id, 60000, (r) => console.log("A", r.status, r.progress, r.updated_at))).seen, Date.now() - t) } catch (e) { console.log(String(e)); console.log("F", JSON.stringify(await (await other.get("/api/v1/renders/" + f.id)).json())) }
-  const metadata = { order: "A-17", count: 3, ratio: 0.5, vip: true, note: null, emoji: "✨🚀" }
-  const b = await createRender(api, { media_id: m.id, quote: "", metadata }, { "idempotency-key": "lifecycle-echo-1" })
-  t = Date.now()
-  try { console.log("b", (await pollToEnd(api, b.id, 40000, (r) => console.log(r.status, r.progress, r.updated_at))).seen, Date.now() - t) } catch (e) { console.log(String(e)) }
-  t = Date.now()
-  const stopP = service.stop()
-  const to = setTimeout(() => { console.log("STOP HANG"); service.process.kill("SIGKILL") }, 20000)
-  console.log("exit", await stopP, Date.now() - t)
-  clearTimeout(to)
-  console.log(service.output().slice(-8000))
-}, 200000)
+  const a = await createRender(api, { media_id: m.id, quote: "" })
+  const b = await createRender(api, { media_id: m.id, quote: "" })
+  await findEncoder([slow.process.pid!], 120000)
+  await adminOk(slow.env, "render", "cancel", a.id)
+  const t0 = Date.now()
+  let last = ""
+  while (Date.now() - t0 < 150000) {
+    const ra = await getRender(api, a.id), rb = await getRender(api, b.id)
+    const line = `A ${ra.status} ${ra.progress} | B ${rb.status} ${rb.progress} | enc=${await isEncoding(slow.process.pid!)}`
+    if (line !== last) console.log(Date.now() - t0, line)
+    last = line
+    if (rb.status === "processing") break
+    await new Promise((r) => setTimeout(r, 500))
+  }
+  slow.process.kill("SIGKILL")
+  console.log(slow.output().split("\n").filter((l) => !l.includes("eprecation")).slice(-30).join("\n"))
+}, 300000)

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError } from "../support/limits.ts"
-import { client, makeShared, startService, workspaceWithKey, type Service } from "../support/service.ts"
-import { type Api, createRender, stopOrKill, downloadAndProbe, getRender, pollToEnd, renderFields, uploadPhoto } from "./helpers.ts"
+import { adminOk, client, makeShared, startService, waitFor, workspaceWithKey, type Service } from "../support/service.ts"
+import { type Api, createRender, downloadAndProbe, findEncoder, getRender, pollToEnd, renderFields, stopOrKill, uploadPhoto, usedOf } from "./helpers.ts"
 
 /**
  * Render lifecycle details (spec "render", "States and transitions", GET/download; decisions §6):
@@ -136,5 +136,41 @@ describe("render lifecycle details", () => {
     await expectError(await api.get(`/api/v1/renders/${foreignRenderId}/download`), 404, "render_not_found")
     // and its owner can download it
     await downloadAndProbe(other, foreignRenderId)
+  }, 240_000)
+})
+
+describe("canceling a render that is processing", () => {
+  let slow: Service | undefined
+  afterAll(async () => {
+    await stopOrKill(slow, 1_000, "SIGKILL")
+  })
+
+  it("ends it canceled and refunded, stops its work and frees the slot for the next queued render", async () => {
+    // long renders and one slot, so a render that kept encoding after the cancel would hold the slot for a while
+    slow = await startService(await makeShared(), { RENDER_CONCURRENCY: "1", RENDER_SECONDS: "12" })
+    const { secret: s } = await workspaceWithKey(slow.env)
+    const sapi = client(slow.baseUrl, s)
+    const media = (await uploadPhoto(sapi)).id
+    const first = await createRender(sapi, { media_id: media, quote: "" })
+    const second = await createRender(sapi, { media_id: media, quote: "" })
+    expect(await usedOf(sapi)).toBe(2)
+    await findEncoder([slow.process.pid!], 120_000)
+    expect((await getRender(sapi, first.id)).status).toBe("processing")
+    expect((await getRender(sapi, second.id)).status).toBe("queued")
+
+    const canceled = await adminOk(slow.env, "render", "cancel", first.id)
+    const canceledAt = Date.now()
+    expect(canceled).toMatchObject({ id: first.id, status: "canceled", asset: null, error: { code: "render_canceled" } })
+    expect(await usedOf(sapi)).toBe(1)
+    // "the running render sees it is no longer processing at its next progress step and stops" (Cli.ts):
+    // progress is written every 500 ms, so the next render must get the slot within seconds
+    await waitFor(async () => (await getRender(sapi, second.id)).status === "processing", 20_000,
+      "the next queued render to start after the processing one was canceled").catch((e) => {
+      throw new Error(`${(e as Error).message} (${Date.now() - canceledAt} ms after the cancel)`)
+    })
+    const after = await getRender(sapi, first.id)
+    expect(after).toMatchObject({ status: "canceled", asset: null, error: { code: "render_canceled" } })
+    expect(after.completed_at).not.toBeNull()
+    await expectError(await sapi.get(`/api/v1/renders/${first.id}/download`), 404, "asset_unavailable")
   }, 240_000)
 })

@@ -153,10 +153,11 @@ export class IntegrationsGroup extends HttpApiGroup.make("integrations")
 export class OAuthGroup extends HttpApiGroup.make("oauth")
   .add(
     HttpApiEndpoint.get("callback", "/oauth/cloud_drive/callback")
+      // a repeated parameter is not refused here: the handler answers it with the HTML 400 page
       .setUrlParams(Schema.Struct({
-        code: Schema.optional(Schema.String),
-        state: Schema.optional(Schema.String),
-        error: Schema.optional(Schema.String)
+        code: Schema.optional(StringOrStrings),
+        state: Schema.optional(StringOrStrings),
+        error: Schema.optional(StringOrStrings)
       }))
       .addSuccess(HttpApiSchema.Text({ contentType: "text/html" }))
       .addError(HttpApiSchema.Text({ contentType: "text/html" }), { status: 400 })

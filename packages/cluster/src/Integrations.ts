@@ -1,9 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { Errors } from "@pic2video/domain"
-import { Config, Context, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Context, Data, Duration, Effect, Layer, Option, Predicate, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { DriveApi, type DriveSession } from "./drive/DriveApi.ts"
-import type { DriveError, UnknownFolder } from "./drive/Errors.ts"
+import type { PlatformError } from "@effect/platform/Error"
+import { DriveApi, type DriveFile, type DriveFolder, type DriveSession, type FolderPage } from "./drive/DriveApi.ts"
+import type { DriveError, FileTooLarge, InvalidGrant, Unauthorized, UnknownFile, UnknownFolder } from "./drive/Errors.ts"
 import { DriveOAuth } from "./drive/OAuth.ts"
 import { defaults as retryDefaults, DriveRetryPolicy, type DriveRetryPolicyShape } from "./drive/Retry.ts"
 import { TokenCipher } from "./drive/TokenCipher.ts"
@@ -29,26 +30,22 @@ export const stateTtlMillis = 10 * 60_000
 /** The connection is gone (never made, disconnected, ended by the provider, or unreadable). */
 export class NotConnected extends Data.TaggedError("NotConnected")<{}> {}
 
-/** A drive session whose failures are the connection's: `InvalidGrant` has already ended it. */
-export type ConnectionError = Exclude<DriveError, { readonly _tag: "InvalidGrant" | "Unauthorized" }> | NotConnected
+/**
+ * What a drive call on a connection can fail with. `InvalidGrant` has already ended the connection
+ * and, like a token the provider refuses even after a refresh (`Unauthorized`), it surfaces as
+ * `NotConnected`.
+ */
+export type ConnectionError = Exclude<DriveError, InvalidGrant | Unauthorized> | NotConnected
 
+/** One workspace's drive session (see `DriveSession`), with the connection's own failures. */
 export interface Connection {
-  readonly listFolders: (params: Parameters<DriveSession["listFolders"]>[0]) => Effect.Effect<
-    Effect.Effect.Success<ReturnType<DriveSession["listFolders"]>>,
-    UnknownFolder | ConnectionError
-  >
-  readonly getFolder: (folderId: string) => Effect.Effect<
-    Effect.Effect.Success<ReturnType<DriveSession["getFolder"]>>,
-    UnknownFolder | ConnectionError
-  >
-  readonly listChildren: (folderId: string) => Effect.Effect<
-    Effect.Effect.Success<ReturnType<DriveSession["listChildren"]>>,
-    UnknownFolder | ConnectionError
-  >
-  readonly download: (fileId: string, options: Parameters<DriveSession["download"]>[1]) => Effect.Effect<
-    Effect.Effect.Success<ReturnType<DriveSession["download"]>>,
-    Exclude<Effect.Effect.Error<ReturnType<DriveSession["download"]>>, { readonly _tag: "InvalidGrant" | "Unauthorized" }> | NotConnected
-  >
+  readonly listFolders: (params: Parameters<DriveSession["listFolders"]>[0]) => Effect.Effect<FolderPage, UnknownFolder | ConnectionError>
+  readonly getFolder: (folderId: string) => Effect.Effect<DriveFolder, UnknownFolder | ConnectionError>
+  readonly listChildren: (folderId: string) => Effect.Effect<ReadonlyArray<DriveFile>, UnknownFolder | ConnectionError>
+  readonly download: (
+    fileId: string,
+    options: Parameters<DriveSession["download"]>[1]
+  ) => Effect.Effect<{ readonly bytes: number }, FileTooLarge | UnknownFile | ConnectionError | PlatformError>
 }
 
 export interface IntegrationStatus {
@@ -225,14 +222,13 @@ export const make = Effect.gen(function*() {
       const session = yield* drive.session({ tokens: decrypted.right, onRefresh: persist })
 
       /** invalid_grant: the grant is over, so is the connection; a refused token is reported as not connected. */
-      const guard = <A, E>(effect: Effect.Effect<A, E>) =>
+      const guard = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, Exclude<E, InvalidGrant | Unauthorized> | NotConnected> =>
         withPolicy(effect).pipe(
           Effect.catchIf(
-            (e): e is Extract<E, { readonly _tag: "InvalidGrant" | "Unauthorized" }> =>
-              typeof e === "object" && e !== null && "_tag" in e && (e._tag === "InvalidGrant" || e._tag === "Unauthorized"),
+            (e): e is Extract<E, InvalidGrant | Unauthorized> => Predicate.isTagged(e, "InvalidGrant") || Predicate.isTagged(e, "Unauthorized"),
             (e) => Effect.zipRight(e._tag === "InvalidGrant" ? end : Effect.void, Effect.fail(new NotConnected()))
           )
-        ) as Effect.Effect<A, Exclude<E, { readonly _tag: "InvalidGrant" | "Unauthorized" }> | NotConnected>
+        ) as Effect.Effect<A, Exclude<E, InvalidGrant | Unauthorized> | NotConnected>
 
       return {
         listFolders: (params) => guard(session.listFolders(params)),

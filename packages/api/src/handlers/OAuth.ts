@@ -49,12 +49,15 @@ const pageFor = (outcome: CallbackOutcome) => {
   }
 }
 
+/** A parameter sent once; sent several times it is as good as absent (and the state then invalid). */
+const single = (value: ReadonlyArray<string> | undefined) => (value !== undefined && value.length === 1 ? value[0] : undefined)
+
 export const layer = HttpApiBuilder.group(Api, "oauth", (handlers) =>
   Effect.gen(function*() {
     const integrations = yield* Integrations
     return handlers.handle("callback", ({ urlParams }) =>
       Effect.map(
-        integrations.completeConnect({ state: urlParams.state, code: urlParams.code, error: urlParams.error }),
+        integrations.completeConnect({ state: single(urlParams.state), code: single(urlParams.code), error: single(urlParams.error) }),
         pageFor
       ))
   }))

@@ -1,6 +1,7 @@
 import { Effect, type Scope } from "effect"
 import { mkdtemp, rename, rm, writeFile, copyFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
+import process from "node:process"
 import { basename, dirname, join } from "node:path"
 
 /** A private temp directory that is removed with everything in it when the scope closes. */
