@@ -11,7 +11,8 @@
  *      then DURATION_S measured;
  *   3. starts a bare node:http server in its own process serving that exact response body, and
  *      measures it the same way;
- *   4. prints both side by side and their ratio.
+ *   4. prints both side by side and their ratio (plus, for context, the service's /healthz, which
+ *      needs no key and no database, measured the same way).
  *
  * Environment: BENCH_CONNECTIONS (default 16), BENCH_WARMUP_S (2), BENCH_DURATION_S (10),
  * DATABASE_URL (optional). On a shared 2-core VM the load generator and the server compete for
@@ -176,8 +177,9 @@ async function main() {
       return page.data.length === 25 && page.data.every((m: any) => m.width !== null)
     }, 30_000, "25 listed photos with dimensions")
 
-    // 2. the service
+    // 2. the service (and, for context, its cheapest route: no key, no database)
     const measured = await load(listUrl, auth, warmupSeconds, durationSeconds)
+    const health = await load(`${base}/healthz`, {}, warmupSeconds, durationSeconds)
 
     // 3. the bare server with the same body
     const bodyFile = Path.join(dataDir, "list.json")
@@ -198,6 +200,7 @@ async function main() {
     }
     const a = row("service  GET /api/v1/media?limit=25", measured)
     const b = row("bare node:http, same JSON", baseline)
+    const c = row("(service  GET /healthz, no key)", health)
     const pad = (s: string, n: number) => s.padEnd(n)
     const num = (x: number, digits = 2) => x.toFixed(digits).padStart(10)
     console.log(`bench:api  ${connections} keep-alive connections, closed loop, ${warmupSeconds} s warm-up + ${durationSeconds} s measured each`)
@@ -205,7 +208,7 @@ async function main() {
     console.log(`           database: ${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded PostgreSQL"}`)
     console.log("")
     console.log(`${pad("", 36)}${"req/s".padStart(10)}${"p50 ms".padStart(10)}${"p99 ms".padStart(10)}${"requests".padStart(10)}${"non-200".padStart(10)}`)
-    for (const r of [a, b]) {
+    for (const r of [a, b, c]) {
       console.log(`${pad(r.name, 36)}${num(r.rps, 0)}${num(r.p50)}${num(r.p99)}${String(r.requests).padStart(10)}${String(r.errors).padStart(10)}`)
     }
     console.log("")

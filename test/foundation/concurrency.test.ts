@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError, expectOk, expectRateLimitHeaders } from "../support/limits.ts"
 import { client, makeShared, photo, startService, type Service, type Shared } from "../support/service.ts"
 import { type Admin, inProcessAdmin, keyed } from "./admin.ts"
+import { solid } from "./photos.ts"
 
 /**
  * Races the contract must survive: concurrent uploads never overrun the storage budget
@@ -75,7 +76,7 @@ describe("storage budget under concurrency", () => {
     expect(total).toBeLessThanOrEqual(budget)
 
     // the refused uploads left nothing behind: one more small photo that fits is still accepted
-    const tiny = await import("./photos.ts").then((p) => p.solid(2, 2, "png"))
+    const tiny = await solid(2, 2, "png")
     expect(tiny.length).toBeLessThan(size - 1)
     await expectOk(await api.upload(tiny, { filename: "tiny.png" }), 201)
   })

@@ -13,9 +13,28 @@ let service: Service
 const all = "media:read,media:write,renders:create,renders:read"
 const fast = ["--creates-per-minute", "100000", "--reads-per-minute", "100000"]
 
+/** Every account the file uses, made up front and concurrently (each is two CLI runs and an upload). */
+const accounts: Record<string, Account> = {}
+const specs: Record<string, Parameters<typeof workspaceWithKey>[1]> = {
+  starter: { plan: "starter" },
+  starter2: { plan: "starter" },
+  unlimited: { plan: "custom", workspaceArgs: ["--included", "unlimited"] },
+  customDefault: { plan: "custom" },
+  customSeven: { plan: "custom", workspaceArgs: ["--included", "7"] },
+  conflict: {},
+  remember: {},
+  scoped: {},
+  burst: {},
+  capped: { keyArgs: ["--spend-cap-24h", "10"] },
+  allowance: { plan: "studio" }
+}
+
 beforeAll(async () => {
   service = await startService(await makeShared(), { RENDER_CONCURRENCY: "1" })
-})
+  await Promise.all(Object.entries(specs).map(async ([name, spec]) => {
+    accounts[name] = await account(spec)
+  }))
+}, 240_000)
 
 afterAll(async () => {
   // the allowance test leaves ~100 renders queued: nothing to wait for
@@ -65,7 +84,7 @@ const cancel = async (renderId: string) => {
 
 describe("plans", () => {
   it("Starter: every create is 402 quota_exceeded, and unknown media is still 404 first", async () => {
-    const s = await account({ plan: "starter" })
+    const s = accounts.starter
     for (const body of [{ media_id: s.mediaId }, { media_id: s.mediaId, quote: "" }, { media_id: s.mediaId, quote: "Hello", text_color: "yellow" }]) {
       await expectError(await create(s.api, body), 402, "quota_exceeded")
     }
@@ -77,7 +96,7 @@ describe("plans", () => {
   })
 
   it("Custom with --included unlimited reports included null and accepts creates", async () => {
-    const c = await account({ plan: "custom", workspaceArgs: ["--included", "unlimited"] })
+    const c = accounts.unlimited
     const before = await (await c.api.get("/api/v1/usage")).json()
     expect(Object.keys(before).sort()).toEqual(["aesthetic_quotes", "cycle_start", "object"])
     expect(before.aesthetic_quotes).toEqual({ used: 0, included: null })
@@ -88,17 +107,17 @@ describe("plans", () => {
   })
 
   it("Custom without --included is unlimited too; --included N is reported", async () => {
-    const plain = await workspaceWithKey(service.env, { plan: "custom" })
+    const plain = accounts.customDefault
     expect(plain.workspace.included).toBeNull()
-    expect((await (await client(service.baseUrl, plain.secret).get("/api/v1/usage")).json()).aesthetic_quotes).toEqual({ used: 0, included: null })
-    const seven = await workspaceWithKey(service.env, { plan: "custom", workspaceArgs: ["--included", "7"] })
-    expect((await (await client(service.baseUrl, seven.secret).get("/api/v1/usage")).json()).aesthetic_quotes).toEqual({ used: 0, included: 7 })
+    expect((await (await plain.api.get("/api/v1/usage")).json()).aesthetic_quotes).toEqual({ used: 0, included: null })
+    const seven = accounts.customSeven
+    expect((await (await seven.api.get("/api/v1/usage")).json()).aesthetic_quotes).toEqual({ used: 0, included: 7 })
   })
 })
 
 describe("idempotency", () => {
   it("same key, different body is 409 idempotency_conflict; the original replays with a fresh request id", async () => {
-    const s = await account()
+    const s = accounts.conflict
     const body = { media_id: s.mediaId, quote: "", metadata: { n: 1 } }
     const first = await settle(await create(s.api, body, { "idempotency-key": "conflict-1" }))
     expect(first.status, JSON.stringify(first.body)).toBe(202)
@@ -116,8 +135,8 @@ describe("idempotency", () => {
   })
 
   it("remembered 422, 404, 400 and 402 outcomes replay with the same status and body and a fresh request_id", async () => {
-    const s = await account()
-    const starter = await account({ plan: "starter" })
+    const s = accounts.remember
+    const starter = accounts.starter2
     const cases: Array<{ api: Api; key: string; body: unknown; raw?: boolean; status: number; code: string }> = [
       { api: s.api, key: "remember-422", body: { media_id: s.mediaId, text_color: "red" }, status: 422, code: "validation_failed" },
       { api: s.api, key: "remember-422-type", body: { media_id: s.mediaId, render_type: "slideshow" }, status: 422, code: "unsupported_render_type" },
@@ -140,7 +159,7 @@ describe("idempotency", () => {
   })
 
   it("is scoped to the API key: the same value on another key is a separate request", async () => {
-    const s = await account()
+    const s = accounts.scoped
     const second = await adminOk(service.env, "key", "create", s.workspace.id, "--scopes", all, ...fast)
     const api2 = client(service.baseUrl, second.secret)
     const body = { media_id: s.mediaId, quote: "" }
@@ -153,7 +172,7 @@ describe("idempotency", () => {
   })
 
   it("50 concurrent identical requests with one key make exactly one render and one charge", async () => {
-    const s = await account()
+    const s = accounts.burst
     const body = { media_id: s.mediaId, quote: "" }
     const outcomes = await Promise.all(Array.from({ length: 50 }, () => create(s.api, body, { "idempotency-key": "burst-1" }).then(settle)))
     const accepted = outcomes.filter((o) => o.status === 202)
@@ -188,7 +207,7 @@ describe("idempotency", () => {
 
 describe("charging under concurrency", () => {
   it("spend cap 10 under 50 concurrent creates: exactly 10 accepted, the rest spend_cap_reached; a refund frees a slot", async () => {
-    const s = await account({ keyArgs: ["--spend-cap-24h", "10"] })
+    const s = accounts.capped
     const outcomes = await Promise.all(Array.from({ length: 50 }, () => create(s.api, { media_id: s.mediaId, quote: "" }).then(settle)))
     expect(tally(outcomes)).toEqual({ "202": 10, "402 spend_cap_reached": 40 })
     expect(await usedOf(s.api)).toBe(10)
@@ -221,7 +240,7 @@ describe("charging under concurrency", () => {
   })
 
   it("200 concurrent creates against allowance 100: exactly 100 accepted and 100 quota_exceeded; a cancel refunds one", async () => {
-    const s = await account({ plan: "studio" })
+    const s = accounts.allowance
     const outcomes = await Promise.all(Array.from({ length: 200 }, () => create(s.api, { media_id: s.mediaId, quote: "" }).then(settle)))
     expect(tally(outcomes)).toEqual({ "202": 100, "402 quota_exceeded": 100 })
     const ids = outcomes.filter((o) => o.status === 202).map((o) => o.body.id as string)

@@ -229,6 +229,31 @@ const ApiFailure = Schema.declare((u): u is Errors.ApiFailure => u instanceof Er
   }
 })
 
+/**
+ * HttpApi documents its own decode error under 400 on every operation, but the pipeline never
+ * sends that shape (a decode failure is 422 `validation_failed` in the one error body), so it is
+ * taken out of the document.
+ */
+const withoutDecodeError = (spec: Record<string, any>): Record<string, any> => {
+  const isDecodeError = (s: any) => typeof s?.$ref === "string" && s.$ref.endsWith("/HttpApiDecodeError")
+  for (const item of Object.values(spec.paths ?? {}) as Array<Record<string, any>>) {
+    for (const operation of Object.values(item)) {
+      for (const [status, response] of Object.entries((operation?.responses ?? {}) as Record<string, any>)) {
+        const media = response?.content?.["application/json"]
+        if (media?.schema === undefined) continue
+        if (isDecodeError(media.schema)) {
+          delete operation.responses[status]
+        } else if (Array.isArray(media.schema.anyOf)) {
+          const rest = media.schema.anyOf.filter((s: any) => !isDecodeError(s))
+          media.schema = rest.length === 1 ? rest[0] : { ...media.schema, anyOf: rest }
+        }
+      }
+    }
+  }
+  if (spec.components?.schemas !== undefined) delete spec.components.schemas.HttpApiDecodeError
+  return spec
+}
+
 export class Api extends HttpApi.make("pic2video")
   .addError(ApiFailure, { status: 500 })
   .add(SystemGroup)
@@ -237,6 +262,7 @@ export class Api extends HttpApi.make("pic2video")
   .add(ImportsGroup)
   .add(IntegrationsGroup)
   .add(OAuthGroup)
+  .annotate(OpenApi.Transform, withoutDecodeError)
   .annotate(OpenApi.Title, "Pic-to-Video Rendering API")
   .annotate(OpenApi.Version, "v1")
   .annotate(OpenApi.Description, "Turns a photo in the workspace library plus a caption into a vertical 1080x1920 MP4.")

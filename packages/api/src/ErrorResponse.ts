@@ -45,7 +45,13 @@ export const toFailure = (cause: Cause.Cause<unknown>): { readonly failure: Erro
     const e = error.value
     if (e instanceof Errors.ApiFailure) return { failure: e, unexpected: false }
     const limit = hitLimit(e)
-    if (limit === "size") return { failure: Errors.fail("payload_too_large", "the upload is larger than 15 MB (15,728,640 bytes)"), unexpected: false }
+    if (limit === "size") {
+      // the rest of the body is never read: the connection cannot be reused
+      return {
+        failure: Errors.fail("payload_too_large", "the upload is larger than 15 MB (15,728,640 bytes)", { headers: { connection: "close" } }),
+        unexpected: false
+      }
+    }
     if (limit === "parts") return { failure: Errors.fail("validation_failed", "the form has too many or too large fields"), unexpected: false }
     switch (tagOf(e)) {
       case "HttpApiDecodeError": {

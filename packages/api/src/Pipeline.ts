@@ -62,7 +62,8 @@ export const layer = HttpApiBuilder.middleware(
       Effect.gen(function*() {
         const type = (request.headers["content-type"] ?? "").toLowerCase()
         if (route.body === "multipart") {
-          if (!type.startsWith("multipart/form-data")) {
+          // without a boundary parameter the parser cannot even start
+          if (!type.startsWith("multipart/form-data") || !/;\s*boundary=/i.test(type)) {
             return yield* Effect.fail(Errors.fail("invalid_request", "send the upload as multipart/form-data"))
           }
           return

@@ -23,6 +23,7 @@ import * as OAuthHandlers from "./handlers/OAuth.ts"
 import * as RendersHandlers from "./handlers/Renders.ts"
 import * as SystemHandlers from "./handlers/System.ts"
 import * as Pipeline from "./Pipeline.ts"
+import { layerInfra } from "./Infra.ts"
 import { Authenticated, authenticatedFromPipeline } from "./Principal.ts"
 
 /** The HttpApi with its handlers, the request pipeline, /openapi.json and the /docs page. */
@@ -39,7 +40,15 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
 )
 
 const HttpServerLive = Layer.unwrapEffect(
-  Effect.map(AppConfig.AppConfig, (c) => NodeHttpServer.layer(createServer, { port: c.port, host: c.host }))
+  Effect.map(AppConfig.AppConfig, (c) =>
+    NodeHttpServer.layer(() => {
+      const server = createServer()
+      // A connection that sends nothing and is answered nothing for this long is closed, so a
+      // stuck request (e.g. a multipart body that ends inside a part, which the parser waits on)
+      // cannot hold a fiber, a temp file, or shutdown, forever.
+      server.setTimeout(30_000)
+      return server
+    }, { port: c.port, host: c.host }))
 )
 
 export const layerHttp = HttpApiBuilder.serve().pipe(
@@ -51,11 +60,7 @@ export const layerHttp = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpServerLive)
 )
 
-/** What every process needs: configuration, the database (migrated), stored files, key hashing. */
-export const layerInfra = Layer.mergeAll(BlobStore.layerLocal, KeyHasher.layer).pipe(
-  Layer.provideMerge(Database.layer),
-  Layer.provideMerge(AppConfig.layer)
-)
+export { layerInfra }
 
 /**
  * The drive integration (decisions §1, §7): the provider client (GOOGLE_* variables), the key that

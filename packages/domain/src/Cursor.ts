@@ -21,6 +21,9 @@ const fromBase64Url = (text: string): string | undefined => {
   }
 }
 
+// exactly what `Date.prototype.toISOString` writes for the years PostgreSQL can store
+const isoInstant = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/
+
 export const encodeCursor = (p: Position): string => toBase64Url(JSON.stringify({ t: p.createdAt, i: p.id }))
 
 export const decodeCursor = (cursor: string): Position | undefined => {
@@ -31,7 +34,8 @@ export const decodeCursor = (cursor: string): Position | undefined => {
     const v: unknown = JSON.parse(json)
     if (typeof v !== "object" || v === null) return undefined
     const { t, i } = v as Record<string, unknown>
-    if (typeof t !== "string" || typeof i !== "string" || Number.isNaN(Date.parse(t)) || i.length === 0 || i.length > 128) return undefined
+    if (typeof t !== "string" || typeof i !== "string" || !isoInstant.test(t) || Number.isNaN(Date.parse(t))) return undefined
+    if (i.length === 0 || i.length > 128) return undefined
     return { createdAt: t, id: i }
   } catch {
     return undefined

@@ -28,7 +28,18 @@ export const finalStatus = (t: Tally, stopped: StoppedReason | null): Exclude<Im
 export const isTerminal = (s: ImportStatus): boolean => s !== "pending"
 
 /** Name order, not the drive's: the first 500 non-folder entries are considered, whatever their type. */
+/** Code-point order (JS `<` compares UTF-16 units, which misorders astral characters). */
+export const compareCodePoints = (a: string, b: string): number => {
+  const x = [...a]
+  const y = [...b]
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i].codePointAt(0)! - y[i].codePointAt(0)!
+    if (d !== 0) return d
+  }
+  return x.length - y.length
+}
+
 export const considered = <A extends { readonly name: string; readonly id: string }>(files: ReadonlyArray<A>) => {
-  const sorted = [...files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  const sorted = [...files].sort((a, b) => compareCodePoints(a.name, b.name) || compareCodePoints(a.id, b.id))
   return { considered: sorted.slice(0, maxFilesPerImport), limitReached: sorted.length > maxFilesPerImport }
 }

@@ -39,7 +39,7 @@ export const transition = (s: RenderState, e: RenderEvent): RenderState | undefi
     case "Progressed":
       // progress only moves forward, and reaches 100 only on completion
       return s.status === "processing"
-        ? { ...s, progress: Math.max(s.progress, Math.min(99, Math.max(0, Math.floor(e.percent)))) }
+        ? { ...s, progress: Number.isNaN(e.percent) ? s.progress : Math.max(s.progress, Math.min(99, Math.max(0, Math.floor(e.percent)))) }
         : undefined
     case "Finished":
       return s.status === "processing" ? { ...s, status: "completed", progress: 100, hasAsset: true, completed: true } : undefined

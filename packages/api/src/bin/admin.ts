@@ -3,7 +3,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Errors } from "@pic2video/domain"
 import { Cause, Effect, Logger, LogLevel, Option } from "effect"
 import { run } from "../Cli.ts"
-import { layerInfra } from "../Server.ts"
+import { layerInfra } from "../Infra.ts"
 
 // One JSON document on stdout and exit 0; on failure {"error":{code,message}} on stderr, exit 1.
 // Logs are silenced so nothing else reaches stdout.

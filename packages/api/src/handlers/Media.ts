@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
-import { Cursor, Errors, Requests, Text } from "@pic2video/domain"
+import { Cursor, Errors, Ids, Requests, Text } from "@pic2video/domain"
 import { Effect, Either, Schema } from "effect"
 import { Api } from "../Api.ts"
 import { Principal } from "../Principal.ts"
@@ -19,7 +19,7 @@ export const layer = HttpApiBuilder.group(Api, "media", (handlers) =>
           const limit = urlParams.limit === undefined ? Either.right(Requests.defaultListLimit) : decodeLimit(urlParams.limit)
           if (Either.isLeft(limit)) return yield* invalid("limit: must be an integer from 1 to 100")
           const cursor = urlParams.cursor === undefined ? undefined : Cursor.decodeCursor(urlParams.cursor)
-          if (urlParams.cursor !== undefined && cursor === undefined) return yield* invalid("cursor: not a cursor this endpoint returned")
+          if (urlParams.cursor !== undefined && (cursor === undefined || !Ids.isMediaId(cursor.id))) return yield* invalid("cursor: not a cursor this endpoint returned")
           const page = yield* MediaLibrary.list(workspaceId, limit.right, cursor)
           return {
             object: "list" as const,
