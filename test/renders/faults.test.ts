@@ -42,7 +42,7 @@ describe("a runner dies mid-render (two runners + an api process)", () => {
     apiService = await startService(shared, env, "api")
     const { secret } = await workspaceWithKey(apiService.env)
     api = client(apiService.baseUrl, secret)
-    mediaId = (await uploadPhoto(api)).id
+    mediaId = (await uploadPhoto(api, "rocket.jpg", apiService)).id
   }, 180_000)
 
   afterAll(async () => {
@@ -138,7 +138,7 @@ describe("the only process is killed with renders queued", () => {
     first = await startService(shared, env, "start")
     const { secret } = await workspaceWithKey(first.env)
     const api1 = client(first.baseUrl, secret)
-    const mediaId = (await uploadPhoto(api1)).id
+    const mediaId = (await uploadPhoto(api1, "rocket.jpg", first)).id
     const ids: Array<string> = []
     for (const quote of ["First", "", "Third"]) ids.push((await createRender(api1, { media_id: mediaId, quote })).id)
     expect(await usedOf(api1)).toBe(3)

@@ -19,22 +19,43 @@ export const renderFields = [
   "updated_at"
 ]
 
-export const uploadPhoto = async (api: Api, name = "rocket.jpg") => {
-  const res = await api.upload(photo(name), { filename: name })
+/** Races a step against a deadline; on expiry the error names the step and carries the processes' state and log tails. */
+export const withTimeout = async <A>(what: string, ms: number, work: Promise<A>, services: ReadonlyArray<Service | undefined> = []): Promise<A> => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(async () => {
+      const states = await Promise.all(services.map(async (svc) => {
+        if (svc === undefined) return ""
+        const ps = await new Promise<string>((resolve) =>
+          execFile("ps", ["-o", "pid,pcpu,stat,etime,comm", "-p", String(svc.process.pid)], (_e, out) => resolve(out.trim())))
+        return `--- pid ${svc.process.pid} (${svc.baseUrl}) ---\n${ps}\n${svc.output().slice(-2500)}`
+      }))
+      reject(new Error(`${what}: no answer within ${ms} ms\n${states.join("\n")}`))
+    }, ms)
+  })
+  try {
+    return await Promise.race([work, expired])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+export const uploadPhoto = async (api: Api, name = "rocket.jpg", service?: Service) => {
+  const res = await withTimeout(`upload of ${name}`, 60_000, api.upload(photo(name), { filename: name }), [service])
   const body = await res.json()
   expect(res.status, JSON.stringify(body)).toBe(201)
   return body as { id: string }
 }
 
 export const createRender = async (api: Api, body: Record<string, unknown>, headers?: Record<string, string>) => {
-  const res = await api.postJson("/api/v1/renders", body, headers)
+  const res = await withTimeout("POST /api/v1/renders", 60_000, api.postJson("/api/v1/renders", body, headers))
   const json = await res.json()
   expect(res.status, JSON.stringify(json)).toBe(202)
   return json as { object: "render"; id: string; status: "queued" }
 }
 
 export const getRender = async (api: Api, id: string) => {
-  const res = await api.get(`/api/v1/renders/${id}`)
+  const res = await withTimeout(`GET /api/v1/renders/${id}`, 60_000, api.get(`/api/v1/renders/${id}`))
   const json = await res.json()
   expect(res.status, JSON.stringify(json)).toBe(200)
   return json

@@ -23,8 +23,8 @@ beforeAll(async () => {
   secret = mine.secret
   api = client(service.baseUrl, secret)
   other = client(service.baseUrl, theirs.secret)
-  mediaId = (await uploadPhoto(api)).id
-  const theirMedia = await uploadPhoto(other, "coffee.png")
+  mediaId = (await uploadPhoto(api, "rocket.jpg", service)).id
+  const theirMedia = await uploadPhoto(other, "coffee.png", service)
   foreignRenderId = (await createRender(other, { media_id: theirMedia.id, quote: "" })).id
 })
 
@@ -150,7 +150,7 @@ describe("canceling a render that is processing", () => {
     slow = await startService(await makeShared(), { RENDER_CONCURRENCY: "1", RENDER_SECONDS: "12" })
     const { secret: s } = await workspaceWithKey(slow.env)
     const sapi = client(slow.baseUrl, s)
-    const media = (await uploadPhoto(sapi)).id
+    const media = (await uploadPhoto(sapi, "rocket.jpg", slow)).id
     const first = await createRender(sapi, { media_id: media, quote: "" })
     const second = await createRender(sapi, { media_id: media, quote: "" })
     expect(await usedOf(sapi)).toBe(2)

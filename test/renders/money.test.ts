@@ -53,7 +53,7 @@ const account = async (opts: Parameters<typeof workspaceWithKey>[1] = {}): Promi
   const { workspace, key, secret } = await workspaceWithKey(service.env, { ...opts, keyArgs: [...fast, ...(opts.keyArgs ?? [])] })
   const api = client(service.baseUrl, secret)
   // a Starter workspace can still upload (reads and media work; only creates are refused)
-  const mediaId = (await uploadPhoto(api)).id
+  const mediaId = (await uploadPhoto(api, "rocket.jpg", service)).id
   return { api, secret, workspace, key, mediaId }
 }
 

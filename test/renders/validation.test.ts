@@ -33,10 +33,10 @@ beforeAll(async () => {
   starter = client(service.baseUrl, st.secret)
   const foreign = client(service.baseUrl, f.secret)
   ;[mediaId, starterMediaId, foreignMediaId, archivedMediaId] = await Promise.all([
-    uploadPhoto(studio).then((m) => m.id),
-    uploadPhoto(starter, "chelsea.png").then((m) => m.id),
-    uploadPhoto(foreign, "coffee.png").then((m) => m.id),
-    uploadPhoto(studio, "astronaut.png").then((m) => m.id)
+    uploadPhoto(studio, "rocket.jpg", service).then((m) => m.id),
+    uploadPhoto(starter, "chelsea.png", service).then((m) => m.id),
+    uploadPhoto(foreign, "coffee.png", service).then((m) => m.id),
+    uploadPhoto(studio, "astronaut.png", service).then((m) => m.id)
   ])
   await adminOk(service.env, "media", "archive", archivedMediaId)
 })

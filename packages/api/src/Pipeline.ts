@@ -19,7 +19,7 @@ import * as RouteTable from "./RouteTable.ts"
  * handler. It wraps the HttpApi router so that every outcome, the router's decoding failures
  * included, passes through one error mapping and can be remembered for idempotent replay.
  */
-const entityTimeout = "2 seconds"
+const entityTimeout = "3 seconds"
 const maxJsonBytes = 1024 * 1024
 
 const rateLimitHeaders = (a: { limit: number; remaining: number; resetSeconds: number }) => ({

@@ -6,10 +6,10 @@ import { Clock, Effect, Ref, Schema } from "effect"
 import * as Renders from "./Renders.ts"
 
 /**
- * One entity per API key: the serialisation point for the key's per-minute windows and its
- * rolling 24-hour spend window. Messages to one key are handled one at a time, so a
- * check-then-charge has no race inside a runner; PostgreSQL stays the arbiter across runners and
- * crashes (the charge transaction re-checks everything under the key's row lock). Rate windows
+ * One entity per API key: the owner of the key's per-minute windows and its rolling 24-hour
+ * spend window. Window updates are atomic in memory; PostgreSQL is the arbiter of money across
+ * messages, runners and crashes (the charge transaction re-checks everything under the key's row
+ * lock, so concurrent charges serialise there). Rate windows
  * are memory only and start empty when the entity activates (after a failover the worst case is
  * one extra minute's budget); the spend window is rebuilt from the renders table.
  */
@@ -123,5 +123,8 @@ export const layer = ApiKeyEntity.toLayer(
         })
     })
   }),
-  { maxIdleTime: "2 minutes" }
+  // Admit is one atomic Ref.modify and Charge's correctness rests on the charge transaction (the
+  // key's row lock and the conditional allowance update), so messages need not queue behind each
+  // other: a burst of creates on one key waits in PostgreSQL, not in a mailbox against a timeout.
+  { maxIdleTime: "2 minutes", concurrency: "unbounded" }
 )

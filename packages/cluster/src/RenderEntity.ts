@@ -2,7 +2,7 @@ import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { Renderer, renderVideo, type RenderResult } from "@pic2video/renderer"
-import { Cause, Context, Duration, Effect, Layer, Schema } from "effect"
+import { Cause, Context, Deferred, Duration, Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import { AppConfig } from "./AppConfig.ts"
 import { BlobStore } from "./BlobStore.ts"
@@ -62,13 +62,16 @@ export const runRender = (renderId: string) =>
       const outPath = yield* blobs.tempPath(".mp4")
 
       let lastWrite = 0
+      // progress runs in the renderer's own fiber, where a failure would be dropped: cancellation
+      // is signalled here and raced against the render instead
+      const canceled = yield* Deferred.make<never, Canceled>()
       const onProgress = (done: number, total: number) =>
         Effect.gen(function*() {
           const now = Date.now()
           if (now - lastWrite < progressEveryMillis && done < total) return
           lastWrite = now
           // a render canceled meanwhile is no longer processing: stop work at once
-          if (!(yield* Renders.recordProgress(renderId, (done / Math.max(1, total)) * 100))) return yield* Effect.fail(new Canceled())
+          if (!(yield* Renders.recordProgress(renderId, (done / Math.max(1, total)) * 100))) yield* Deferred.fail(canceled, new Canceled())
         }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
 
       const request = row.request as Record<string, string | undefined>
@@ -82,6 +85,7 @@ export const runRender = (renderId: string) =>
         outPath,
         onProgress: onProgress as never
       }).pipe(
+        Effect.raceFirst(Deferred.await(canceled)),
         Effect.timeoutFail({ duration: Duration.millis(remaining), onTimeout: () => ({ _tag: "Timeout" as const }) }),
         Effect.either
       )

@@ -12,9 +12,12 @@ import { CurrentRecord } from "../Idempotency.ts"
 import { Principal } from "../Principal.ts"
 import { SqlClient } from "@effect/sql"
 
-const entityTimeout = "5 seconds"
-/** the charge must commit within this, or not at all; we wait a little longer before concluding */
-const chargeBudgetMillis = 4_000
+const entityTimeout = "13 seconds"
+/**
+ * The charge must commit within this, or not at all; we wait a little longer before concluding.
+ * Generous: a burst of creates on one key queues on the key's row lock, and a failover takes ~10 s.
+ */
+const chargeBudgetMillis = 12_000
 
 const notFound = (id: string) => Errors.fail("render_not_found", `no render ${id} for this account`)
 
