@@ -20,7 +20,10 @@ export const failoverSettings = {
   runnerHealthCheckInterval: "5 seconds",
   entityTerminationTimeout: "10 seconds",
   entityMessagePollInterval: "2 seconds",
-  refreshAssignmentsInterval: "2 seconds"
+  refreshAssignmentsInterval: "2 seconds",
+  // messages to entities on this same runner skip the encode/decode round trip (every request's
+  // rate-limit check is one); messages between processes are serialised as always
+  simulateRemoteSerialization: false
 } as const
 
 export const layerRunner = Layer.unwrapEffect(
