@@ -2,6 +2,7 @@ import sharp from "sharp"
 import { expect } from "vitest"
 import { startDriveEmulator, type DriveEmulator } from "../support/drive-emulator.ts"
 import { client, freePort, startService, workspaceWithKey, type Service, type Shared } from "../support/service.ts"
+import { crc32 } from "@pic2video/domain/Crc32"
 
 /**
  * Shared steps of the drive suite: a service wired to the drive emulator, the consent a person
@@ -113,21 +114,6 @@ export const paddedPng = async (bytes: number) => {
   return new Uint8Array(Buffer.concat([png.subarray(0, iend), chunk, png.subarray(iend)]))
 }
 
-const crcTable = (() => {
-  const table = new Uint32Array(256)
-  for (let n = 0; n < 256; n++) {
-    let c = n
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
-    table[n] = c >>> 0
-  }
-  return table
-})()
-
-const crc32 = (bytes: Uint8Array) => {
-  let crc = 0xffffffff
-  for (const b of bytes) crc = crcTable[(crc ^ b) & 0xff] ^ (crc >>> 8)
-  return (crc ^ 0xffffffff) >>> 0
-}
 
 /** Every token the emulator ever issued (access, refresh, authorization codes). */
 export const allTokens = (emulator: DriveEmulator) => {

@@ -1,5 +1,6 @@
 import { deflateSync } from "node:zlib"
 import sharp from "sharp"
+import { crc32 } from "@pic2video/domain/Crc32"
 
 /**
  * Photos built to order for the foundation suite (no vitest import, so the bench can use it too):
@@ -12,21 +13,6 @@ export const maxUploadBytes = 15 * 1024 * 1024
 export const solid = (width: number, height: number, format: "png" | "jpeg" | "webp" | "gif" = "png") =>
   sharp({ create: { width, height, channels: 3, background: { r: 40, g: 120, b: 200 } } })[format]().toBuffer()
 
-const crcTable = (() => {
-  const table = new Uint32Array(256)
-  for (let n = 0; n < 256; n++) {
-    let c = n
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
-    table[n] = c >>> 0
-  }
-  return table
-})()
-
-const crc32 = (bytes: Uint8Array) => {
-  let crc = 0xffffffff
-  for (const b of bytes) crc = crcTable[(crc ^ b) & 0xff] ^ (crc >>> 8)
-  return (crc ^ 0xffffffff) >>> 0
-}
 
 /** A PNG chunk; `prVt` is ancillary, private and safe to copy, so decoders skip it. */
 const pngChunk = (type: string, data: Uint8Array) => {

@@ -1,3 +1,4 @@
+import { crc32 as crc32Bytes } from "./Crc32.ts"
 import { base62Alphabet, randomBase62 } from "./Random.ts"
 
 /**
@@ -11,21 +12,8 @@ const secretLength = 32
 const checksumLength = 6
 export const tokenLength = keyPrefix.length + idLength + secretLength + checksumLength
 
-const crcTable = (() => {
-  const table = new Uint32Array(256)
-  for (let n = 0; n < 256; n++) {
-    let c = n
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
-    table[n] = c >>> 0
-  }
-  return table
-})()
-
-export const crc32 = (text: string): number => {
-  let crc = 0xffffffff
-  for (const byte of new TextEncoder().encode(text)) crc = crcTable[(crc ^ byte) & 0xff] ^ (crc >>> 8)
-  return (crc ^ 0xffffffff) >>> 0
-}
+/** CRC-32 of the text's UTF-8 bytes. */
+export const crc32 = (text: string): number => crc32Bytes(new TextEncoder().encode(text))
 
 const toBase62 = (value: number, width: number): string => {
   let out = ""
