@@ -24,6 +24,7 @@ import * as http from "node:http"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { freePort, waitFor } from "../test/support/net.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const node = process.execPath
@@ -32,26 +33,6 @@ const warmupSeconds = Number(process.env.BENCH_WARMUP_S ?? 2)
 const durationSeconds = Number(process.env.BENCH_DURATION_S ?? 10)
 
 // ---------------------------------------------------------------------------------------------
-
-function freePort() {
-  return new Promise<number>((resolve, reject) => {
-    const s = net.createServer()
-    s.once("error", reject)
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 function run(args: Array<string>, env: NodeJS.ProcessEnv) {
   return new Promise<string>((resolve, reject) => {

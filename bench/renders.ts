@@ -26,6 +26,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { freePort, waitFor } from "../test/support/net.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const node = process.execPath
@@ -39,26 +40,6 @@ const quote60 = "Stars do not ask for permission to shine, and neither do you."
 // ---------------------------------------------------------------------------------------------
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-function freePort() {
-  return new Promise<number>((resolve, reject) => {
-    const s = net.createServer()
-    s.once("error", reject)
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return
-    await sleep(100)
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 const tempDir = (prefix: string) => {
   const dir = fs.mkdtempSync(Path.join(os.tmpdir(), prefix))

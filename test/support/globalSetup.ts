@@ -2,7 +2,7 @@ import type { TestProject } from "vitest/node"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import * as net from "node:net"
+import { freePort } from "./net.ts"
 
 /**
  * One PostgreSQL server for the whole run: TEST_DATABASE_URL when set (e.g. the machine's server on
@@ -13,16 +13,6 @@ declare module "vitest" {
     pgAdminUrl: string
   }
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = net.createServer()
-    s.once("error", reject)
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port
-      s.close(() => resolve(port))
-    })
-  })
 
 export default async function setup(project: TestProject) {
   const external = process.env.TEST_DATABASE_URL

@@ -5,6 +5,9 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import pg from "pg"
 import { inject } from "vitest"
+import { freePort, waitFor } from "./net.ts"
+
+export { freePort, waitFor }
 
 /**
  * Test harness: the real service as a separate process over real HTTP and a real PostgreSQL
@@ -12,16 +15,6 @@ import { inject } from "vitest"
  */
 export const root = Path.resolve(import.meta.dirname, "../..")
 const node = process.execPath
-
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = net.createServer()
-    s.once("error", reject)
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port
-      s.close(() => resolve(port))
-    })
-  })
 
 /** A fresh database on the run's PostgreSQL server. */
 export const makeDatabase = async (): Promise<string> => {
@@ -53,15 +46,6 @@ export const makeShared = async (): Promise<Shared> => ({
   databaseUrl: await makeDatabase(),
   dataDir: fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-data-"))
 })
-
-export const waitFor = async (check: () => Promise<boolean>, timeoutMs: number, what: string) => {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 /** Starts `bin/<entry>.ts` (start | api | runner) with the given environment and waits until ready. */
 export const startService = async (
