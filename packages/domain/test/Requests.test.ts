@@ -79,6 +79,13 @@ describe("strict bodies", () => {
   })
 })
 
+describe("metadata keys", () => {
+  it("a `__proto__` key is refused rather than silently dropped", () => {
+    const body = JSON.parse(`{"media_id":"00000000-0000-4000-8000-000000000000","metadata":{"__proto__":1,"a":2}}`)
+    expect(Either.isLeft(decodeRender(body))).toBe(true)
+  })
+})
+
 describe("lengths count code points", () => {
   const unit = fc.oneof(fc.constantFrom("a", "é", "😀", "🎞", "𝄞", "中", "ß"), fc.fullUnicode())
   const text = fc.array(unit, { maxLength: 260 })
