@@ -10,21 +10,22 @@
  * Timings on a shared 2-core VM drift with load: compare within one run.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Chunk, Effect, Stream } from "effect"
+import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Readable } from "node:stream"
+import type { Writable } from "node:stream"
 import sharp from "sharp"
 import { prepareCaption } from "../src/caption.ts"
 import { encodeCommand, type FfmpegCommand } from "../src/ffmpeg-args.ts"
 import { runFfmpeg } from "../src/ffmpeg-process.ts"
-import { frameStream } from "../src/frames.ts"
+import { writeFrames } from "../src/frames.ts"
 import { planFraming } from "../src/framing.ts"
 import { photoSize, prepareBase } from "../src/ingest.ts"
 import { planMotion } from "../src/motion-path.ts"
 import { renderVideo } from "../src/pipeline.ts"
+import { flushedWriter } from "../src/platform/stream.ts"
 import { Renderer } from "../src/Renderer.ts"
 
 const SECONDS = 8
@@ -89,12 +90,13 @@ const program = Effect.gen(function* () {
     const framing = planFraming(size, input.imageClass, true)
     const base = yield* prepareBase(input.photo, framing)
     const path = planMotion(framing, { move: undefined, speed: undefined }, SECONDS)
-    const frames = Chunk.toReadonlyArray(
-      yield* Stream.runCollect(frameStream(base, path, FRAMES, 2, (e) => e))
-    )
-    const fromMemory = (bufs: ReadonlyArray<Uint8Array>) => Readable.from(bufs.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength)), { objectMode: false })
+    const frames: Array<Uint8Array> = []
+    yield* writeFrames(base, path, FRAMES, renderer.frameConcurrency, (f) => Effect.sync(() => frames.push(f.slice()) > 0), (e) => e)
+    // The same stdin writer the renderer uses, fed from memory.
+    const fromMemory = (bufs: ReadonlyArray<Uint8Array>) => (stdin: Writable) =>
+      Effect.forEach(bufs, flushedWriter(stdin), { discard: true }).pipe(Effect.zipRight(Effect.sync(() => stdin.end())))
     const [, floorWall] = yield* timed(
-      runFfmpeg(renderer.ffmpeg.path, encodeCommand({ frames: FRAMES, overlayPath, outPath: join(outDir, "floor.mp4"), settings: renderer.encode }), { stdin: fromMemory(frames) })
+      runFfmpeg(renderer.ffmpeg.path, encodeCommand({ frames: FRAMES, overlayPath, outPath: join(outDir, "floor.mp4"), settings: renderer.encode }), { feed: fromMemory(frames) })
     )
     // x264 alone: the same frames already in yuv420p (converted before timing).
     const yuvPath = join(outDir, "frames.yuv")
@@ -111,7 +113,7 @@ const program = Effect.gen(function* () {
       runFfmpeg(
         renderer.ffmpeg.path,
         encodeCommand({ frames: FRAMES, overlayPath: undefined, outPath: join(outDir, "x264.mp4"), settings: renderer.encode, inputPixFmt: "yuv420p" }),
-        { stdin: fromMemory(yuvFrames) }
+        { feed: fromMemory(yuvFrames) }
       )
     )
     rmSync(yuvPath, { force: true })

@@ -12,7 +12,7 @@ export interface RendererShape {
   readonly ffmpeg: BinaryInfo
   readonly ffprobe: BinaryInfo
   readonly encode: EncodeSettings
-  /** Frames generated in parallel per render (each is a sharp job on the libuv pool). */
+  /** Worker threads making frames per render (each holds a copy of the base raster). */
   readonly frameConcurrency: number
 }
 

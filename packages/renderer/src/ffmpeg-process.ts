@@ -1,7 +1,7 @@
-import { Effect } from "effect"
+import { Deferred, Effect } from "effect"
 import ffmpeg from "fluent-ffmpeg"
 import type { ChildProcess } from "node:child_process"
-import type { Readable } from "node:stream"
+import type { Writable } from "node:stream"
 import { RenderFailed } from "./errors.ts"
 import type { FfmpegCommand } from "./ffmpeg-args.ts"
 
@@ -11,12 +11,17 @@ import type { FfmpegCommand } from "./ffmpeg-args.ts"
  * process is really gone, and a failure carries the tail of ffmpeg's stderr.
  */
 export interface RunOptions {
-  readonly stdin?: Readable
+  /**
+   * Writes ffmpeg's stdin (for a "pipe:0" input) once the process is up; runs beside it. If it fails,
+   * ffmpeg is killed and its error is the result.
+   */
+  readonly feed?: (stdin: Writable) => Effect.Effect<void, RenderFailed>
   /** Frames ffmpeg reports as encoded so far (from its progress lines). */
   readonly onFrames?: (frames: number) => void
 }
 
 const STDERR_LINES = 30
+const FRAME_LINE = /^frame=\s*(\d+)/
 
 // fluent keeps the child in an undocumented field; it is the only way to wait for its exit.
 const childOf = (c: ffmpeg.FfmpegCommand): ChildProcess | undefined =>
@@ -37,40 +42,51 @@ export const runFfmpeg = (
   cmd: FfmpegCommand,
   opts: RunOptions = {}
 ): Effect.Effect<void, RenderFailed> =>
+  Effect.gen(function* () {
+    const feed = opts.feed
+    const readsStdin = cmd.inputs.some((i) => i.source === "pipe:0")
+    if (readsStdin !== (feed !== undefined)) {
+      return yield* Effect.dieMessage("ffmpeg reads stdin exactly when a feed is given")
+    }
+    const started = yield* Deferred.make<Writable>()
+    const run = spawn(binary, cmd, opts.onFrames, (stdin) => Deferred.unsafeDone(started, Effect.succeed(stdin)))
+    if (!feed) return yield* run
+    yield* Effect.all([run, Effect.flatMap(Deferred.await(started), feed)], { concurrency: 2, discard: true })
+  })
+
+const spawn = (
+  binary: string,
+  cmd: FfmpegCommand,
+  onFrames: ((frames: number) => void) | undefined,
+  onStart: (stdin: Writable) => void
+): Effect.Effect<void, RenderFailed> =>
   Effect.async<void, RenderFailed>((resume) => {
     // fluent keeps the last `stdoutLines` lines of stdout and of stderr; the error tail comes from there.
     const c = ffmpeg({ stdoutLines: STDERR_LINES })
     c.setFfmpegPath(binary)
     for (const input of cmd.inputs) {
-      if (input.source === "pipe:0") {
-        if (!opts.stdin) throw new Error("ffmpeg command reads stdin but no stream was given")
-        c.input(opts.stdin)
-      } else {
-        c.input(input.source)
-      }
+      c.input(input.source)
       c.inputOptions([...input.options])
     }
     c.complexFilter(cmd.complexFilter)
     c.outputOptions([...cmd.outputOptions])
     c.output(cmd.output)
-    if (opts.onFrames) {
-      const report = opts.onFrames
-      c.on("progress", (p: { frames?: number }) => {
-        if (typeof p.frames === "number" && Number.isFinite(p.frames)) report(p.frames)
+    c.on("start", () => {
+      const stdin = childOf(c)?.stdin
+      if (stdin) onStart(stdin)
+    })
+    if (onFrames) {
+      // Parsed from stderr ourselves: a "progress" listener makes fluent run ffprobe on input 0, which
+      // for pipe:0 would wait on stdin forever.
+      c.on("stderr", (line: string) => {
+        const frames = FRAME_LINE.exec(line)
+        if (frames) onFrames(Number(frames[1]))
       })
     }
     c.on("end", () => resume(Effect.void))
-    c.on("error", (err: Error, _stdout: string | null, stderr: string | null) => {
-      // A failing frame producer surfaces here as fluent's "Input stream error"; keep its own error.
-      const cause = (err as Error & { inputStreamError?: unknown }).inputStreamError
-      resume(
-        Effect.fail(
-          cause instanceof RenderFailed
-            ? cause
-            : new RenderFailed({ stage: "encode", message: err.message, stderrTail: tail(stderr) })
-        )
-      )
-    })
+    c.on("error", (err: Error, _stdout: string | null, stderr: string | null) =>
+      resume(Effect.fail(new RenderFailed({ stage: "encode", message: err.message, stderrTail: tail(stderr) })))
+    )
     c.run()
     return killAndWait(c)
   })

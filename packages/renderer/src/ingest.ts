@@ -2,16 +2,13 @@ import { Effect } from "effect"
 import sharp, { type Sharp } from "sharp"
 import { PhotoRejected } from "./errors.ts"
 import type { Framing, PhotoSize } from "./framing.ts"
+import type { Raster } from "./resample.ts"
 
 /**
  * Photo bytes → the prepared base raster (RGB, 8-bit) the camera moves over. One decode per render;
- * every frame is then cut from this buffer.
+ * every frame is then resampled from this buffer.
  */
-export interface BaseImage {
-  readonly data: Uint8Array
-  readonly width: number
-  readonly height: number
-}
+export type BaseImage = Raster
 
 /** The API refuses larger uploads (decisions §5); the limit here is a second guard against bombs. */
 const LIMIT_INPUT_PIXELS = 100_000_000

@@ -1,10 +1,11 @@
 import { Effect, Queue, Stream } from "effect"
 import { join } from "node:path"
+import type { Writable } from "node:stream"
 import type { ImageClass } from "./CaptionSpec.ts"
 import { type PhotoRejected, RenderFailed } from "./errors.ts"
 import { encodeCommand } from "./ffmpeg-args.ts"
 import { runFfmpeg } from "./ffmpeg-process.ts"
-import { frameStream } from "./frames.ts"
+import { writeFrames } from "./frames.ts"
 import { planFraming } from "./framing.ts"
 import { photoSize, prepareBase } from "./ingest.ts"
 import { planMotion } from "./motion-path.ts"
@@ -66,10 +67,11 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
       }
       const partial = yield* temp.partialFile(job.outPath)
 
-      const frames = frameStream(base, path, total, renderer.frameConcurrency, (e) =>
-        new RenderFailed({ stage: "frames", message: e instanceof Error ? e.message : String(e) })
-      )
-      const stdin = yield* platformStream.toReadable(frames)
+      // Frames go straight from the worker threads' buffers into ffmpeg's stdin.
+      const feed = (stdin: Writable) =>
+        writeFrames(base, path, total, renderer.frameConcurrency, platformStream.flushedWriter(stdin), (e) =>
+          new RenderFailed({ stage: "frames", message: e instanceof Error ? e.message : String(e) })
+        ).pipe(Effect.zipRight(platformStream.end(stdin)))
 
       // ffmpeg reports progress from a callback; a sliding queue hands the latest count to the caller.
       const progress = yield* Queue.sliding<number>(1)
@@ -83,7 +85,7 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
       }
 
       const cmd = encodeCommand({ frames: total, overlayPath, outPath: partial, settings: renderer.encode })
-      yield* runFfmpeg(renderer.ffmpeg.path, cmd, { stdin, onFrames: (n) => Queue.unsafeOffer(progress, n) }).pipe(
+      yield* runFfmpeg(renderer.ffmpeg.path, cmd, { feed, onFrames: (n) => Queue.unsafeOffer(progress, n) }).pipe(
         Effect.withSpan("encode")
       )
 

@@ -1,7 +1,24 @@
-import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Effect, type Scope, type Stream } from "effect"
-import type { Readable } from "node:stream"
+import { Effect } from "effect"
+import type { Writable } from "node:stream"
 
-/** A Node Readable fed by an Effect Stream (pull-based); destroyed, and its fiber interrupted, on scope close. */
-export const toReadable = <E, R>(stream: Stream.Stream<Uint8Array, E, R>): Effect.Effect<Readable, never, R | Scope.Scope> =>
-  Effect.acquireRelease(NodeStream.toReadable(stream), (r) => Effect.sync(() => r.destroy()))
+/**
+ * A frame sink over a Node writable (ffmpeg's stdin): each write waits until the bytes are flushed, so
+ * the caller may reuse the buffer. Answers false, without failing, once the reader has gone away: the
+ * process's own exit status says what went wrong.
+ */
+export const flushedWriter = (w: Writable): ((bytes: Uint8Array) => Effect.Effect<boolean>) => {
+  // Without a listener an EPIPE would be thrown as an uncaught 'error' event.
+  w.on("error", () => {})
+  return (bytes) =>
+    Effect.async<boolean>((resume) => {
+      if (w.destroyed || w.writableEnded) return resume(Effect.succeed(false))
+      w.write(bytes, (err) => resume(Effect.succeed(!err)))
+    })
+}
+
+/** Ends the writable (EOF for the reader), once everything written has been flushed. */
+export const end = (w: Writable): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    if (w.destroyed || w.writableEnded) return resume(Effect.void)
+    w.end(() => resume(Effect.void))
+  })
