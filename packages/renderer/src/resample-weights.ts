@@ -62,17 +62,18 @@ export const axisWeights = (
   const w = new Float64Array(taps)
   for (let i = 0; i < count; i++) {
     const centre = origin + i * step
-    // Source pixels strictly inside the kernel's reach, clamped to the raster (edge taps renormalise).
-    const lo = Math.max(0, Math.floor(centre - reach) + 1)
-    const hi = Math.min(sourceSize - 1, Math.ceil(centre + reach) - 1)
+    // Whole pixels strictly inside the kernel's reach; beyond the raster's edge the edge pixel repeats.
+    const lo = Math.floor(centre - reach) + 1
+    const hi = Math.ceil(centre + reach) - 1
     const start = Math.max(0, Math.min(lo, sourceSize - span))
     first[i] = start
-    let sum = 0
-    for (let t = 0; t < taps; t++) {
-      const j = start + t
-      w[t] = t >= span || j < lo || j > hi ? 0 : cubic((j - centre) / scale)
-      sum += w[t]
+    w.fill(0)
+    for (let j = lo; j <= hi; j++) {
+      const t = Math.min(sourceSize - 1, Math.max(0, j)) - start
+      if (t >= 0 && t < span) w[t] += cubic((j - centre) / scale)
     }
+    let sum = 0
+    for (let t = 0; t < span; t++) sum += w[t]
     // Quantise so every row sums to exactly WEIGHT_ONE: flat areas stay flat, to the last bit.
     let total = 0
     let largest = 0
