@@ -70,20 +70,31 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster): Resampl
       const out = align(inter + interStride * OUTPUT.height + SLACK)
       ensure(out + FRAME_BYTES + SLACK)
 
-      put(vFirst, rows.first)
-      put(vWeights, splat8(rows))
       put(hFirst, shifted(cols.first, colLo))
       put(hWeights, pairVectors(cols))
-      wasm.vertical(baseAt + colLo * 3, baseStride, inter, interStride, rowBytes, OUTPUT.height, vFirst, vWeights, rows.taps)
-      if (cols.span <= 5) {
-        wasm.horizontal5(inter, interStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights)
+      let src = inter
+      let srcStride = interStride
+      if (onRowGrid(w, base.height)) {
+        // Zoom 1 on whole rows (a pan): the vertical pass would be a copy, so read the base directly.
+        src = baseAt + w.y0 * baseStride + colLo * 3
+        srcStride = baseStride
       } else {
-        wasm.horizontal(inter, interStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights, cols.taps / 2)
+        put(vFirst, rows.first)
+        put(vWeights, splat8(rows))
+        wasm.vertical(baseAt + colLo * 3, baseStride, inter, interStride, rowBytes, OUTPUT.height, vFirst, vWeights, rows.taps)
+      }
+      if (cols.span <= 5) {
+        wasm.horizontal5(src, srcStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights)
+      } else {
+        wasm.horizontal(src, srcStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights, cols.taps / 2)
       }
       into.set(new Uint8Array(wasm.memory.buffer, out, FRAME_BYTES))
     }
   }
 }
+
+const onRowGrid = (w: CameraWindow, height: number) =>
+  w.k === 1 && Number.isInteger(w.y0) && w.y0 >= 0 && w.y0 + OUTPUT.height <= height
 
 const shifted = (first: Int32Array, by: number) => first.map((f) => f - by)
 

@@ -120,6 +120,19 @@ describe("WebAssembly resampler", () => {
     { fastCheck: { numRuns: 6 } }
   )
 
+  it.prop(
+    "pans (zoom 1 on whole rows, where the vertical pass is skipped) give the reference's bytes too",
+    [FastCheck.double({ min: 0, max: 1, noNaN: true }), FastCheck.integer({ min: 0, max: 40 }), FastCheck.integer({ min: 1, max: 1 << 30 })],
+    ([fx, y0, seed]) => {
+      const base = noise(3000, OUTPUT.height + 40, seed)
+      const w = { k: 1, x0: fx * (base.width - OUTPUT.width), y0 }
+      const frame = new Uint8Array(FRAME_BYTES)
+      makeResampler(compileResampler(), base).render(w, frame)
+      expect(firstDifference(frame, reference(base, w))).toBe(-1)
+    },
+    { fastCheck: { numRuns: 3 } }
+  )
+
   it("is built from its AssemblyScript source (npm run build:wasm)", async () => {
     const built = await compileWasm()
     expect(Buffer.compare(Buffer.from(built), readFileSync(WASM_URL))).toBe(0)
