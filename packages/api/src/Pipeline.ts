@@ -12,6 +12,7 @@ import { causeToResponse, errorResponse } from "./ErrorResponse.ts"
 import * as Idempotency from "./Idempotency.ts"
 import { CurrentPrincipal } from "./Principal.ts"
 import * as RouteTable from "./RouteTable.ts"
+import { withUploadBody } from "./UploadBody.ts"
 
 /**
  * The request pipeline, in the order decisions §4 fixes (first failure wins): route (404/405),
@@ -137,7 +138,11 @@ export const layer = HttpApiBuilder.middleware(
         }
 
         const principal = Option.some({ keyId: caller.keyId, workspaceId: caller.workspaceId, scopes: caller.scopes })
-        const proceed = Effect.zipRight(checkBody(route, request), app).pipe(
+        // uploads are read by our multipart reader (UploadBody.ts), which answers a truncated body at once
+        const routed = route.body === "multipart"
+          ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, withUploadBody(request))
+          : app
+        const proceed = Effect.zipRight(checkBody(route, request), routed).pipe(
           (e) => run(e, requestId),
           Effect.locally(CurrentPrincipal, principal)
         )

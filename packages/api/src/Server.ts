@@ -44,8 +44,8 @@ const HttpServerLive = Layer.unwrapEffect(
     NodeHttpServer.layer(() => {
       const server = createServer()
       // A connection that sends nothing and is answered nothing for this long is closed, so a
-      // stuck request (e.g. a multipart body that ends inside a part, which the parser waits on)
-      // cannot hold a fiber, a temp file, or shutdown, forever.
+      // stuck request (a client that stops sending mid-body) cannot hold a fiber, a temp file, or
+      // shutdown, forever.
       server.setTimeout(30_000)
       return server
     }, { port: c.port, host: c.host }))
