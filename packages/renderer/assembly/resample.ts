@@ -128,3 +128,39 @@ export function horizontal5(
     }
   }
 }
+
+/** The horizontal pass at zoom 1 (pans, the end of a zoom in): four taps, two pairs, else as horizontal5. */
+export function horizontal4(
+  src: usize, srcStride: i32, dst: usize, dstStride: i32, width: i32, rows: i32,
+  first: usize, weights: usize
+): void {
+  const s01 = i8x16(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1)
+  const s23 = i8x16(6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1)
+  const pack = i8x16(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1)
+  const round = i32x4.splat(ROUND)
+  for (let y = 0; y < rows; y++) {
+    const s = src + <usize>(y * srcStride)
+    const d = dst + <usize>(y * dstStride)
+    let w = weights
+    let f = first
+    for (let x = 0; x < width; x += 4) {
+      const v0 = v128.load(s + <usize>(load<i32>(f) * 3))
+      const v1 = v128.load(s + <usize>(load<i32>(f, 4) * 3))
+      const v2 = v128.load(s + <usize>(load<i32>(f, 8) * 3))
+      const v3 = v128.load(s + <usize>(load<i32>(f, 12) * 3))
+      let a0 = i32x4.add(round, i32x4.dot_i16x8_s(i8x16.swizzle(v0, s01), v128.load(w)))
+      a0 = i32x4.add(a0, i32x4.dot_i16x8_s(i8x16.swizzle(v0, s23), v128.load(w, 16)))
+      let a1 = i32x4.add(round, i32x4.dot_i16x8_s(i8x16.swizzle(v1, s01), v128.load(w, 32)))
+      a1 = i32x4.add(a1, i32x4.dot_i16x8_s(i8x16.swizzle(v1, s23), v128.load(w, 48)))
+      let a2 = i32x4.add(round, i32x4.dot_i16x8_s(i8x16.swizzle(v2, s01), v128.load(w, 64)))
+      a2 = i32x4.add(a2, i32x4.dot_i16x8_s(i8x16.swizzle(v2, s23), v128.load(w, 80)))
+      let a3 = i32x4.add(round, i32x4.dot_i16x8_s(i8x16.swizzle(v3, s01), v128.load(w, 96)))
+      a3 = i32x4.add(a3, i32x4.dot_i16x8_s(i8x16.swizzle(v3, s23), v128.load(w, 112)))
+      const lo = i16x8.narrow_i32x4_s(i32x4.shr_s(a0, SHIFT), i32x4.shr_s(a1, SHIFT))
+      const hi = i16x8.narrow_i32x4_s(i32x4.shr_s(a2, SHIFT), i32x4.shr_s(a3, SHIFT))
+      v128.store(d + <usize>(x * 3), i8x16.swizzle(i8x16.narrow_i16x8_u(lo, hi), pack))
+      w += 128
+      f += 16
+    }
+  }
+}

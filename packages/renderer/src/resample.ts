@@ -19,6 +19,7 @@ interface Exports {
   readonly heapBase: () => number
   readonly vertical: (...args: Array<number>) => void
   readonly horizontal: (...args: Array<number>) => void
+  readonly horizontal4: (...args: Array<number>) => void
   readonly horizontal5: (...args: Array<number>) => void
 }
 
@@ -35,6 +36,18 @@ export const FRAME_BYTES = OUTPUT.width * OUTPUT.height * 3
 export interface Resampler {
   /** Writes the frame for this camera window, packed RGB24, into `into` (FRAME_BYTES long). */
   readonly render: (w: CameraWindow, into: Uint8Array) => void
+}
+
+/**
+ * The weights of one frame. Columns are padded to what the horizontal passes take: four taps at zoom 1,
+ * six (five real) while shrinking up to 1.25x, else an even count for the general pass.
+ */
+export const frameWeights = (w: CameraWindow, base: { width: number; height: number }) => {
+  const step = 1 / w.k
+  return {
+    rows: axisWeights(OUTPUT.height, w.y0, step, base.height),
+    cols: axisWeights(OUTPUT.width, w.x0, step, base.width, 2, step === 1 ? 4 : 6)
+  }
 }
 
 export const makeResampler = (module: WebAssembly.Module, base: Raster): Resampler => {
@@ -54,9 +67,7 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster): Resampl
 
   return {
     render: (w, into) => {
-      const step = 1 / w.k
-      const rows = axisWeights(OUTPUT.height, w.y0, step, base.height)
-      const cols = axisWeights(OUTPUT.width, w.x0, step, base.width, 2, 6)
+      const { rows, cols } = frameWeights(w, base)
       // The vertical pass only needs the columns the horizontal pass will read.
       const colLo = cols.first[0]
       const colHi = Math.min(base.width, cols.first[OUTPUT.width - 1] + cols.span)
@@ -83,7 +94,9 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster): Resampl
         put(vWeights, splat8(rows))
         wasm.vertical(baseAt + colLo * 3, baseStride, inter, interStride, rowBytes, OUTPUT.height, vFirst, vWeights, rows.taps)
       }
-      if (cols.span <= 5) {
+      if (cols.taps === 4) {
+        wasm.horizontal4(src, srcStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights)
+      } else if (cols.taps === 6 && cols.span <= 5) {
         wasm.horizontal5(src, srcStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights)
       } else {
         wasm.horizontal(src, srcStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights, cols.taps / 2)

@@ -4,14 +4,12 @@ import { readFileSync } from "node:fs"
 import { compileWasm } from "../../../scripts/build-wasm.ts"
 import type { CameraWindow } from "../src/motion-path.ts"
 import { OUTPUT } from "../src/output.ts"
-import { compileResampler, FRAME_BYTES, makeResampler, type Raster, WASM_URL } from "../src/resample.ts"
+import { compileResampler, FRAME_BYTES, frameWeights, makeResampler, type Raster, WASM_URL } from "../src/resample.ts"
 import { axisWeights, WEIGHT_ONE } from "../src/resample-weights.ts"
 
 /** The integer arithmetic the WebAssembly passes promise, written plainly: (Σ w·p + 2^13) >> 14, clamped. */
 const reference = (base: Raster, w: CameraWindow): Uint8Array => {
-  const step = 1 / w.k
-  const rows = axisWeights(OUTPUT.height, w.y0, step, base.height)
-  const cols = axisWeights(OUTPUT.width, w.x0, step, base.width, 2, 6)
+  const { rows, cols } = frameWeights(w, base)
   const clamp = (acc: number) => Math.min(255, Math.max(0, (acc + 8192) >> 14))
   const stride = base.width * 3
   const inter = new Uint8Array(OUTPUT.height * stride)
