@@ -142,6 +142,12 @@ describe("cloud-drive integration", () => {
     await expectError(await api.get("/api/v1/integrations/cloud/folders"), 409, "integration_not_connected")
     await expectError(await createImport(api, folder), 409, "integration_not_connected")
     await expectError(await api.del("/api/v1/integrations/cloud"), 409, "integration_not_connected")
+    // the create's outcome is remembered under its Idempotency-Key: the same key replays the 409
+    const first = await createImport(api, folder, { "idempotency-key": "not-connected-1" })
+    await expectError(first, 409, "integration_not_connected")
+    const again = await createImport(api, folder, { "idempotency-key": "not-connected-1" })
+    expect(again.headers.get("idempotency-replayed")).toBe("true")
+    await expectError(again, 409, "integration_not_connected")
   })
 
   it("refuses a bad or expired state with an HTML 400 and changes nothing", async () => {
@@ -209,6 +215,18 @@ describe("cloud-drive integration", () => {
     expect(root.data.map((f: any) => f.id)).toContain(parent)
 
     await expectError(await api.get("/api/v1/integrations/cloud/folders?cursor=not-a-cursor!"), 422, "validation_failed")
+    // a cursor belongs to the folder it pages through
+    emulator.setPagePlan([1, 1])
+    try {
+      const first = await json(await api.get(`/api/v1/integrations/cloud/folders?parent=${parent}`), 200)
+      expect(first.next_cursor).not.toBeNull()
+      await expectError(await api.get(`/api/v1/integrations/cloud/folders?cursor=${encodeURIComponent(first.next_cursor)}`), 422, "validation_failed")
+    } finally {
+      emulator.setPagePlan(null)
+    }
+    // an id the drive does not know is its 404, whatever characters it has; only a URL is refused as such
+    await expectError(await createImport(api, "no.such~folder:1"), 404, "unknown_folder")
+    await expectError(await api.get("/api/v1/integrations/cloud/folders?parent=no.such~folder:1"), 404, "unknown_folder")
     await expectError(await api.get("/api/v1/integrations/cloud/folders?parent=1NoSuchFolder"), 404, "unknown_folder")
     const file = emulator.addFile({ name: "not-a-folder.png", mimeType: "image/png", bytes: "x" })
     await expectError(await api.get(`/api/v1/integrations/cloud/folders?parent=${file}`), 404, "unknown_folder")
@@ -225,6 +243,8 @@ describe("cloud-drive integration", () => {
     const gone = await json(await api.del("/api/v1/integrations/cloud"), 200)
     expect(gone).toEqual({ object: "integration", provider: "cloud_drive", connected: false, connected_at: null, scopes: [], revoked: true })
     expect(emulator.requestCount({ path: "/revoke" })).toBe(revokes + 1)
+    // where Google documents the token (and its client libraries send it): the query string
+    expect(emulator.requests.filter((r) => r.path === "/revoke").at(-1)?.query.token).toMatch(/\S/)
 
     expect(await json(await api.get("/api/v1/integrations/cloud"), 200)).toMatchObject({ connected: false, scopes: [] })
     await expectError(await api.get("/api/v1/integrations/cloud/folders"), 409, "integration_not_connected")

@@ -276,7 +276,8 @@ export const toApiFailure = (e: ConnectionError | UnknownFolder): Errors.ApiFail
     case "UnknownFolder":
       return Errors.fail("unknown_folder", `folder ${e.folderId} was not found in the connected drive, or is not accessible`)
     case "ProviderRejected":
-      return e.status === 403 || e.status === 404
+      // a drive that refuses the folder lookup itself (400: an id it cannot parse) does not know it
+      return e.status === 403 || e.status === 404 || (e.status === 400 && (e.operation === "getFolder" || e.operation === "listFolders"))
         ? Errors.fail("unknown_folder", "the folder is not accessible with the connected drive")
         : Errors.fail("service_unavailable", "the drive provider refused the request; retry later", { retryAfter: 5 })
     case "ProviderUnavailable":

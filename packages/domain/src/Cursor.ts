@@ -42,14 +42,26 @@ export const decodeCursor = (cursor: string): Position | undefined => {
   }
 }
 
-/** Drive page tokens are wrapped so a folder cursor is as opaque as ours. */
-export const encodePageToken = (token: string): string => toBase64Url(JSON.stringify({ p: token }))
-export const decodePageToken = (cursor: string): string | undefined => {
+/**
+ * Drive page tokens are wrapped so a folder cursor is as opaque as ours, and carry the folder they
+ * page through: a cursor sent with another `parent` is refused by us, whatever the drive would do.
+ */
+export interface FolderPage {
+  readonly token: string
+  readonly parent: string
+}
+
+export const encodePageToken = (page: FolderPage): string => toBase64Url(JSON.stringify({ p: page.token, f: page.parent }))
+
+export const decodePageToken = (cursor: string): FolderPage | undefined => {
+  if (cursor.length === 0 || cursor.length > 4096) return undefined
   const json = fromBase64Url(cursor)
   if (json === undefined) return undefined
   try {
     const v: unknown = JSON.parse(json)
-    return typeof v === "object" && v !== null && typeof (v as { p?: unknown }).p === "string" ? (v as { p: string }).p : undefined
+    if (typeof v !== "object" || v === null) return undefined
+    const { f, p } = v as Record<string, unknown>
+    return typeof p === "string" && p.length > 0 && typeof f === "string" ? { token: p, parent: f } : undefined
   } catch {
     return undefined
   }

@@ -29,5 +29,9 @@ export const fingerprint = (raw: Uint8Array): string => {
   return createHash("sha256").update(material).digest("hex")
 }
 
-/** Which outcomes are remembered and replayed (decisions §6). */
-export const isRemembered = (status: number): boolean => [200, 201, 202, 400, 404, 402, 422, 502].includes(status)
+/**
+ * Which outcomes are remembered and replayed (decisions §6: every outcome the create handler decides;
+ * spec: "the same key replays the same error"). A 409 that reaches here is the import's
+ * `integration_not_connected`: the idempotency 409s are answered before a record is begun.
+ */
+export const isRemembered = (status: number): boolean => [200, 201, 202, 400, 404, 402, 409, 422, 502].includes(status)

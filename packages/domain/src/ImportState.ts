@@ -39,6 +39,17 @@ export const compareCodePoints = (a: string, b: string): number => {
   return x.length - y.length
 }
 
+/**
+ * The folder list's name order: case folded first, as a person reads a folder list (and as the
+ * drive's `orderBy=name` sorts), then code points, then ids, so the order is total.
+ */
+export const compareFolderNames = (
+  a: { readonly name: string; readonly id: string },
+  b: { readonly name: string; readonly id: string }
+): number =>
+  compareCodePoints(a.name.toLowerCase(), b.name.toLowerCase()) || compareCodePoints(a.name, b.name) ||
+  compareCodePoints(a.id, b.id)
+
 export const considered = <A extends { readonly name: string; readonly id: string }>(files: ReadonlyArray<A>) => {
   const sorted = [...files].sort((a, b) => compareCodePoints(a.name, b.name) || compareCodePoints(a.id, b.id))
   return { considered: sorted.slice(0, maxFilesPerImport), limitReached: sorted.length > maxFilesPerImport }

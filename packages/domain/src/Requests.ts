@@ -45,13 +45,18 @@ export const CreateRenderBody = Schema.Struct({
 }).annotations({ identifier: "CreateRenderBody", ...strict })
 export type CreateRenderBody = typeof CreateRenderBody.Type
 
+/**
+ * A drive folder id as the client sends it: "a folder id, never a URL" (spec). Only what cannot be an
+ * id is refused here (a URL or path: `/`, `?`, `#`, `\\`; whitespace; control characters); whether the drive knows it is
+ * the drive's answer (404 `unknown_folder`), since providers' id alphabets differ.
+ */
+export const isFolderIdShape = (id: string): boolean =>
+  id.length >= 1 && id.length <= 200 && !/[\s/\\?#\u0000-\u001f\u007f]/.test(id)
+
 export const CreateImportBody = Schema.Struct({
   provider: Schema.Literal("cloud_drive"),
   folder_id: Schema.String.pipe(
-    Schema.minLength(1),
-    Schema.maxLength(200),
-    // a folder id, never a URL (spec)
-    Schema.pattern(/^[A-Za-z0-9_-]+$/, { message: () => "folder_id must be a drive folder id, not a URL" })
+    Schema.filter((id) => isFolderIdShape(id) || "folder_id must be a drive folder id, not a URL")
   ),
   // reserved: v1 imports only the folder itself (decisions §7: true is 422)
   recursive: Schema.optional(Schema.Literal(false))

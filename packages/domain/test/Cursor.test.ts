@@ -62,7 +62,13 @@ describe("Cursor", () => {
     expect(decodeCursor(encodeCursor({ createdAt: "2024-01-01T00:00:00.000Z", id: "x".repeat(128) }) + "A".repeat(600))).toBeUndefined()
   })
 
-  it.prop("drive page tokens round-trip", [fc.string()], ([token]) => {
-    expect(decodePageToken(encodePageToken(token))).toBe(token)
+  it.prop("drive page tokens round-trip with their folder", [fc.string({ minLength: 1, maxLength: 1000 }), fc.string()], ([token, parent]) => {
+    expect(decodePageToken(encodePageToken({ token, parent }))).toEqual({ token, parent })
+  })
+
+  it("refuses folder cursors without a token or a folder", () => {
+    expect(decodePageToken(b64url(JSON.stringify({ p: "abc" })))).toBeUndefined()
+    expect(decodePageToken(b64url(JSON.stringify({ p: "", f: "root" })))).toBeUndefined()
+    expect(decodePageToken("")).toBeUndefined()
   })
 })

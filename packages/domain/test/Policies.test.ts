@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { bearerToken, refusal } from "../src/Access.ts"
 import { canonicalJson, fingerprint, isValidKey } from "../src/Idempotency.ts"
-import { considered, finalStatus, maxFilesPerImport, stoppedReasons } from "../src/ImportState.ts"
+import { compareFolderNames, considered, finalStatus, maxFilesPerImport, stoppedReasons } from "../src/ImportState.ts"
 import { cycleStart, planDefaults, plans } from "../src/Plans.ts"
 import { admit, type Window, windowMillis } from "../src/RateLimit.ts"
 import { allowanceLeft, chargedInWindow, mayCharge, spendWindowMillis } from "../src/SpendCap.ts"
@@ -192,6 +192,22 @@ describe("ImportState", () => {
     expect(a.considered.length).toBe(Math.min(files.length, maxFilesPerImport))
     expect(a.limitReached).toBe(files.length > maxFilesPerImport)
     for (let i = 1; i < a.considered.length; i++) expect(a.considered[i - 1].name <= a.considered[i].name).toBe(true)
+  })
+})
+
+describe("folder name order", () => {
+  const folder = fc.record({ name: fc.string({ maxLength: 8 }), id: fc.string({ minLength: 1, maxLength: 4 }) })
+
+  it.prop("is a total order: the same result whatever the input order", [fc.uniqueArray(folder, { selector: (f) => f.id, maxLength: 60 })], ([folders]) => {
+    const a = [...folders].sort(compareFolderNames)
+    const b = [...folders].reverse().sort(compareFolderNames)
+    expect(a).toEqual(b)
+    for (let i = 1; i < a.length; i++) expect(compareFolderNames(a[i - 1], a[i])).toBeLessThan(0)
+  })
+
+  it("ignores case first, as a person reads a folder list", () => {
+    const names = ["delta", "Alpha", "charlie", "Bravo", "alpha", "echo"].map((name, i) => ({ name, id: String(i) }))
+    expect(names.sort(compareFolderNames).map((f) => f.name)).toEqual(["Alpha", "alpha", "Bravo", "charlie", "delta", "echo"])
   })
 })
 

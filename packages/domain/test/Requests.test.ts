@@ -67,6 +67,15 @@ describe("strict bodies", () => {
     expect(Either.isLeft(decodeImport({ provider: "cloud_drive", folder_id: url }))).toBe(true)
   })
 
+  it("a folder id is whatever the drive names it, short of a path or whitespace", () => {
+    for (const id of ["abc", "0B1x_y-Z", "folder.v2", "id:42", "~shared", "ünïcode"]) {
+      expect(Either.isRight(decodeImport({ provider: "cloud_drive", folder_id: id }))).toBe(true)
+    }
+    for (const id of ["", "a/b", "a b", "a?b", "a#b", "a\\b", "a\nb", "x".repeat(201)]) {
+      expect(Either.isLeft(decodeImport({ provider: "cloud_drive", folder_id: id }))).toBe(true)
+    }
+  })
+
   it("recursive: true is refused (reserved)", () => {
     expect(Either.isLeft(decodeImport({ provider: "cloud_drive", folder_id: "abc", recursive: true }))).toBe(true)
   })

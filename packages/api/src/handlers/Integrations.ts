@@ -1,12 +1,9 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Integrations, toApiFailure } from "@pic2video/cluster/Integrations"
-import { Cursor, Errors } from "@pic2video/domain"
+import { Cursor, Errors, ImportState, Requests } from "@pic2video/domain"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { Principal } from "../Principal.ts"
-
-/** Drive folder ids (and `root`); anything else cannot name a folder, so it is unknown (404). */
-const folderIdPattern = /^[A-Za-z0-9_-]{1,200}$/
 
 const folderPageSize = 100
 
@@ -55,27 +52,34 @@ export const layer = HttpApiBuilder.group(Api, "integrations", (handlers) =>
         Effect.gen(function*() {
           const { workspaceId } = yield* Principal
           const parent = urlParams.parent ?? "root"
-          const pageToken = urlParams.cursor === undefined ? undefined : Cursor.decodePageToken(urlParams.cursor)
-          if (urlParams.cursor !== undefined && (pageToken === undefined || pageToken.length === 0)) {
+          const cursor = urlParams.cursor === undefined ? undefined : Cursor.decodePageToken(urlParams.cursor)
+          if (urlParams.cursor !== undefined && cursor === undefined) {
             return yield* Effect.fail(Errors.fail("validation_failed", "cursor: not a cursor this endpoint returned"))
           }
+          if (cursor !== undefined && cursor.parent !== parent) {
+            return yield* Effect.fail(Errors.fail("validation_failed", "cursor: not a cursor for this parent"))
+          }
           const connection = yield* integrations.open(workspaceId).pipe(Effect.mapError(toApiFailure))
-          if (!folderIdPattern.test(parent)) {
+          // what cannot be a folder id names no folder (the same shape rule as an import's folder_id)
+          if (!Requests.isFolderIdShape(parent)) {
             return yield* Effect.fail(Errors.fail("unknown_folder", "parent: not a drive folder id"))
           }
+          const pageToken = cursor?.token
           const page = yield* connection.listFolders({ parent, pageToken, pageSize: folderPageSize }).pipe(
             Effect.mapError((e) =>
-              // the drive refuses a page token that is not its own (or not for this parent)
+              // the drive refuses a page token that is not its own
               e._tag === "ProviderRejected" && e.status === 400 && pageToken !== undefined
                 ? Errors.fail("validation_failed", "cursor: not a cursor for this parent")
                 : toApiFailure(e)
             )
           )
+          // by name within the page too, whatever order the drive kept
+          const folders = [...page.folders].sort(ImportState.compareFolderNames)
           return {
             object: "list" as const,
-            data: page.folders.map((f) => ({ id: f.id, name: f.name })),
+            data: folders.map((f) => ({ id: f.id, name: f.name })),
             has_more: page.nextPageToken !== null,
-            next_cursor: page.nextPageToken === null ? null : Cursor.encodePageToken(page.nextPageToken)
+            next_cursor: page.nextPageToken === null ? null : Cursor.encodePageToken({ token: page.nextPageToken, parent })
           }
         }))
   }))

@@ -206,8 +206,14 @@ export const make: Effect.Effect<DriveOAuthShape, never, DriveConfig> = Effect.g
       Effect.withSpan("DriveOAuth.refresh")
     )
 
-  // Plain fetch, not `OAuth2Client.revokeToken`: the library sends the token in the query string,
-  // where access logs and proxies keep it. The revoke endpoint takes it as a form body too (RFC 7009).
+  // Plain fetch, not `OAuth2Client.revokeToken`, so the retry policy and timeout are ours. The token
+  // goes where Google documents it (`?token=`, as its client libraries send it) and in the form body
+  // (RFC 7009), so a provider reading either one sees it.
+  const revokeUrl = (token: string) => {
+    const url = new URL(config.revokeUrl)
+    url.searchParams.set("token", token)
+    return url
+  }
   const revoke: DriveOAuthShape["revoke"] = (token) =>
     retrying(
       "revoke",
@@ -215,7 +221,7 @@ export const make: Effect.Effect<DriveOAuthShape, never, DriveConfig> = Effect.g
         Effect.tryPromise({
           // Interruption (the timeout below) aborts `signal`, which cancels the request.
           try: (signal) =>
-            fetch(config.revokeUrl, {
+            fetch(revokeUrl(Redacted.value(token)), {
               method: "POST",
               headers: { "content-type": "application/x-www-form-urlencoded" },
               body: new URLSearchParams({ token: Redacted.value(token) }),
