@@ -252,4 +252,15 @@ describe("media archive", () => {
     })
     for (const id of ["not-a-uuid", crypto.randomUUID()]) expect((await refused("media", "archive", id)).code).toBe("unknown_media")
   })
+
+  it("given only DATABASE_URL / DATA_DIR (decisions §2), it prints the URLs the running service serves under", async () => {
+    const w = await run("workspace", "create", "--name", "Archive2", "--plan", "studio")
+    const k = await run("key", "create", w.id, "--scopes", "media:read,media:write")
+    const created = await expectOk(await client(service.baseUrl, k.secret).upload(photo("rocket.jpg"), { filename: "rocket.jpg" }), 201)
+    const { PORT: _port, PUBLIC_BASE_URL: _base, ...withoutPort } = env
+    expect(Number(env.PORT)).not.toBe(8080)
+    const r = await admin(withoutPort, "media", "archive", created.id)
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout).preview_url).toBe(created.preview_url)
+  })
 })

@@ -5,7 +5,7 @@ import { expectError, expectNoRateLimitHeaders, expectOk, expectRateLimitHeaders
 import { admin, makeShared, photo, startService, type Service } from "../support/service.ts"
 import { type Admin, inProcessAdmin, keyed, type Keyed } from "./admin.ts"
 import { multipart, rawRequest, uploadAlone } from "./http.ts"
-import { maxUploadBytes, pngBomb, pngOfSize, solid, svg, text } from "./photos.ts"
+import { animatedPng, maxUploadBytes, pngBomb, pngOfSize, solid, svg, text } from "./photos.ts"
 
 /**
  * One test per error code the media/system surface and the generic pipeline can produce
@@ -112,6 +112,24 @@ describe("invalid_request (route and body, decisions §4.1 and §4.7)", () => {
     }
   })
 
+  it("HEAD is answered as GET, without a body", async () => {
+    for (const [path, headers] of [["/healthz", {}], ["/api/v1/usage", { authorization: bearer(main.secret) }]] as const) {
+      const res = await fetch(`${base}${path}`, { method: "HEAD", headers })
+      expect(res.status, path).toBe(200)
+      expect(await res.text()).toBe("")
+    }
+  })
+
+  it("a path id that is not valid percent-encoding is the endpoint's own 404", async () => {
+    const cases: Array<[string, string]> = [
+      ["/api/v1/renders/%E0%A4%A", "render_not_found"],
+      ["/api/v1/renders/%/download", "render_not_found"],
+      ["/api/v1/media/%ZZ/preview", "unknown_media"],
+      ["/api/v1/media/imports/%", "import_not_found"]
+    ]
+    for (const [path, code] of cases) await expectError(await get(path, bearer(main.secret)), 404, code)
+  })
+
   it("an upload that is not multipart/form-data is 400 invalid_request (after auth, with RateLimit headers)", async () => {
     for (const [type, body] of [
       ["application/json", JSON.stringify({ file: "x" })],
@@ -180,6 +198,15 @@ describe("authentication (decisions §4.2)", () => {
     const post = await fetch(`${base}/api/v1/media`, { method: "POST", body: form([["file", { bytes: rocket, filename: "r.jpg" }]]) })
     await expectError(post, 401, "missing_api_key")
     expectNoRateLimitHeaders(post)
+  })
+
+  it("an empty Authorization header sends no key: 401 missing_api_key; every 401 names the Bearer scheme", async () => {
+    const empty = await get("/api/v1/media", "")
+    expect(empty.headers.get("www-authenticate")).toBe("Bearer")
+    await expectError(empty, 401, "missing_api_key")
+    const wrong = await get("/api/v1/media", "Bearer abc")
+    expect(wrong.headers.get("www-authenticate")).toBe("Bearer")
+    await expectError(wrong, 401, "invalid_api_key")
   })
 
   it("malformed, unknown, wrong-secret and tampered keys are all 401 invalid_api_key", async () => {
@@ -324,7 +351,7 @@ describe("rate_limit_exceeded (decisions §4.5)", () => {
 
 describe("validation_failed (decisions §4.8, §5)", () => {
   it("limit outside 1–100 or not an integer is 422, never clamped", async () => {
-    for (const limit of ["0", "101", "abc", "1.5", "-1", "", "1e2x", "10abc"]) {
+    for (const limit of ["0", "101", "abc", "1.5", "-1", "", "1e2x", "10abc", "1.0", "1e1", "0x10", "+5", " 5", "Infinity"]) {
       const res = await get(`/api/v1/media?limit=${encodeURIComponent(limit)}`, bearer(main.secret))
       const body = await expectError(res, 422, "validation_failed")
       expect(body.error.message, `limit=${limit}`).toMatch(/limit/)
@@ -432,6 +459,42 @@ describe("unsupported_media_type (decisions §5)", () => {
       const body = await expectError(await postForm(main.secret, form([["file", file]])), 415, "unsupported_media_type")
       expect(body.error.message, JSON.stringify({ ...file, bytes: undefined })).toMatch(/png/i)
       expect(body.error.message).toMatch(/jpe?g/i)
+    }
+  })
+
+  it("the `file` part is the upload whatever its label: no filename but an image type is accepted, a JSON label is 415", async () => {
+    const raw = (headers: string, bytes: Uint8Array) => {
+      const boundary = "----p2vfilepart"
+      const body = Buffer.concat([
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"${headers}\r\n\r\n`),
+        Buffer.from(bytes),
+        Buffer.from(`\r\n--${boundary}--\r\n`)
+      ])
+      return fetch(`${base}/api/v1/media`, {
+        method: "POST",
+        headers: { authorization: bearer(main.secret), "content-type": `multipart/form-data; boundary=${boundary}` },
+        body
+      })
+    }
+    const png = await solid(8, 8)
+    expect((await expectOk(await raw("\r\nContent-Type: image/png", png), 201)).mime_type).toBe("image/png")
+    await expectError(await raw(`; filename="data.json"\r\nContent-Type: application/json`, png), 415, "unsupported_media_type")
+    await expectError(await raw("\r\nContent-Type: application/json", png), 415, "unsupported_media_type")
+    // a plain text field named `file` is no file; the error does not echo what was sent
+    const plain = await raw("", Buffer.from("x".repeat(5000)))
+    const body = await expectError(plain, 422, "validation_failed")
+    expect(body.error.message.length).toBeLessThan(400)
+  })
+
+  it("an animated PNG is a PNG (rendered from its first frame, like GIF and WebP)", async () => {
+    const media = await expectOk(await postForm(main.secret, form([["file", { bytes: await animatedPng(), filename: "anim.png" }]])), 201)
+    expect(media.mime_type).toBe("image/png")
+  })
+
+  it("U+0000 in a label or a tag is 422 (it cannot be stored), not a fault", async () => {
+    for (const field of ["label", "tags"]) {
+      const res = await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }], [field, "a\u0000b"]]))
+      await expectError(res, 422, "validation_failed")
     }
   })
 

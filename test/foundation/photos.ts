@@ -25,6 +25,32 @@ const pngChunk = (type: string, data: Uint8Array) => {
 }
 
 /**
+ * An animated PNG (APNG): a PNG whose `acTL` chunk, before the image data, announces animation
+ * (two frames: the default image and one `fcTL`+`fdAT` frame after it). Decoders without APNG
+ * support show the default image, which is what a render uses.
+ */
+export const animatedPng = async (): Promise<Buffer> => {
+  const width = 32, height = 24
+  const png = await sharp({ create: { width, height, channels: 3, background: { r: 250, g: 80, b: 20 } } }).png().toBuffer()
+  const afterIhdr = 8 + 25
+  const u32 = (...values: Array<number>) => {
+    const b = Buffer.alloc(values.length * 4)
+    values.forEach((v, i) => b.writeUInt32BE(v, i * 4))
+    return b
+  }
+  const fcTL = (sequence: number) =>
+    pngChunk("fcTL", Buffer.concat([u32(sequence, width, height, 0, 0), Buffer.from([0, 1, 0, 10, 0, 0])]))
+  const raw = Buffer.alloc((width * 3 + 1) * height, 0x40)
+  for (let y = 0; y < height; y++) raw[y * (width * 3 + 1)] = 0
+  const frame = Buffer.concat([u32(2), deflateSync(raw)])
+  const iend = png.length - 12
+  return Buffer.concat([
+    png.subarray(0, afterIhdr), pngChunk("acTL", u32(2, 0)), fcTL(0),
+    png.subarray(afterIhdr, iend), fcTL(1), pngChunk("fdAT", frame), png.subarray(iend)
+  ])
+}
+
+/**
  * A valid PNG of exactly `size` bytes: a small image padded with private ancillary chunks inserted
  * before IEND (each at most 1 MiB, so no decoder's chunk limit is hit).
  */

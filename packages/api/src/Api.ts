@@ -51,7 +51,7 @@ export class SystemGroup extends HttpApiGroup.make("system")
   .add(
     HttpApiEndpoint.get("readyz", "/readyz")
       .addSuccess(Schema.Struct({ status: Schema.Literal("ready") }))
-      .addError(Schema.Struct({ status: Schema.Literal("unavailable"), reason: Schema.String }), { status: 503 })
+      .addError(ErrorBody(503), { status: 503 })
   )
   .annotate(PublicEndpoint, true)
   .annotate(OpenApi.Exclude, true)

@@ -1,5 +1,6 @@
 import * as ApiKeys from "@pic2video/cluster/ApiKeys"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
+import * as PublicBaseUrl from "@pic2video/cluster/PublicBaseUrl"
 import * as Renders from "@pic2video/cluster/Renders"
 import * as Workspaces from "@pic2video/cluster/Workspaces"
 import { Errors, Plans } from "@pic2video/domain"
@@ -125,7 +126,7 @@ export const run = (argv: ReadonlyArray<string>) =>
       case "media archive": {
         yield* known(flags, [])
         const row = yield* MediaLibrary.archive(yield* one(positional, "MEDIA_ID"))
-        return MediaLibrary.toDocument(row, yield* MediaLibrary.publicBaseUrl)
+        return MediaLibrary.toDocument(row, yield* PublicBaseUrl.forOperator)
       }
       case "render cancel": {
         yield* known(flags, [])
@@ -134,7 +135,7 @@ export const run = (argv: ReadonlyArray<string>) =>
         const ended = yield* Renders.endUnsuccessfully(id, { status: "canceled", code: "render_canceled", message: "the render was canceled" })
         const row = ended ?? (yield* Renders.byId(id))
         if (row === undefined) return yield* Effect.fail(Errors.fail("render_not_found", `no render ${id}`))
-        return Renders.toDocument(row, yield* MediaLibrary.publicBaseUrl)
+        return Renders.toDocument(row, yield* PublicBaseUrl.forOperator)
       }
       default:
         return yield* Effect.fail(usage(

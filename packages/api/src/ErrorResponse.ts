@@ -12,6 +12,8 @@ export const errorResponse = (failure: Errors.ApiFailure, requestId: string) =>
     {
       status: Errors.statusOf(failure.code),
       headers: {
+        // RFC 9110 §11.6.1: a 401 names the scheme it wants
+        ...(Errors.statusOf(failure.code) === 401 ? { "www-authenticate": "Bearer" } : {}),
         ...(failure.retryAfter !== undefined ? { "retry-after": String(failure.retryAfter) } : {}),
         ...failure.headers
       }
@@ -31,11 +33,17 @@ const hitLimit = (u: unknown, depth = 0): "size" | "parts" | undefined => {
   return hitLimit(r.cause, depth + 1) ?? hitLimit(r.error, depth + 1)
 }
 
+/** Schema's message minus the value it got: that can be a whole uploaded file, or a server temp path. */
+const withoutActual = (message: string) => {
+  const cut = message.replace(/,?\s*actual\b[\s\S]*$/, "")
+  return cut.length > 300 ? `${cut.slice(0, 300)}…` : cut
+}
+
 const describeIssues = (issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>) => {
   const first = issues[0]
   if (first === undefined) return "the request is not valid"
   const field = first.path.map(String).join(".")
-  return field === "" ? first.message : `${field}: ${first.message}`
+  return field === "" ? withoutActual(first.message) : `${field}: ${withoutActual(first.message)}`
 }
 
 /** Maps whatever came out of routing, decoding or a handler to a catalogue failure. */

@@ -141,7 +141,7 @@ export const layer = HttpApiBuilder.middleware(
         // uploads are read by our multipart reader (UploadBody.ts), which answers a truncated body at once
         const routed = route.body === "multipart"
           ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, withUploadBody(request))
-          : app
+          : Effect.provideService(app, HttpServerRequest.HttpServerRequest, withLiteralEscapes(request))
         const proceed = Effect.zipRight(checkBody(route, request), routed).pipe(
           (e) => run(e, requestId),
           Effect.locally(CurrentPrincipal, principal)
@@ -206,6 +206,25 @@ const currentImport = (workspaceId: string, stored: unknown) =>
     const row = id === undefined ? undefined : yield* Imports.find(workspaceId, id)
     return row === undefined ? undefined : yield* Imports.createdDocument(row)
   })
+
+/**
+ * A path id is opaque (decisions §4.8: the wrong shape is the endpoint's own 404): a `%` that starts
+ * no valid escape is taken literally, so the router matches and the handler looks the id up, instead
+ * of the router refusing the path as if it did not exist.
+ */
+const withLiteralEscapes = (request: HttpServerRequest.HttpServerRequest) => {
+  const q = request.url.indexOf("?")
+  const path = q === -1 ? request.url : request.url.slice(0, q)
+  const fixed = path.split("/").map((segment) => {
+    try {
+      decodeURIComponent(segment)
+      return segment
+    } catch {
+      return segment.replace(/%/g, "%25")
+    }
+  }).join("/")
+  return fixed === path ? request : request.modify({ url: fixed + (q === -1 ? "" : request.url.slice(q)) })
+}
 
 /** A remembered outcome, with a fresh request id in error bodies (decisions §6). */
 const replay = (status: number, body: unknown, requestId: string) => {

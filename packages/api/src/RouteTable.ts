@@ -60,10 +60,14 @@ export type Match =
   | { readonly _tag: "NotFound" }
   | { readonly _tag: "MethodNotAllowed"; readonly allow: ReadonlyArray<string> }
 
+/** HEAD is answered as GET (RFC 9110 §9.3.2; Node sends the head without the body). */
+export const routingMethod = (method: string): string => (method === "HEAD" ? "GET" : method)
+
 export const match = (method: string, pathname: string): Match => {
-  if (extraPublic.has(pathname)) return method === "GET" || method === "HEAD" ? { _tag: "Extra" } : { _tag: "MethodNotAllowed", allow: ["GET"] }
+  const routed = routingMethod(method)
+  if (extraPublic.has(pathname)) return routed === "GET" ? { _tag: "Extra" } : { _tag: "MethodNotAllowed", allow: ["GET"] }
   const candidates = routes.filter((r) => r.pattern.test(pathname))
   if (candidates.length === 0) return { _tag: "NotFound" }
-  const route = candidates.find((r) => r.method === method)
+  const route = candidates.find((r) => r.method === routed)
   return route !== undefined ? { _tag: "Route", route } : { _tag: "MethodNotAllowed", allow: [...new Set(candidates.map((r) => r.method))].sort() }
 }

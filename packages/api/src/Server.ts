@@ -10,6 +10,7 @@ import * as ImportEntity from "@pic2video/cluster/ImportEntity"
 import * as Integrations from "@pic2video/cluster/Integrations"
 import * as KeyHasher from "@pic2video/cluster/KeyHasher"
 import * as Maintenance from "@pic2video/cluster/Maintenance"
+import * as PublicBaseUrl from "@pic2video/cluster/PublicBaseUrl"
 import * as RenderEntity from "@pic2video/cluster/RenderEntity"
 import { Renderer } from "@pic2video/renderer"
 import * as Sharding from "@pic2video/cluster/Sharding"
@@ -57,7 +58,9 @@ export const layerHttp = HttpApiBuilder.serve().pipe(
   Layer.provide(Pipeline.layer),
   Layer.provide(ApiLive),
   HttpServer.withLogAddress,
-  Layer.provide(HttpServerLive)
+  Layer.provide(HttpServerLive),
+  // the operator CLI prints the URLs this process serves under
+  Layer.merge(Layer.effectDiscard(Effect.orDie(PublicBaseUrl.record)))
 )
 
 export { layerInfra }

@@ -3,6 +3,8 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Stream } from "effect"
 import * as MP from "multipasta"
+import type { IncomingMessage } from "node:http"
+import type { Socket } from "node:net"
 
 /**
  * The multipart reader behind `POST /media`. @effect/platform-node's own reader loses the parser's
@@ -56,6 +58,11 @@ const persisted = (request: HttpServerRequest.HttpServerRequest) =>
     let complete = false
     const parser = MP.make({
       ...config,
+      // The `file` part is the upload whatever it is labelled (a part without a filename but with an
+      // image type, or labelled JSON): the bytes decide, and a label that contradicts them is a 415.
+      // Only a plain text field (no filename, no type) stays a field, and is refused as no file.
+      isFile: (info) =>
+        info.name === "file" ? info.filename !== undefined || info.contentType !== "text/plain" : (config.isFile ?? MP.defaultIsFile)(info),
       onField: (info, value) => {
         parts.push({ _tag: "Field", key: info.name, contentType: info.contentType, value: MP.decodeField(info, value) })
       },
@@ -85,6 +92,7 @@ const persisted = (request: HttpServerRequest.HttpServerRequest) =>
       Stream.runForEach((chunk) => Effect.sync(() => parser.write(chunk)))
     )
     if (failure === undefined) parser.end()
+    if (failure?._tag === "ReachedLimit") discardRest(NodeHttpServerRequest.toIncomingMessage(request))
     if (failure !== undefined) return yield* Effect.fail(parseError(failure))
     if (!complete) return yield* Effect.fail(parseError({ _tag: "EndNotReached" }))
     const fs = yield* FileSystem.FileSystem
@@ -96,6 +104,35 @@ const persisted = (request: HttpServerRequest.HttpServerRequest) =>
         )
     )
   })
+
+/** How long a connection cut off past a limit keeps draining what the client still sends. */
+const lingerMillis = 5_000
+
+/**
+ * Past a limit the rest of the body is discarded, never stored, and the 413 goes out with
+ * `Connection: close`. Closing the socket while the client is still sending makes the client's
+ * kernel see a reset, and clients such as fetch then report EPIPE instead of the 413. So the close
+ * lingers (as nginx's does): our side half-closes once the answer is written, and what the client
+ * still sends is read and dropped until its body ends, for at most `lingerMillis`.
+ */
+const discardRest = (req: IncomingMessage) => {
+  req.resume()
+  const socket = req.socket
+  socket.destroySoon = function(this: Socket) {
+    if (this.writable) this.end()
+    const timer = setTimeout(() => this.destroy(), lingerMillis)
+    const close = () => {
+      clearTimeout(timer)
+      if (this.writableFinished) this.destroy()
+      else this.once("finish", () => this.destroy())
+    }
+    if (req.complete) close()
+    else {
+      req.once("end", close)
+      req.once("close", close)
+    }
+  }
+}
 
 /** The request as the router sees it on an upload route: the same request with this multipart reader. */
 export const withUploadBody = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {

@@ -10,6 +10,8 @@ export interface AppConfigShape {
   readonly port: number
   readonly host: string
   readonly publicBaseUrl: string
+  /** whether PUBLIC_BASE_URL or PORT was given, rather than both defaulted */
+  readonly publicBaseUrlGiven: boolean
   readonly dataDir: string
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   readonly renderConcurrency: number
@@ -23,7 +25,7 @@ export interface AppConfigShape {
 export class AppConfig extends Context.Tag("pic2video/AppConfig")<AppConfig, AppConfigShape>() {}
 
 export const config: Config.Config<AppConfigShape> = Config.all({
-  port: Config.integer("PORT").pipe(Config.withDefault(8080), Config.withDescription("HTTP port")),
+  port: Config.option(Config.integer("PORT").pipe(Config.withDescription("HTTP port"))),
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1"), Config.withDescription("bind address")),
   publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
@@ -38,8 +40,10 @@ export const config: Config.Config<AppConfigShape> = Config.all({
 }).pipe(
   Config.map((c) => ({
     ...c,
+    port: Option.getOrElse(c.port, () => 8080),
     // PUBLIC_BASE_URL is never taken from the request's Host header
-    publicBaseUrl: Option.getOrElse(c.publicBaseUrl, () => `http://localhost:${c.port}`).replace(/\/+$/, ""),
+    publicBaseUrl: Option.getOrElse(c.publicBaseUrl, () => `http://localhost:${Option.getOrElse(c.port, () => 8080)}`).replace(/\/+$/, ""),
+    publicBaseUrlGiven: Option.isSome(c.publicBaseUrl) || Option.isSome(c.port),
     dataDir: Path.resolve(c.dataDir)
   }))
 )

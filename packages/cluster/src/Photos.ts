@@ -42,7 +42,8 @@ export const inspect = (path: string, label: { readonly filename?: string; reado
       return yield* Effect.fail(Errors.fail("payload_too_large", "the upload is larger than 15 MB (15,728,640 bytes)"))
     }
     const sniffed = yield* Effect.promise(() => fileTypeFromFile(path).catch(() => undefined))
-    const mime = sniffed?.mime
+    // an animated PNG is a PNG (file-type names it apart); like GIF and WebP it renders from frame one
+    const mime = sniffed?.mime === "image/apng" ? "image/png" : sniffed?.mime
     if (mime === undefined || !(accepted as ReadonlyArray<string>).includes(mime)) {
       return yield* refuse(`the file is ${mime ?? "not a recognised image"}; upload JPEG, PNG, WebP or GIF`)
     }

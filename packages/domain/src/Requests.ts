@@ -17,7 +17,9 @@ export const imageClasses = ["person", "doll_figurine", "landscape_nature", "pro
 export const RenderMetadata = Schema.Record({
   // `__proto__` would be dropped on decoding (assigning it sets the prototype), silently losing a
   // key the client sent; it is refused instead
-  key: Schema.String.pipe(Schema.filter((k) => k !== "__proto__" || "metadata key __proto__ is not allowed")),
+  key: Schema.String.pipe(Schema.filter((k) =>
+    k === "__proto__" ? "metadata key __proto__ is not allowed" : k.includes("\u0000") ? "metadata keys must not contain U+0000" : undefined
+  )),
   value: Schema.Union(TextOfLength(0, 500), Schema.Number.pipe(Schema.finite()), Schema.Boolean, Schema.Null)
 }).pipe(
   Schema.filter((m) => {
@@ -70,6 +72,10 @@ export const UploadLabel = TextOfLength(0, 200)
 export const UploadTag = TextOfLength(1, 50)
 export const maxTags = 20
 
-/** `GET /api/v1/media?limit=`: 1–100, default 25, never clamped. */
-export const ListLimit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100))
+/** `GET /api/v1/media?limit=`: 1–100 in decimal digits (no `1.0`, `1e1`, `0x10`, `+5`), default 25, never clamped. */
+export const ListLimit = Schema.String.pipe(
+  Schema.pattern(/^[0-9]+$/, { message: () => "must be a whole number from 1 to 100" }),
+  Schema.compose(Schema.NumberFromString),
+  Schema.between(1, 100)
+)
 export const defaultListLimit = 25

@@ -10,6 +10,8 @@ export const codePoints = (s: string): number => {
 export const TextOfLength = (min: number, max: number) =>
   Schema.String.pipe(
     Schema.filter((s) => {
+      // PostgreSQL text and jsonb cannot hold U+0000: refused as invalid rather than failing to store
+      if (s.includes("\u0000")) return "must not contain the character U+0000"
       const n = codePoints(s)
       return n >= min && n <= max ? undefined : `must be ${min === 0 ? "at most" : `${min} to`} ${max} characters`
     }, { jsonSchema: { minLength: min, maxLength: max } })

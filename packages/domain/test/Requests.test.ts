@@ -124,15 +124,26 @@ describe("lengths count code points", () => {
 })
 
 describe("list limit", () => {
-  it.prop("accepts exactly the integers 1..100 (no clamping)", [fc.oneof(fc.integer({ min: -1000, max: 1000 }).map(String), fc.string({ maxLength: 6 }), fc.double().map(String))], ([raw]) => {
+  const numberLike = fc.oneof(
+    fc.integer({ min: -1000, max: 1000 }).map(String),
+    fc.string({ maxLength: 6 }),
+    fc.double().map(String),
+    fc.integer({ min: 1, max: 100 }).chain((n) => fc.constantFrom(`${n}.0`, `+${n}`, ` ${n}`, `${n} `, `0x${n.toString(16)}`, `${n}e0`, `0${n}`))
+  )
+  it.prop("accepts exactly the integers 1..100 written in decimal digits (no clamping)", [numberLike], ([raw]) => {
     const decoded = Schema.decodeUnknownEither(ListLimit)(raw)
     const n = Number(raw)
-    const expected = raw.trim() !== "" && /^\d+$/.test(raw) && Number.isInteger(n) && n >= 1 && n <= 100
-    if (Either.isRight(decoded)) {
-      expect(decoded.right).toBe(n)
-      expect(decoded.right).toBeGreaterThanOrEqual(1)
-      expect(decoded.right).toBeLessThanOrEqual(100)
-    }
-    if (expected) expect(Either.isRight(decoded), raw).toBe(true)
+    const expected = /^[0-9]+$/.test(raw) && n >= 1 && n <= 100
+    expect(Either.isRight(decoded), raw).toBe(expected)
+    if (Either.isRight(decoded)) expect(decoded.right).toBe(n)
+  })
+
+  it("refuses U+0000 in any text field (PostgreSQL cannot store it)", () => {
+    expect(Either.isLeft(Schema.decodeUnknownEither(UploadLabel)("a\u0000b"))).toBe(true)
+    expect(Either.isLeft(Schema.decodeUnknownEither(UploadTag)("x\u0000"))).toBe(true)
+    const media_id = "00000000-0000-4000-8000-000000000000"
+    expect(Either.isLeft(decodeRender({ media_id, quote: "a\u0000" }))).toBe(true)
+    expect(Either.isLeft(decodeRender({ media_id, metadata: { "k\u0000": 1 } }))).toBe(true)
+    expect(Either.isLeft(decodeRender({ media_id, metadata: { k: "v\u0000" } }))).toBe(true)
   })
 })

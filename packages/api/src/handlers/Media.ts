@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
-import { Cursor, Errors, Ids, Requests, Text } from "@pic2video/domain"
+import { Cursor, Errors, Ids, Requests } from "@pic2video/domain"
 import { Effect, Either, Schema } from "effect"
 import { Api } from "../Api.ts"
 import { Principal } from "../Principal.ts"
@@ -8,6 +8,8 @@ import { Principal } from "../Principal.ts"
 const invalid = (message: string) => Effect.fail(Errors.fail("validation_failed", message))
 
 const decodeLimit = Schema.decodeUnknownEither(Requests.ListLimit)
+const decodeLabel = Schema.decodeUnknownEither(Requests.UploadLabel)
+const decodeTag = Schema.decodeUnknownEither(Requests.UploadTag)
 
 export const layer = HttpApiBuilder.group(Api, "media", (handlers) =>
   Effect.gen(function*() {
@@ -33,9 +35,9 @@ export const layer = HttpApiBuilder.group(Api, "media", (handlers) =>
           const { workspaceId } = yield* Principal
           const label = payload.label ?? ""
           const tags = payload.tags ?? []
-          if (Text.codePoints(label) > 200) return yield* invalid("label: must be at most 200 characters")
+          if (Either.isLeft(decodeLabel(label))) return yield* invalid("label: must be at most 200 characters, without U+0000")
           if (tags.length > Requests.maxTags) return yield* invalid("tags: at most 20 tags")
-          if (tags.some((t) => Text.codePoints(t) < 1 || Text.codePoints(t) > 50)) return yield* invalid("tags: each tag must be 1 to 50 characters")
+          if (tags.some((t) => Either.isLeft(decodeTag(t)))) return yield* invalid("tags: each tag must be 1 to 50 characters, without U+0000")
           const row = yield* MediaLibrary.ingest({
             workspaceId,
             path: payload.file.path,

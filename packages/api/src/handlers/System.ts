@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Sharding } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
+import { Errors } from "@pic2video/domain"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 
@@ -15,8 +16,7 @@ export const layer = HttpApiBuilder.group(Api, "system", (handlers) =>
         sql`SELECT 1`.pipe(
           Effect.as<{ readonly status: "ready" } | HttpServerResponse.HttpServerResponse>({ status: "ready" }),
           Effect.timeout("2 seconds"),
-          Effect.catchAllCause(() =>
-            Effect.succeed(HttpServerResponse.unsafeJson({ status: "unavailable", reason: "database unreachable" }, { status: 503 }))
-          )
+          // the catalogue's failure, shaped as every error body (the pipeline set X-Request-Id)
+          Effect.catchAllCause(() => Effect.fail(Errors.fail("service_unavailable", "the database is unreachable", { retryAfter: 5 })))
         ))
   }))

@@ -1,0 +1,13 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/** What a running service tells the processes that share its database (the operator CLI). */
+export default Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE service_settings (
+      name text PRIMARY KEY,
+      value text NOT NULL,
+      updated_at timestamptz NOT NULL DEFAULT now()
+    )`
+})
