@@ -107,12 +107,14 @@ describe("render lifecycle details", () => {
   }, 240_000)
 
   it("echoes the Idempotency-Key and the metadata sent", async () => {
-    const metadata = { order: "A-17", count: 3, ratio: 0.5, vip: true, note: null, emoji: "✨🚀" }
+    const metadata = { order: "A-17", count: 3, ratio: 0.5, vip: true, note: null, emoji: "✨🚀", a: 1 }
     const created = await createRender(api, { media_id: mediaId, quote: "", metadata }, { "idempotency-key": "lifecycle-echo-1" })
     const r = await getRender(api, created.id)
     expect(Object.keys(r).sort()).toEqual(renderFields)
     expect(r.idempotency_key).toBe("lifecycle-echo-1")
     expect(r.metadata).toEqual(metadata)
+    // an echo keeps the order the keys were sent in
+    expect(JSON.stringify(r.metadata)).toBe(JSON.stringify(metadata))
     const { render } = await pollToEnd(api, created.id, 200_000)
     expect(render.status).toBe("completed")
     expect(render.idempotency_key).toBe("lifecycle-echo-1")

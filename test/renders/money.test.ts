@@ -119,11 +119,16 @@ describe("idempotency", () => {
   it("same key, different body is 409 idempotency_conflict; the original replays with a fresh request id", async () => {
     const s = accounts.conflict
     const body = { media_id: s.mediaId, quote: "", metadata: { n: 1 } }
-    const first = await settle(await create(s.api, body, { "idempotency-key": "conflict-1" }))
+    const firstResponse = await create(s.api, body, { "idempotency-key": "conflict-1" })
+    const firstText = await firstResponse.clone().text()
+    const first = await settle(firstResponse)
     expect(first.status, JSON.stringify(first.body)).toBe(202)
     expect(first.headers.get("idempotency-replayed")).toBeNull()
     // the same body with its keys in another order is the same request (canonical JSON)
-    const reordered = await settle(await create(s.api, { metadata: { n: 1 }, quote: "", media_id: s.mediaId }, { "idempotency-key": "conflict-1" }))
+    const reorderedResponse = await create(s.api, { metadata: { n: 1 }, quote: "", media_id: s.mediaId }, { "idempotency-key": "conflict-1" })
+    // "the original response is replayed": the same bytes, key order included
+    expect(await reorderedResponse.clone().text()).toBe(firstText)
+    const reordered = await settle(reorderedResponse)
     expect(reordered.status).toBe(202)
     expect(reordered.body).toEqual(first.body)
     expect(reordered.headers.get("idempotency-replayed")).toBe("true")

@@ -128,6 +128,13 @@ describe("POST /api/v1/renders validation", () => {
     await invalid({ metadata: { s: a(501) } }, "metadata")
     await invalid({ metadata: "a string" }, "metadata")
     await invalid({ metadata: [1] }, "metadata")
+    // text PostgreSQL cannot store is refused as invalid, not a fault
+    await invalid({ metadata: { a: "x\u0000y" } }, "metadata")
+    await invalid({ metadata: { "a\u0000": "y" } }, "metadata")
+    await invalid({ metadata: { a: "\ud800" } }, "metadata")
+    await invalid({ sub_prompt: "a\u0000b" }, "sub_prompt")
+    await invalid({ render_prompt: "\udc00x" }, "render_prompt")
+    await invalid({ quote: "a\u0000" }, "quote")
   })
 
   it("render_type other than aesthetic_quote is 422 unsupported_render_type", async () => {
@@ -152,6 +159,11 @@ describe("POST /api/v1/renders validation", () => {
     await expectError(await post(json, "text/plain"), 400, "invalid_request")
     await expectError(await post(json, "application/x-www-form-urlencoded"), 400, "invalid_request")
     await expectError(await post(json, "multipart/form-data; boundary=x"), 400, "invalid_request")
+    // a +json media type is JSON: the create goes on to its lookup
+    const unknown = JSON.stringify({ media_id: "00000000-0000-4000-8000-000000000000", quote: "" })
+    for (const type of ["application/vnd.api+json", "application/merge-patch+json", "APPLICATION/JSON; charset=utf-8"]) {
+      await expectError(await post(unknown, type), 404, "unknown_media")
+    }
   })
 
   it("404 unknown_media for unknown, foreign and archived media", async () => {

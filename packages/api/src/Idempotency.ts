@@ -72,7 +72,7 @@ export const finish = (recordId: number, status: number, body: unknown) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     if (Idempotency.isRemembered(status)) {
-      yield* sql`UPDATE idempotency_records SET status_code = ${status}, response = ${JSON.stringify(body ?? null)}::jsonb
+      yield* sql`UPDATE idempotency_records SET status_code = ${status}, response = ${JSON.stringify(body ?? null)}::json
         WHERE id = ${recordId}`
     } else {
       yield* sql`UPDATE idempotency_records SET locked_until = ${new Date()} WHERE id = ${recordId} AND status_code IS NULL`

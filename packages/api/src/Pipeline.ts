@@ -141,7 +141,7 @@ export const layer = HttpApiBuilder.middleware(
         // uploads are read by our multipart reader (UploadBody.ts), which answers a truncated body at once
         const routed = route.body === "multipart"
           ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, withUploadBody(request))
-          : Effect.provideService(app, HttpServerRequest.HttpServerRequest, withLiteralEscapes(request))
+          : Effect.provideService(app, HttpServerRequest.HttpServerRequest, forRouter(route, request))
         const proceed = Effect.zipRight(checkBody(route, request), routed).pipe(
           (e) => run(e, requestId),
           Effect.locally(CurrentPrincipal, principal)
@@ -208,11 +208,14 @@ const currentImport = (workspaceId: string, stored: unknown) =>
   })
 
 /**
- * A path id is opaque (decisions §4.8: the wrong shape is the endpoint's own 404): a `%` that starts
- * no valid escape is taken literally, so the router matches and the handler looks the id up, instead
- * of the router refusing the path as if it did not exist.
+ * The request as the router is given it. A path id is opaque (decisions §4.8: the wrong shape is the
+ * endpoint's own 404): a `%` that starts no valid escape is taken literally, so the handler looks the
+ * id up instead of the router refusing the path as if it did not exist. A JSON body sent as
+ * `application/…+json` is JSON to the router too (it would otherwise read the body as bytes, again).
+ * The same request object underneath, so the body `checkBody` already read stays read.
  */
-const withLiteralEscapes = (request: HttpServerRequest.HttpServerRequest) => {
+const forRouter = (route: RouteTable.Route, request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
+  const overrides: PropertyDescriptorMap = {}
   const q = request.url.indexOf("?")
   const path = q === -1 ? request.url : request.url.slice(0, q)
   const fixed = path.split("/").map((segment) => {
@@ -223,7 +226,12 @@ const withLiteralEscapes = (request: HttpServerRequest.HttpServerRequest) => {
       return segment.replace(/%/g, "%25")
     }
   }).join("/")
-  return fixed === path ? request : request.modify({ url: fixed + (q === -1 ? "" : request.url.slice(q)) })
+  if (fixed !== path) overrides.url = { value: fixed + (q === -1 ? "" : request.url.slice(q)) }
+  const type = request.headers["content-type"] ?? ""
+  if (route.body === "json" && !type.toLowerCase().includes("application/json")) {
+    overrides.headers = { value: { ...request.headers, "content-type": "application/json" } }
+  }
+  return Object.keys(overrides).length === 0 ? request : Object.create(request, overrides)
 }
 
 /** A remembered outcome, with a fresh request id in error bodies (decisions §6). */

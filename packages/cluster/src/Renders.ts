@@ -181,7 +181,15 @@ export const charge = (r: NewRender) =>
         }
         return { _tag: "Charged", row } satisfies Charged
       })
-    ).pipe(Effect.catchTag("SqlError", Effect.die))
+    ).pipe(
+      // the transaction rolled back, so nothing was charged: a refusal to retry, not a defect that
+      // would restart the key's entity and stall every other create on the key meanwhile
+      Effect.catchTag("SqlError", (e) =>
+        Effect.zipRight(
+          Effect.logError("charge transaction failed; nothing was charged", e),
+          Effect.fail(Errors.fail("service_unavailable", "the render could not be charged; retry", { retryAfter: 1 }))
+        ))
+    )
   })
 
 /** Moves a render into processing (a rerun after a crash stays in processing). */

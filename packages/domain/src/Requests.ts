@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { codePoints, TextOfLength } from "./Text.ts"
+import { codePoints, isStorable, TextOfLength } from "./Text.ts"
 
 /**
  * Request bodies. Every JSON body is strict: a field not listed is 422 `validation_failed`
@@ -18,7 +18,7 @@ export const RenderMetadata = Schema.Record({
   // `__proto__` would be dropped on decoding (assigning it sets the prototype), silently losing a
   // key the client sent; it is refused instead
   key: Schema.String.pipe(Schema.filter((k) =>
-    k === "__proto__" ? "metadata key __proto__ is not allowed" : k.includes("\u0000") ? "metadata keys must not contain U+0000" : undefined
+    k === "__proto__" ? "metadata key __proto__ is not allowed" : isStorable(k) ? undefined : "metadata keys must be well-formed text without U+0000"
   )),
   value: Schema.Union(TextOfLength(0, 500), Schema.Number.pipe(Schema.finite()), Schema.Boolean, Schema.Null)
 }).pipe(

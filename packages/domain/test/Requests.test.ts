@@ -138,12 +138,17 @@ describe("list limit", () => {
     if (Either.isRight(decoded)) expect(decoded.right).toBe(n)
   })
 
-  it("refuses U+0000 in any text field (PostgreSQL cannot store it)", () => {
+  it("refuses U+0000 and lone surrogates in any text field (PostgreSQL cannot store them)", () => {
     expect(Either.isLeft(Schema.decodeUnknownEither(UploadLabel)("a\u0000b"))).toBe(true)
     expect(Either.isLeft(Schema.decodeUnknownEither(UploadTag)("x\u0000"))).toBe(true)
     const media_id = "00000000-0000-4000-8000-000000000000"
     expect(Either.isLeft(decodeRender({ media_id, quote: "a\u0000" }))).toBe(true)
     expect(Either.isLeft(decodeRender({ media_id, metadata: { "k\u0000": 1 } }))).toBe(true)
     expect(Either.isLeft(decodeRender({ media_id, metadata: { k: "v\u0000" } }))).toBe(true)
+    for (const lone of ["\ud800", "a\udc00", "\udc00\ud800"]) {
+      expect(Either.isLeft(decodeRender({ media_id, sub_prompt: lone })), JSON.stringify(lone)).toBe(true)
+      expect(Either.isLeft(decodeRender({ media_id, metadata: { [lone]: 1 } }))).toBe(true)
+    }
+    expect(Either.isRight(decodeRender({ media_id, quote: "🎬 ok", metadata: { "🎬": "✨" } }))).toBe(true)
   })
 })
