@@ -188,9 +188,9 @@ export const make = Effect.gen(function*() {
       const tokens = yield* cipher.decryptTokens(row.tokens_ciphertext, workspaceId).pipe(Effect.option)
       if (Option.isSome(tokens)) {
         // Revoking the refresh token revokes the whole grant. Whatever the provider says, the
-        // tokens are forgotten below.
+        // tokens are forgotten below; a provider that keeps failing holds the answer 5 s at most.
         yield* withPolicy(oauth.revoke(tokens.value.refreshToken)).pipe(
-          Effect.timeout("15 seconds"),
+          Effect.timeout("5 seconds"),
           Effect.catchAll((e) => Effect.logWarning(`drive token revocation failed; the tokens are forgotten anyway: ${String(e)}`))
         )
       }
