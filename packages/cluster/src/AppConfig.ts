@@ -38,14 +38,17 @@ export const config: Config.Config<AppConfigShape> = Config.all({
   runnerHost: Config.string("RUNNER_HOST").pipe(Config.withDefault("127.0.0.1"), Config.withDescription("address other runners use to reach this one")),
   runnerPort: Config.option(Config.integer("RUNNER_PORT"))
 }).pipe(
-  Config.map((c) => ({
-    ...c,
-    port: Option.getOrElse(c.port, () => 8080),
-    // PUBLIC_BASE_URL is never taken from the request's Host header
-    publicBaseUrl: Option.getOrElse(c.publicBaseUrl, () => `http://localhost:${Option.getOrElse(c.port, () => 8080)}`).replace(/\/+$/, ""),
-    publicBaseUrlGiven: Option.isSome(c.publicBaseUrl) || Option.isSome(c.port),
-    dataDir: Path.resolve(c.dataDir)
-  }))
+  Config.map((c) => {
+    const port = Option.getOrElse(c.port, () => 8080)
+    return {
+      ...c,
+      port,
+      // PUBLIC_BASE_URL is never taken from the request's Host header
+      publicBaseUrl: Option.getOrElse(c.publicBaseUrl, () => `http://localhost:${port}`).replace(/\/+$/, ""),
+      publicBaseUrlGiven: Option.isSome(c.publicBaseUrl) || Option.isSome(c.port),
+      dataDir: Path.resolve(c.dataDir)
+    }
+  })
 )
 
 export const layer = Layer.effect(AppConfig, config)
