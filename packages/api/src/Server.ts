@@ -78,7 +78,7 @@ export const layerDrive = Integrations.layer.pipe(
 /** Entities this process hosts when it is a runner, and the runner's background duties. */
 export const layerEntities = Layer.mergeAll(ApiKeyEntity.layer, RenderEntity.layer, ImportEntity.layer, Maintenance.layer).pipe(
   Layer.provide(RenderEntity.layerSlots),
-  Layer.provide(Renderer.layer())
+  Layer.provide(Renderer.layerFromEnv)
 )
 
 /** `npm start`: the HTTP API and a runner in one process (embedded PostgreSQL unless DATABASE_URL). */

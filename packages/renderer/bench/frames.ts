@@ -41,7 +41,7 @@ const path: CameraPath = {
 }
 for (const workers of [1, 2]) {
   started = performance.now()
-  await Effect.runPromise(writeFrames(base, path, FRAMES, workers, () => Effect.succeed(true), (e) => e))
+  await Effect.runPromise(writeFrames(base, path, FRAMES, { count: workers, niceness: 0 }, () => Effect.succeed(true), (e) => e))
   report(`wasm Catmull-Rom, ${workers} worker thread(s)`, started)
 }
 

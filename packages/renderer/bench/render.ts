@@ -91,12 +91,12 @@ const program = Effect.gen(function* () {
     const base = yield* prepareBase(input.photo, framing)
     const path = planMotion(framing, { move: undefined, speed: undefined }, SECONDS)
     const frames: Array<Uint8Array> = []
-    yield* writeFrames(base, path, FRAMES, renderer.frameConcurrency, (f) => Effect.sync(() => frames.push(f.slice()) > 0), (e) => e)
+    yield* writeFrames(base, path, FRAMES, { count: renderer.frameConcurrency, niceness: 0 }, (f) => Effect.sync(() => frames.push(f.slice()) > 0), (e) => e)
     // The same stdin writer the renderer uses, fed from memory.
     const fromMemory = (bufs: ReadonlyArray<Uint8Array>) => (stdin: Writable) =>
       Effect.forEach(bufs, flushedWriter(stdin), { discard: true }).pipe(Effect.zipRight(Effect.sync(() => stdin.end())))
     const [, floorWall] = yield* timed(
-      runFfmpeg(renderer.ffmpeg.path, encodeCommand({ frames: FRAMES, overlayPath, outPath: join(outDir, "floor.mp4"), settings: renderer.encode }), { feed: fromMemory(frames) })
+      runFfmpeg(renderer.ffmpeg.path, encodeCommand({ frames: FRAMES, overlayPath, outPath: join(outDir, "floor.mp4"), settings: renderer.encode }), { feed: fromMemory(frames), niceness: renderer.niceness })
     )
     // x264 alone: the same frames already in yuv420p (converted before timing).
     const yuvPath = join(outDir, "frames.yuv")
@@ -113,7 +113,7 @@ const program = Effect.gen(function* () {
       runFfmpeg(
         renderer.ffmpeg.path,
         encodeCommand({ frames: FRAMES, overlayPath: undefined, outPath: join(outDir, "x264.mp4"), settings: renderer.encode, inputPixFmt: "yuv420p" }),
-        { feed: fromMemory(yuvFrames) }
+        { feed: fromMemory(yuvFrames), niceness: renderer.niceness }
       )
     )
     rmSync(yuvPath, { force: true })
@@ -124,7 +124,7 @@ const program = Effect.gen(function* () {
     const [, zoompanWall] =
       framing.kind === "pan"
         ? [undefined, Number.NaN]
-        : yield* timed(runFfmpeg(renderer.ffmpeg.path, zoompanCommand(basePng, overlayPath, join(outDir, `${stem}_zoompan.mp4`), renderer.encode)))
+        : yield* timed(runFfmpeg(renderer.ffmpeg.path, zoompanCommand(basePng, overlayPath, join(outDir, `${stem}_zoompan.mp4`), renderer.encode), { niceness: renderer.niceness }))
 
     for (const n of [0, 120, 239]) {
       execFileSync(renderer.ffmpeg.path, ["-v", "error", "-y", "-i", outPath, "-vf", `select=eq(n\\,${n})`, "-frames:v", "1", join(outDir, `${stem}_f${n}.png`)])

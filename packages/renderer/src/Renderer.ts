@@ -1,7 +1,7 @@
 import { Config, Context, Effect, Layer } from "effect"
 import { type EncodeSettings, DEFAULT_ENCODE, PRESETS, type Preset } from "./ffmpeg-args.ts"
 import { describeCoverage, fontCoverage } from "./fonts.ts"
-import { type BinaryInfo, resolveBinary } from "./platform/binaries.ts"
+import { type BinaryInfo, findOnPath, resolveBinary } from "./platform/binaries.ts"
 import type { BinaryNotFound } from "./errors.ts"
 
 /**
@@ -14,6 +14,11 @@ export interface RendererShape {
   readonly encode: EncodeSettings
   /** Worker threads making frames per render (each holds a copy of the base raster). */
   readonly frameConcurrency: number
+  /**
+   * Nice value of a render's CPU work (ffmpeg and the frame workers): renders yield the cores to the
+   * HTTP API in the same process and take the rest. 0 when disabled or when `nice` is not on PATH.
+   */
+  readonly niceness: number
 }
 
 export interface RendererConfig {
@@ -22,7 +27,11 @@ export interface RendererConfig {
   readonly pathEnv?: string | undefined
   readonly encode?: Partial<EncodeSettings> | undefined
   readonly frameConcurrency?: number | undefined
+  /** Default 10; 0 runs renders at the process's own priority. */
+  readonly niceness?: number | undefined
 }
+
+const DEFAULT_NICENESS = 10
 
 export class Renderer extends Context.Tag("@pic2video/renderer/Renderer")<Renderer, RendererShape>() {
   static make = (config: RendererConfig = {}): Effect.Effect<RendererShape, BinaryNotFound> =>
@@ -37,18 +46,22 @@ export class Renderer extends Context.Tag("@pic2video/renderer/Renderer")<Render
       // Scan fonts now, not on the first request, and say which scripts captions can use.
       const coverage = yield* fontCoverage
       yield* Effect.log(`renderer: caption fonts: ${describeCoverage(coverage)}`)
+      const wanted = Math.min(19, Math.max(0, Math.round(config.niceness ?? DEFAULT_NICENESS)))
+      const niceness = wanted > 0 && findOnPath("nice", pathEnv) === undefined ? 0 : wanted
+      if (niceness !== wanted) yield* Effect.logWarning("renderer: `nice` is not on PATH; renders run at normal priority")
       return {
         ffmpeg,
         ffprobe,
         encode: { ...DEFAULT_ENCODE, ...config.encode },
-        frameConcurrency: Math.max(1, config.frameConcurrency ?? 2)
+        frameConcurrency: Math.max(1, config.frameConcurrency ?? 2),
+        niceness
       }
     })
 
   static layer = (config: RendererConfig = {}): Layer.Layer<Renderer, BinaryNotFound> =>
     Layer.effect(Renderer, Renderer.make(config))
 
-  /** FFMPEG_PATH, FFPROBE_PATH, RENDER_X264_PRESET (default veryfast), RENDER_CRF (default 20). */
+  /** FFMPEG_PATH, FFPROBE_PATH, RENDER_X264_PRESET (default veryfast), RENDER_CRF (default 20), RENDER_NICE (default 10). */
   static layerFromEnv: Layer.Layer<Renderer, BinaryNotFound> = Layer.effect(
     Renderer,
     Effect.gen(function* () {
@@ -56,12 +69,14 @@ export class Renderer extends Context.Tag("@pic2video/renderer/Renderer")<Render
         ffmpegPath: Config.option(Config.string("FFMPEG_PATH").pipe(Config.withDescription("ffmpeg binary to use"))),
         ffprobePath: Config.option(Config.string("FFPROBE_PATH").pipe(Config.withDescription("ffprobe binary to use"))),
         preset: Config.literal(...PRESETS)("RENDER_X264_PRESET").pipe(Config.withDefault<Preset>(DEFAULT_ENCODE.preset)),
-        crf: Config.integer("RENDER_CRF").pipe(Config.withDefault(DEFAULT_ENCODE.crf))
+        crf: Config.integer("RENDER_CRF").pipe(Config.withDefault(DEFAULT_ENCODE.crf)),
+        niceness: Config.integer("RENDER_NICE").pipe(Config.withDefault(DEFAULT_NICENESS))
       }).pipe(Effect.orDie)
       return yield* Renderer.make({
         ffmpegPath: env.ffmpegPath._tag === "Some" ? env.ffmpegPath.value : undefined,
         ffprobePath: env.ffprobePath._tag === "Some" ? env.ffprobePath.value : undefined,
-        encode: { preset: env.preset, crf: env.crf }
+        encode: { preset: env.preset, crf: env.crf },
+        niceness: env.niceness
       })
     })
   )

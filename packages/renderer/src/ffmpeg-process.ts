@@ -18,6 +18,8 @@ export interface RunOptions {
   readonly feed?: (stdin: Writable) => Effect.Effect<void, RenderFailed>
   /** Frames ffmpeg reports as encoded so far (from its progress lines). */
   readonly onFrames?: (frames: number) => void
+  /** Run ffmpeg (every thread of it) at this nice value through `nice`; 0 or absent: unchanged. */
+  readonly niceness?: number
 }
 
 const STDERR_LINES = 30
@@ -49,7 +51,7 @@ export const runFfmpeg = (
       return yield* Effect.dieMessage("ffmpeg reads stdin exactly when a feed is given")
     }
     const started = yield* Deferred.make<Writable>()
-    const run = spawn(binary, cmd, opts.onFrames, (stdin) => Deferred.unsafeDone(started, Effect.succeed(stdin)))
+    const run = spawn(binary, cmd, opts, (stdin) => Deferred.unsafeDone(started, Effect.succeed(stdin)))
     if (!feed) return yield* run
     yield* Effect.all([run, Effect.flatMap(Deferred.await(started), feed)], { concurrency: 2, discard: true })
   })
@@ -57,12 +59,13 @@ export const runFfmpeg = (
 const spawn = (
   binary: string,
   cmd: FfmpegCommand,
-  onFrames: ((frames: number) => void) | undefined,
+  { niceness = 0, onFrames }: RunOptions,
   onStart: (stdin: Writable) => void
 ): Effect.Effect<void, RenderFailed> =>
   Effect.async<void, RenderFailed>((resume) => {
     // fluent keeps the last `stdoutLines` lines of stdout and of stderr; the error tail comes from there.
-    const c = ffmpeg({ stdoutLines: STDERR_LINES })
+    // With a niceness it runs `nice -n N ffmpeg …`, which execs ffmpeg in place (same pid to kill).
+    const c = ffmpeg({ stdoutLines: STDERR_LINES, niceness })
     c.setFfmpegPath(binary)
     for (const input of cmd.inputs) {
       c.input(input.source)

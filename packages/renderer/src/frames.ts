@@ -16,21 +16,21 @@ export type FrameSink<E> = (frame: Uint8Array) => Effect.Effect<boolean, E>
  * (resample-weights.ts), so nothing on the path rounds to whole pixels (whole-pixel crops judder:
  * 0.64 px RMS at 0.5 px/frame).
  *
- * `workers` threads make frames ahead into `workers + 1` shared buffers: frame i lives in slot
- * i mod slots, and frame i + slots is asked for as soon as the sink is done with frame i, so generation
+ * `workers.count` threads (at `workers.niceness`) make frames ahead into `count + 1` shared buffers:
+ * frame i lives in slot i mod slots, and frame i + slots is asked for as soon as the sink is done with frame i, so generation
  * runs ahead of the encoder by at most one buffer per worker, with no allocation per frame.
  */
 export const writeFrames = <E, S>(
   base: Raster,
   path: CameraPath,
   frames: number,
-  workers: number,
+  workers: { readonly count: number; readonly niceness: number },
   sink: FrameSink<S>,
   onError: (e: unknown) => E
 ): Effect.Effect<void, E | S> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const slots = workers + 1
+      const slots = workers.count + 1
       const pool = yield* frameWorkers(base, workers, slots)
       const pending: Array<Promise<void>> = []
       const request = (i: number) => {

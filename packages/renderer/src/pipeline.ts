@@ -69,7 +69,7 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
 
       // Frames go straight from the worker threads' buffers into ffmpeg's stdin.
       const feed = (stdin: Writable) =>
-        writeFrames(base, path, total, renderer.frameConcurrency, platformStream.flushedWriter(stdin), (e) =>
+        writeFrames(base, path, total, { count: renderer.frameConcurrency, niceness: renderer.niceness }, platformStream.flushedWriter(stdin), (e) =>
           new RenderFailed({ stage: "frames", message: e instanceof Error ? e.message : String(e) })
         ).pipe(Effect.zipRight(platformStream.end(stdin)))
 
@@ -85,7 +85,7 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
       }
 
       const cmd = encodeCommand({ frames: total, overlayPath, outPath: partial, settings: renderer.encode })
-      yield* runFfmpeg(renderer.ffmpeg.path, cmd, { feed, onFrames: (n) => Queue.unsafeOffer(progress, n) }).pipe(
+      yield* runFfmpeg(renderer.ffmpeg.path, cmd, { feed, onFrames: (n) => Queue.unsafeOffer(progress, n), niceness: renderer.niceness }).pipe(
         Effect.withSpan("encode")
       )
 

@@ -144,6 +144,40 @@ layer(Renderer.layer())("renderVideo", (it) => {
     60_000
   )
 
+  it.effect.runIf(process.platform === "linux")(
+    "ffmpeg and the frame workers run at the renderer's lowered priority, the process itself does not",
+    () =>
+      Effect.gen(function* () {
+        const renderer = yield* Renderer
+        expect(renderer.niceness).toBe(10)
+        const started = yield* Ref.make(0)
+        const fiber = yield* renderVideo({
+          photo: REAL.hubble,
+          overlay: null,
+          seconds: 8,
+          outPath: join(out, "lowered.mp4"),
+          onProgress: (done) => Ref.set(started, done)
+        }).pipe(Effect.fork)
+        while ((yield* Ref.get(started)) < 5) yield* realSleep(100)
+        const ffmpegNice = execFileSync("ps", ["-o", "ni=,comm=", "--ppid", String(process.pid)], { encoding: "utf8" })
+          .split("\n").filter((l) => /ffmpeg/.test(l)).map((l) => Number(l.trim().split(/\s+/)[0]))
+        // /proc/self/task/<tid>/stat: field 19 is the nice value (fields counted after the comm)
+        const threadNice = readdirSync("/proc/self/task").flatMap((tid) => {
+          try {
+            const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8")
+            return [{ tid: Number(tid), nice: Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]) }]
+          } catch {
+            return [] // the thread ended meanwhile
+          }
+        })
+        yield* Fiber.interrupt(fiber)
+        expect(ffmpegNice).toEqual([10])
+        expect(threadNice.filter((t) => t.nice === 10).length).toBeGreaterThanOrEqual(renderer.frameConcurrency)
+        expect(threadNice.find((t) => t.tid === process.pid)?.nice).toBe(0)
+      }),
+    60_000
+  )
+
   it.effect("a photo that no longer decodes is a typed PhotoRejected", () =>
     Effect.gen(function* () {
       const err = yield* Effect.flip(

@@ -33,7 +33,7 @@ const isExecutable = (p: string): boolean => {
   }
 }
 
-const onPath = (name: string, pathEnv: string): string | undefined =>
+export const findOnPath = (name: string, pathEnv: string): string | undefined =>
   pathEnv
     .split(delimiter)
     .filter((d) => d.length > 0)
@@ -70,7 +70,7 @@ export const resolveBinary = (
     const found: { path: string; source: BinaryInfo["source"] } | undefined = explicit
       ? { path: explicit, source: "env" }
       : (() => {
-          const p = onPath(name, pathEnv)
+          const p = findOnPath(name, pathEnv)
           if (p) return { path: p, source: "PATH" as const }
           const n = fromNpm(name)
           return n ? { path: n, source: "npm" as const } : undefined

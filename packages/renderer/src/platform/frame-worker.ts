@@ -6,9 +6,11 @@
 import { parentPort, workerData } from "node:worker_threads"
 import { compileResampler, makeResampler } from "../resample.ts"
 import type { FrameDone, FrameRequest, WorkerInit } from "./frame-workers.ts"
+import { lowerThreadPriority } from "./priority.ts"
 
 const port = parentPort!
 const init = workerData as WorkerInit
+lowerThreadPriority(init.niceness)
 const resampler = makeResampler(compileResampler(), init.base)
 const slots = init.slots.map((s) => new Uint8Array(s))
 

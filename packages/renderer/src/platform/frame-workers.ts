@@ -6,6 +6,8 @@ import { FRAME_BYTES, type Raster } from "../resample.ts"
 export interface WorkerInit {
   readonly base: Raster
   readonly slots: ReadonlyArray<SharedArrayBuffer>
+  /** Nice value the thread lowers itself to (0: unchanged); see `lowerThreadPriority`. */
+  readonly niceness: number
 }
 
 export interface FrameRequest {
@@ -70,11 +72,16 @@ const spawn = (init: WorkerInit) => {
  * life of the scope: closing it (render done, failed, canceled or timed out) terminates the threads,
  * whatever they were doing.
  */
-export const frameWorkers = (base: Raster, workers: number, slots: number): Effect.Effect<FrameWorkers, never, Scope.Scope> =>
+export const frameWorkers = (
+  base: Raster,
+  workers: { readonly count: number; readonly niceness: number },
+  slots: number
+): Effect.Effect<FrameWorkers, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.sync(() => {
       const shared = Array.from({ length: slots }, () => new SharedArrayBuffer(FRAME_BYTES))
-      return { shared, threads: Array.from({ length: Math.max(1, workers) }, () => spawn({ base, slots: shared })) }
+      const init = { base, slots: shared, niceness: workers.niceness }
+      return { shared, threads: Array.from({ length: Math.max(1, workers.count) }, () => spawn(init)) }
     }),
     ({ threads }) => Effect.promise(() => Promise.all(threads.map((t) => t.worker.terminate())))
   ).pipe(
