@@ -6,9 +6,9 @@
  *      unlimited allowance and a key allowed 100,000 creates a minute; BENCH_CREATES (200) sequential
  *      `POST /api/v1/renders` without a caption (`quote: ""`) and as many with a ~60-character
  *      caption (the caption is composited before the 202), after a short warm-up. Client-side wall
- *      time per request, p50/p90/p99/max. So that the renders these creates queue do not compete
- *      with the measurement, this phase runs with RENDER_TIMEOUT_SECONDS=1 (each queued render ends
- *      `render_timeout` almost at once instead of encoding).
+ *      time per request, p50/p90/p99/max. Twice: with the runner idle (RENDER_TIMEOUT_SECONDS=0, so
+ *      each queued render ends `render_timeout` as soon as it is picked up) and busy (the queued
+ *      renders run for real, one encoding throughout, at the renderer's lowered priority).
  *   2. throughput: a fresh single process at the default RENDER_CONCURRENCY (cores / 2) and
  *      RENDER_SECONDS (BENCH_RENDER_SECONDS, default 8): a batch of BENCH_BATCH (6) captioned renders
  *      created at once, polled to completion; renders per minute = batch / (first create → last
@@ -166,8 +166,13 @@ async function freshDatabase(adminUrl: string) {
   return url.toString()
 }
 
-async function benchCreateLatency() {
-  const { env, dataDir } = await singleProcessEnv({ RENDER_TIMEOUT_SECONDS: "1" })
+/**
+ * Create latency in one runner state: `idle` (RENDER_TIMEOUT_SECONDS=0: every render ends
+ * `render_timeout` the moment it is picked up, so nothing decodes or encodes beside the creates) or
+ * `busy` (default settings: the creates queue hundreds of renders and one encodes the whole time).
+ */
+async function createLatency(runner: "idle" | "busy") {
+  const { env, dataDir } = await singleProcessEnv(runner === "idle" ? { RENDER_TIMEOUT_SECONDS: "0" } : { RENDER_SECONDS: renderSeconds })
   const proc = await startProc("start", env)
   try {
     const api = await account(proc, ["custom", "--included", "unlimited"])
@@ -183,19 +188,29 @@ async function benchCreateLatency() {
     }
     await measure({ quote: "" }, 10)
     await measure({ quote: quote60 }, 5)
+    if (runner === "busy") {
+      await waitFor(async () => isEncoding(proc.child.pid!), 60_000, "a render to be encoding")
+    }
     const rows: Array<[string, Array<number>]> = [
       ["no caption (quote \"\")", await measure({ quote: "" }, createsPerCase)],
       [`caption (${[...quote60].length} chars)`, await measure({ quote: quote60 }, createsPerCase)]
     ]
-    console.log(`\n1. create latency, ${createsPerCase} sequential POST /api/v1/renders each (single process, ${externalDb ? "DATABASE_URL" : "embedded PostgreSQL"})`)
+    const encoding = runner === "busy" ? await isEncoding(proc.child.pid!) : false
+    console.log(`   runner ${runner}${runner === "busy" ? ` (a render ${encoding ? "still" : "no longer"} encoding at the end)` : ""}`)
     for (const [label, t] of rows) {
       const mean = t.reduce((a, b) => a + b, 0) / t.length
-      console.log(`   ${label.padEnd(24)} p50 ${ms(pct(t, 50)).padStart(9)}  p90 ${ms(pct(t, 90)).padStart(9)}  p99 ${ms(pct(t, 99)).padStart(9)}  max ${ms(t[t.length - 1]).padStart(9)}  mean ${ms(mean)}`)
+      console.log(`     ${label.padEnd(24)} p50 ${ms(pct(t, 50)).padStart(9)}  p90 ${ms(pct(t, 90)).padStart(9)}  p99 ${ms(pct(t, 99)).padStart(9)}  max ${ms(t[t.length - 1]).padStart(9)}  mean ${ms(mean)}`)
     }
   } finally {
     await stopProc(proc)
     fs.rmSync(dataDir, { recursive: true, force: true })
   }
+}
+
+async function benchCreateLatency() {
+  console.log(`\n1. create latency, ${createsPerCase} sequential POST /api/v1/renders each (single process, ${externalDb ? "DATABASE_URL" : "embedded PostgreSQL"})`)
+  await createLatency("idle")
+  await createLatency("busy")
 }
 
 async function benchThroughput() {
