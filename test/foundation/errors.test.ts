@@ -1,5 +1,6 @@
 import { checksumOf, keyPrefix, mintToken } from "@pic2video/domain/ApiKeyToken"
 import * as http from "node:http"
+import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError, expectNoRateLimitHeaders, expectOk, expectRateLimitHeaders } from "../support/limits.ts"
 import { admin, makeShared, photo, startService, type Service } from "../support/service.ts"
@@ -117,6 +118,28 @@ describe("invalid_request (route and body, decisions §4.1 and §4.7)", () => {
       const res = await fetch(`${base}${path}`, { method: "HEAD", headers })
       expect(res.status, path).toBe(200)
       expect(await res.text()).toBe("")
+    }
+  })
+
+  it("a request Node's HTTP parser refuses (unknown method, broken framing) is 400 invalid_request with a request id", async () => {
+    const { hostname, port } = new URL(base)
+    for (const raw of [
+      "FOO /api/v1/usage HTTP/1.1\r\nHost: x\r\n\r\n",
+      "GET /api/v1/usage HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n"
+    ]) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(port), hostname, () => socket.end(raw))
+        let text = ""
+        socket.on("data", (d) => (text += d))
+        socket.on("end", () => resolve(text))
+        socket.on("error", reject)
+      })
+      const [head, body] = answer.split("\r\n\r\n")
+      expect(head.split("\r\n")[0], raw).toBe("HTTP/1.1 400 Bad Request")
+      const parsed = JSON.parse(body)
+      expect(Object.keys(parsed).sort()).toEqual(["error", "request_id"])
+      expect(parsed.error.code).toBe("invalid_request")
+      expect(head.toLowerCase()).toContain(`x-request-id: ${parsed.request_id.toLowerCase()}`)
     }
   })
 

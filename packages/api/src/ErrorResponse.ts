@@ -6,9 +6,14 @@ import { Cause, Effect, Option } from "effect"
  * The one place a failure becomes an HTTP error response: the code decides the status (through the
  * domain's catalogue), the body is exactly `{error:{code,message},request_id}`.
  */
+export const errorBody = (failure: Errors.ApiFailure, requestId: string) => ({
+  error: { code: failure.code, message: failure.message },
+  request_id: requestId
+})
+
 export const errorResponse = (failure: Errors.ApiFailure, requestId: string) =>
   HttpServerResponse.unsafeJson(
-    { error: { code: failure.code, message: failure.message }, request_id: requestId },
+    errorBody(failure, requestId),
     {
       status: Errors.statusOf(failure.code),
       headers: {

@@ -17,6 +17,7 @@ import * as Sharding from "@pic2video/cluster/Sharding"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { Api } from "./Api.ts"
+import { answerClientErrors } from "./ClientError.ts"
 import * as ImportsHandlers from "./handlers/Imports.ts"
 import * as IntegrationsHandlers from "./handlers/Integrations.ts"
 import * as MediaHandlers from "./handlers/Media.ts"
@@ -48,6 +49,7 @@ const HttpServerLive = Layer.unwrapEffect(
       // stuck request (a client that stops sending mid-body) cannot hold a fiber, a temp file, or
       // shutdown, forever.
       server.setTimeout(30_000)
+      answerClientErrors(server)
       return server
     }, { port: c.port, host: c.host }))
 )
