@@ -507,6 +507,8 @@ describe("unsupported_media_type (decisions §5)", () => {
     const plain = await raw("", Buffer.from("x".repeat(5000)))
     const body = await expectError(plain, 422, "validation_failed")
     expect(body.error.message.length).toBeLessThan(400)
+    expect(body.error.message).toMatch(/^file: /)
+    expect(body.error.message).not.toMatch(/PersistedFile|Expected/)
   })
 
   it("an animated PNG is a PNG (rendered from its first frame, like GIF and WebP)", async () => {
@@ -521,11 +523,14 @@ describe("unsupported_media_type (decisions §5)", () => {
     }
   })
 
-  it("PNG bytes named photo.png, or photo with application/octet-stream, are accepted as image/png", async () => {
+  it("PNG bytes named photo.png, or photo with application/octet-stream, are accepted as image/png (so are other names of PNG)", async () => {
     for (const file of [
       { bytes: png, filename: "photo.png" },
       { bytes: png, filename: "photo", type: "application/octet-stream" },
-      { bytes: png, filename: "photo.png", type: "image/png" }
+      { bytes: png, filename: "photo.png", type: "image/png" },
+      { bytes: png, filename: "photo.png", type: "image/x-png" },
+      { bytes: png, filename: "photo.apng", type: "image/apng" },
+      { bytes: png, filename: "photo", type: "image/*" }
     ]) {
       const media = await expectOk(await postForm(main.secret, form([["file", file]])), 201)
       expect(media.mime_type).toBe("image/png")

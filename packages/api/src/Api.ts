@@ -39,7 +39,10 @@ const StringOrStrings = Schema.Union(
 /** Slack above 15 MiB: the multipart parser stops a little early; the exact limit is checked on the file. */
 export const UploadPayload = HttpApiSchema.Multipart(
   Schema.Struct({
-    file: Multipart.SingleFileSchema,
+    // a `file` sent as a plain text field is no file; say so rather than name the schema's type
+    file: Multipart.SingleFileSchema.annotations({
+      message: () => ({ message: "send the photo as one file part named `file`", override: true })
+    }),
     label: Schema.optional(Schema.String),
     tags: Schema.optional(StringOrStrings)
   }).annotations({ parseOptions: { onExcessProperty: "error" } }),

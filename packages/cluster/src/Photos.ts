@@ -13,16 +13,26 @@ export const accepted = ["image/jpeg", "image/png", "image/webp", "image/gif"] a
 export type PhotoType = (typeof accepted)[number]
 
 const byExtension: Record<string, string> = {
-  jpg: "image/jpeg", jpeg: "image/jpeg", jpe: "image/jpeg", jfif: "image/jpeg", png: "image/png", webp: "image/webp",
+  jpg: "image/jpeg", jpeg: "image/jpeg", jpe: "image/jpeg", jfif: "image/jpeg", png: "image/png", apng: "image/png", webp: "image/webp",
   gif: "image/gif", svg: "image/svg+xml", svgz: "image/svg+xml", bmp: "image/bmp", tif: "image/tiff", tiff: "image/tiff",
   heic: "image/heic", heif: "image/heif", avif: "image/avif", ico: "image/x-icon", mp4: "video/mp4", mov: "video/quicktime",
   webm: "video/webm", txt: "text/plain", pdf: "application/pdf", html: "text/html", json: "application/json"
 }
 
+/** Other names in use for the accepted types; a label that uses one names the same type. */
+const aliases: Record<string, PhotoType> = {
+  "image/jpg": "image/jpeg", "image/pjpeg": "image/jpeg", "image/x-png": "image/png", "image/apng": "image/png",
+  "image/x-webp": "image/webp"
+}
+
 const normalise = (contentType: string) => {
   const t = contentType.split(";")[0].trim().toLowerCase()
-  return t === "image/jpg" || t === "image/pjpeg" ? "image/jpeg" : t
+  return aliases[t] ?? t
 }
+
+/** A label that names no particular type cannot contradict the bytes. */
+const unspecific = (t: string | undefined) =>
+  t === undefined || t === "" || t === "application/octet-stream" || t === "image/*"
 
 export interface Inspected {
   readonly mimeType: PhotoType
@@ -48,7 +58,7 @@ export const inspect = (path: string, label: { readonly filename?: string; reado
       return yield* refuse(`the file is ${mime ?? "not a recognised image"}; upload JPEG, PNG, WebP or GIF`)
     }
     const declared = label.contentType === undefined ? undefined : normalise(label.contentType)
-    if (declared !== undefined && declared !== "" && declared !== "application/octet-stream" && declared !== mime) {
+    if (!unspecific(declared) && declared !== mime) {
       return yield* refuse(`the bytes are ${mime} but the part is labelled ${declared}`)
     }
     const ext = label.filename?.includes(".") ? label.filename.split(".").pop()!.toLowerCase() : undefined
