@@ -15,8 +15,9 @@ export interface RendererShape {
   /** Worker threads making frames per render (each holds a copy of the base raster). */
   readonly frameConcurrency: number
   /**
-   * Nice value of a render's CPU work (ffmpeg and the frame workers): renders yield the cores to the
-   * HTTP API in the same process and take the rest. 0 when disabled or when `nice` is not on PATH.
+   * How far below the process's own priority a render's CPU work runs (ffmpeg and the frame workers,
+   * in nice steps): renders yield the cores to the HTTP API in the same process and take the rest.
+   * 0 when disabled or when `nice` is not on PATH.
    */
   readonly niceness: number
 }

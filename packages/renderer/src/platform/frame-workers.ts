@@ -6,7 +6,7 @@ import { FRAME_BYTES, type Raster } from "../resample.ts"
 export interface WorkerInit {
   readonly base: Raster
   readonly slots: ReadonlyArray<SharedArrayBuffer>
-  /** Nice value the thread lowers itself to (0: unchanged); see `lowerThreadPriority`. */
+  /** How much the thread lowers its priority (0: unchanged); see `lowerThreadPriority`. */
   readonly niceness: number
 }
 
