@@ -175,10 +175,12 @@ export const composeOverlay = async (
   layers: ReadonlyArray<Layer>
 ): Promise<Uint8Array> => {
   const bytes = canvas.width * canvas.height * 4
-  const out = spareCanvases.pop() ?? new Uint8Array(bytes)
-  if (out.length !== bytes) return composeOn(new Uint8Array(bytes), canvas, layers)
+  const out = (spareCanvases.at(-1)?.length === bytes ? spareCanvases.pop() : undefined) ?? new Uint8Array(bytes)
   try {
-    return await composeOn(out, canvas, layers)
+    for (const l of layers) blend(out, canvas, l)
+    return await sharp(out, { raw: { width: canvas.width, height: canvas.height, channels: 4 } })
+      .png({ compressionLevel: 3, adaptiveFiltering: false })
+      .toBuffer()
   } finally {
     for (const l of layers) {
       const [x0, y0, x1, y1] = onCanvas(l, canvas)
@@ -186,11 +188,4 @@ export const composeOverlay = async (
     }
     if (spareCanvases.length < MAX_SPARE_CANVASES) spareCanvases.push(out)
   }
-}
-
-const composeOn = (out: Uint8Array, canvas: { width: number; height: number }, layers: ReadonlyArray<Layer>) => {
-  for (const l of layers) blend(out, canvas, l)
-  return sharp(out, { raw: { width: canvas.width, height: canvas.height, channels: 4 } })
-    .png({ compressionLevel: 3, adaptiveFiltering: false })
-    .toBuffer()
 }

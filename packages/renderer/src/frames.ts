@@ -17,8 +17,9 @@ export type FrameSink<E> = (frame: Uint8Array) => Effect.Effect<boolean, E>
  * 0.64 px RMS at 0.5 px/frame).
  *
  * `workers.count` threads (at `workers.niceness`) make frames ahead into `count + 1` shared buffers:
- * frame i lives in slot i mod slots, and frame i + slots is asked for as soon as the sink is done with frame i, so generation
- * runs ahead of the encoder by at most one buffer per worker, with no allocation per frame.
+ * frame i lives in slot i mod slots, and frame i + slots is asked for as soon as the sink is done with
+ * frame i, so generation runs ahead of the encoder by at most one buffer per worker, with no
+ * allocation per frame.
  */
 export const writeFrames = <E, S>(
   base: Raster,
