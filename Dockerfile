@@ -1,11 +1,17 @@
 # One image for every role: `npm start` (all-in-one), `npm run api`, `npm run runner`.
-FROM node:24-bookworm
+# The base image is a build argument, so an image built locally (e.g. a debootstrapped bookworm with
+# nodejs and npm installed, `docker import`ed) serves where no registry is reachable:
+#   docker build --network host --build-arg BASE_IMAGE=bookworm-node:local -t pic2video .
+# The service runs on the Node pinned in package.json (installed into node_modules by `npm ci`), so
+# the base image's own node only has to run npm.
+ARG BASE_IMAGE=node:24-bookworm
+FROM ${BASE_IMAGE}
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages ./packages
 COPY scripts ./scripts
 # the install step brings Debian's ffmpeg and the fallback fonts (as root, through apt)
 RUN npm ci --omit=dev
-ENV HOST=0.0.0.0 DATA_DIR=/data
+ENV HOST=0.0.0.0 DATA_DIR=/data PATH=/app/node_modules/.bin:$PATH
 EXPOSE 8080
 CMD ["npm", "start"]

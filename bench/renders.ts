@@ -27,7 +27,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { freePort, waitFor } from "../test/support/net.ts"
-import { importEmbeddedPostgres } from "../packages/cluster/src/EmbeddedPostgres.ts"
+import { importEmbeddedPostgres } from "../packages/cluster/src/database/EmbeddedPostgres.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const node = process.execPath

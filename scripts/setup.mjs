@@ -4,14 +4,21 @@
 //
 // 1. npm 11 skips dependency install scripts, so @ffmpeg-installer/@ffprobe-installer's own
 //    `chmod u+x` may not have run: make the shipped binaries executable here.
+//    The same for Deno's platform package (@deno/linux-x64-glibc …), and node_modules/.bin/deno is
+//    pointed at that binary, as deno's own skipped postinstall does: otherwise it is bin.cjs, a Node
+//    wrapper running deno as its child, which does not pass SIGTERM on (`npm run start:deno` could
+//    not stop cleanly).
 // 2. As root on Debian/apt, install Debian's ffmpeg (5.1: newer x264, faster filters than the 2018
 //    npm build) and the fallback fonts Pango needs for colour emoji, Arabic/Hebrew and CJK.
 //    Idempotent: dpkg-query decides what is missing, so a second run costs milliseconds.
-//    P2V_SKIP_SYSTEM_DEPS=1 skips this part entirely.
+// 3. The same way, Debian's chromium for the portal's browser tests (playwright-core drives it; no
+//    browser is ever downloaded). Its own apt-get run, so a failure leaves ffmpeg and fonts alone;
+//    without it the browser tests skip and say why.
+//    P2V_SKIP_SYSTEM_DEPS=1 skips parts 2 and 3 entirely.
 import { spawnSync } from "node:child_process"
-import { chmodSync, existsSync, statSync } from "node:fs"
+import { chmodSync, existsSync, lstatSync, readlinkSync, statSync, symlinkSync, unlinkSync } from "node:fs"
 import { createRequire } from "node:module"
-import { dirname, join } from "node:path"
+import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
@@ -30,8 +37,11 @@ const SYSTEM_PACKAGES = [
   "fontconfig"
 ]
 
-function makeExecutable(pkg, binary) {
-  const platformPkg = `@${pkg}/${process.platform}-${process.arch}`
+// Only the portal's browser tests use it (test/portal); the service never does.
+const BROWSER_PACKAGES = ["chromium"]
+
+function makeExecutable(pkg, binary, suffix = "") {
+  const platformPkg = `@${pkg}/${process.platform}-${process.arch}${suffix}`
   let file
   try {
     file = join(dirname(require.resolve(`${platformPkg}/package.json`)), binary)
@@ -41,53 +51,85 @@ function makeExecutable(pkg, binary) {
   }
   if (!existsSync(file)) return warn(`${file} is missing`)
   const mode = statSync(file).mode
-  if ((mode & 0o111) === 0o111) return
+  if ((mode & 0o111) === 0o111) return file
   try {
     chmodSync(file, mode | 0o755)
     log(`made ${file} executable`)
   } catch (e) {
     warn(`could not chmod ${file}: ${e.message}`)
   }
+  return file
 }
 
-function missingDebianPackages() {
-  const r = spawnSync("dpkg-query", ["-W", "-f=${Package} ${db:Status-Status}\\n", ...SYSTEM_PACKAGES], {
+function linkDeno() {
+  if (process.platform === "win32") return
+  const file = makeExecutable("deno", "deno", process.platform === "linux" ? "-glibc" : "")
+  const bin = join(root, "node_modules", ".bin", "deno")
+  if (file === undefined || !existsSync(dirname(bin))) return
+  try {
+    const stat = lstatSync(bin, { throwIfNoEntry: false })
+    if (stat?.isSymbolicLink() && !resolve(dirname(bin), readlinkSync(bin)).endsWith("bin.cjs")) return
+    if (stat !== undefined) unlinkSync(bin)
+    symlinkSync(relative(dirname(bin), file), bin)
+    log(`${bin} -> ${file}`)
+  } catch (e) {
+    warn(`could not link ${bin}: ${e.message}`)
+  }
+}
+
+function missingDebianPackages(packages) {
+  const r = spawnSync("dpkg-query", ["-W", "-f=${Package} ${db:Status-Status}\\n", ...packages], {
     encoding: "utf8"
   })
   const installed = new Set(
     (r.stdout ?? "").split("\n").filter((l) => l.endsWith(" installed")).map((l) => l.split(" ")[0])
   )
-  return SYSTEM_PACKAGES.filter((p) => !installed.has(p))
+  return packages.filter((p) => !installed.has(p))
 }
 
-function installSystemDeps() {
-  if (process.env.P2V_SKIP_SYSTEM_DEPS === "1") return log("P2V_SKIP_SYSTEM_DEPS=1: skipping apt")
-  if (process.platform !== "linux" || !existsSync("/etc/debian_version") || !existsSync("/usr/bin/apt-get")) {
-    return log("not a Debian/apt machine: install ffmpeg and Noto fonts (emoji, CJK, Arabic/Hebrew) yourself")
-  }
-  const missing = missingDebianPackages()
-  if (missing.length === 0) return log("ffmpeg and fallback fonts already installed")
+let aptUpdated = false
+
+/** Installs what of `packages` is missing; `fallback` says what happens when that fails. */
+function installDebianPackages(what, packages, fallback) {
+  const missing = missingDebianPackages(packages)
+  if (missing.length === 0) return log(`${what} already installed`)
   if (typeof process.getuid === "function" && process.getuid() !== 0) {
-    return warn(`not root; missing Debian packages: ${missing.join(" ")} (sudo apt-get install ${missing.join(" ")})`)
+    return warn(`not root; missing Debian packages: ${missing.join(" ")} (sudo apt-get install ${missing.join(" ")}); ${fallback}`)
   }
   log(`installing Debian packages: ${missing.join(" ")}`)
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" }
   // Bounded so a stuck mirror cannot hang `npm ci` forever.
   const opts = { stdio: ["ignore", "ignore", "inherit"], env, timeout: 20 * 60 * 1000 }
-  const update = spawnSync("apt-get", ["update", "-qq"], opts)
-  if (update.status !== 0) warn("apt-get update failed; trying the install with the lists we have")
+  if (!aptUpdated) {
+    aptUpdated = true
+    const update = spawnSync("apt-get", ["update", "-qq"], opts)
+    if (update.status !== 0) warn("apt-get update failed; trying the install with the lists we have")
+  }
   const install = spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...missing], opts)
   if (install.status !== 0) {
-    return warn(`apt-get install failed (exit ${install.status ?? install.signal}); falling back to the npm ffmpeg`)
+    return warn(`apt-get install failed (exit ${install.status ?? install.signal}); ${fallback}`)
   }
-  const still = missingDebianPackages()
-  if (still.length > 0) warn(`still missing after apt-get: ${still.join(" ")}`)
+  const still = missingDebianPackages(packages)
+  if (still.length > 0) warn(`still missing after apt-get: ${still.join(" ")}; ${fallback}`)
   else log("installed")
+}
+
+function installSystemDeps() {
+  if (process.env.P2V_SKIP_SYSTEM_DEPS === "1") return log("P2V_SKIP_SYSTEM_DEPS=1: skipping apt")
+  if (process.platform !== "linux" || !existsSync("/etc/debian_version") || !existsSync("/usr/bin/apt-get")) {
+    return log(
+      "not a Debian/apt machine: install ffmpeg and Noto fonts (emoji, CJK, Arabic/Hebrew) yourself, " +
+        "and Chromium for the portal's browser tests (or set CHROMIUM_PATH; they skip without one)"
+    )
+  }
+  installDebianPackages("ffmpeg and fallback fonts", SYSTEM_PACKAGES, "falling back to the npm ffmpeg")
+  installDebianPackages("chromium", BROWSER_PACKAGES, "the portal's browser tests will skip")
 }
 
 try {
   makeExecutable("ffmpeg-installer", "ffmpeg")
   makeExecutable("ffprobe-installer", "ffprobe")
+  linkDeno()
   installSystemDeps()
 } catch (e) {
   warn(`unexpected: ${e?.message ?? e}`)

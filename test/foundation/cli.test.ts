@@ -4,7 +4,7 @@ import { admin, client, makeShared, photo, startService, type Service } from "..
 import { type Admin, inProcessAdmin } from "./admin.ts"
 
 /**
- * The operator CLI (decisions §2, §3): exactly one JSON document on stdout and exit 0, or
+ * The operator CLI (contract §2, §3): exactly one JSON document on stdout and exit 0, or
  * `{"error":{code,message}}` on stderr and a non-zero exit; document shapes field for field; plan
  * defaults; and all of it while the server runs on the same database.
  *
@@ -84,7 +84,7 @@ const expectApiKey = (k: any, withSecret: boolean) => {
 }
 
 describe.concurrent("workspace commands", () => {
-  it("create: document shape and plan defaults (decisions §3)", async () => {
+  it("create: document shape and plan defaults (contract §3)", async () => {
     const cases: Array<[Array<string>, { plan: string; included: number | null; storage_budget_bytes: number }]> = [
       [["--plan", "free"], { plan: "free", included: 0, storage_budget_bytes: 0 }],
       [["--plan", "starter"], { plan: "starter", included: 0, storage_budget_bytes: 1 * GiB }],
@@ -253,7 +253,7 @@ describe("media archive", () => {
     for (const id of ["not-a-uuid", crypto.randomUUID()]) expect((await refused("media", "archive", id)).code).toBe("unknown_media")
   })
 
-  it("given only DATABASE_URL / DATA_DIR (decisions §2), it prints the URLs the running service serves under", async () => {
+  it("given only DATABASE_URL / DATA_DIR (contract §2), it prints the URLs the running service serves under", async () => {
     const w = await run("workspace", "create", "--name", "Archive2", "--plan", "studio")
     const k = await run("key", "create", w.id, "--scopes", "media:read,media:write")
     const created = await expectOk(await client(service.baseUrl, k.secret).upload(photo("rocket.jpg"), { filename: "rocket.jpg" }), 201)

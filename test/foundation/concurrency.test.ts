@@ -6,8 +6,8 @@ import { solid } from "./photos.ts"
 
 /**
  * Races the contract must survive: concurrent uploads never overrun the storage budget
- * (decisions §3, "charging is atomic"), and a per-key read budget holds across two service
- * processes that share the database (decisions §1, §4.5).
+ * (contract §3, "charging is atomic"), and a per-key read budget holds across two service
+ * processes that share the database (contract §1, §4.5).
  */
 let shared: Shared
 let a: Service

@@ -10,7 +10,7 @@ import { animatedPng, maxUploadBytes, pngBomb, pngOfSize, solid, svg, text } fro
 
 /**
  * One test per error code the media/system surface and the generic pipeline can produce
- * (decisions §4, spec "Errors"): status, exact body shape, X-Request-Id = request_id, and the
+ * (contract §4, spec "Errors"): status, exact body shape, X-Request-Id = request_id, and the
  * headers that go with each (Allow on 405, Retry-After on 429, RateLimit-* on authenticated answers).
  */
 let service: Service
@@ -82,7 +82,7 @@ afterAll(async () => {
   expect(await service?.stop()).toBe(0)
 })
 
-describe("invalid_request (route and body, decisions §4.1 and §4.7)", () => {
+describe("invalid_request (route and body, contract §4.1 and §4.7)", () => {
   it("an unknown path is 404 invalid_request, with or without a key, before authentication", async () => {
     for (const path of ["/api/v1/nope", "/nope", "/api/v2/media", "/api/v1/media/", "/api/v1/media/x/preview/y"]) {
       const anonymous = await get(path)
@@ -214,7 +214,7 @@ describe("invalid_request (route and body, decisions §4.1 and §4.7)", () => {
   })
 })
 
-describe("authentication (decisions §4.2)", () => {
+describe("authentication (contract §4.2)", () => {
   it("no Authorization header is 401 missing_api_key on every authenticated endpoint", async () => {
     await expectError(await get("/api/v1/media"), 401, "missing_api_key")
     await expectError(await get("/api/v1/media/00000000-0000-4000-8000-000000000000/preview"), 401, "missing_api_key")
@@ -287,7 +287,7 @@ describe("authentication (decisions §4.2)", () => {
   })
 })
 
-describe("account gates (decisions §4.3)", () => {
+describe("account gates (contract §4.3)", () => {
   it("each gate alone: tenant_inactive, api_disabled", async () => {
     await expectError(await get("/api/v1/media", bearer(onlyInactive.secret)), 403, "tenant_inactive")
     await expectError(await get("/api/v1/media", bearer(onlyDisabled.secret)), 403, "api_disabled")
@@ -320,7 +320,7 @@ describe("account gates (decisions §4.3)", () => {
   })
 })
 
-describe("insufficient_scope (decisions §4.4)", () => {
+describe("insufficient_scope (contract §4.4)", () => {
   it("a key without the endpoint's scope is 403 insufficient_scope, whatever the body", async () => {
     const k = await ops.ok("key", "create", main.workspace.id, "--scopes", "renders:read,renders:create")
     const read = await get("/api/v1/media", bearer(k.secret))
@@ -335,7 +335,7 @@ describe("insufficient_scope (decisions §4.4)", () => {
   })
 })
 
-describe("rate_limit_exceeded (decisions §4.5)", () => {
+describe("rate_limit_exceeded (contract §4.5)", () => {
   it("reads: exactly the key's budget, then 429 with Retry-After and RateLimit headers as bare integers", async () => {
     const remaining: Array<number> = []
     for (let i = 0; i < 3; i++) {
@@ -372,7 +372,7 @@ describe("rate_limit_exceeded (decisions §4.5)", () => {
   })
 })
 
-describe("validation_failed (decisions §4.8, §5)", () => {
+describe("validation_failed (contract §4.8, §5)", () => {
   it("limit outside 1–100 or not an integer is 422, never clamped", async () => {
     for (const limit of ["0", "101", "abc", "1.5", "-1", "", "1e2x", "10abc", "1.0", "1e1", "0x10", "+5", " 5", "Infinity"]) {
       const res = await get(`/api/v1/media?limit=${encodeURIComponent(limit)}`, bearer(main.secret))
@@ -444,7 +444,7 @@ describe("validation_failed (decisions §4.8, §5)", () => {
   })
 })
 
-describe("unsupported_media_type (decisions §5)", () => {
+describe("unsupported_media_type (contract §5)", () => {
   const png = photo("chelsea.png")
 
   it("a text file, SVG, and a JPEG that does not decode are 415", async () => {
@@ -539,7 +539,7 @@ describe("unsupported_media_type (decisions §5)", () => {
   })
 })
 
-describe("payload_too_large (decisions §5)", () => {
+describe("payload_too_large (contract §5)", () => {
   it("an empty file is 413", async () => {
     const res = await postForm(main.secret, form([["file", { bytes: new Uint8Array(0), filename: "empty.png" }]]))
     await expectError(res, 413, "payload_too_large")
@@ -584,7 +584,7 @@ describe("payload_too_large (decisions §5)", () => {
   })
 })
 
-describe("quota_exceeded (storage budget, decisions §3)", () => {
+describe("quota_exceeded (storage budget, contract §3)", () => {
   it("an upload that would cross the workspace's storage budget is 402 quota_exceeded", async () => {
     await expectOk(await postForm(smallBudget.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }]])), 201)
     const res = await postForm(smallBudget.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }]]))

@@ -7,7 +7,7 @@ import { type Admin, inProcessAdmin, keyed, type Keyed } from "./admin.ts"
 import { animatedGif, animatedWebp, exifRotatedJpegWithGps, hasTiffTag, solid } from "./photos.ts"
 
 /**
- * The media library's details (spec GET/POST /api/v1/media, preview; decisions §5): document
+ * The media library's details (spec GET/POST /api/v1/media, preview; contract §5): document
  * shape, defaults, dimensions filled in after upload, newest-first keyset paging, previews, the
  * public base URL, isolation between workspaces, and archiving.
  */
@@ -38,7 +38,7 @@ const upload = async (k: Keyed, bytes: Uint8Array, opts: Parameters<ReturnType<t
   expectOk(await api(k).upload(bytes, opts), 201)
 const list = async (k: Keyed, query = "") => expectOk(await api(k).get(`/api/v1/media${query}`))
 
-/** The list entry for `id`, once the service has filled in its dimensions (decisions §5: within 5 s). */
+/** The list entry for `id`, once the service has filled in its dimensions (contract §5: within 5 s). */
 const settled = async (k: Keyed, id: string) => {
   let found: any
   await waitFor(async () => {

@@ -7,7 +7,7 @@ import { crc32 } from "@pic2video/domain/Crc32"
  * exact byte sizes, EXIF orientation with GPS, animated GIF, non-images.
  */
 
-/** 15 MB as decisions §5 defines it. */
+/** 15 MB as contract §5 defines it. */
 export const maxUploadBytes = 15 * 1024 * 1024
 
 export const solid = (width: number, height: number, format: "png" | "jpeg" | "webp" | "gif" = "png") =>

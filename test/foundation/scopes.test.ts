@@ -6,7 +6,7 @@ import { makeShared, startService, type Service } from "../support/service.ts"
 import { type Admin, inProcessAdmin } from "./admin.ts"
 
 /**
- * Every endpoint × every scope it does not accept → 403 insufficient_scope (decisions §4.4: exact
+ * Every endpoint × every scope it does not accept → 403 insufficient_scope (contract §4.4: exact
  * match, no scope implies another). The endpoint list is the service's own route table, so an
  * endpoint added later is covered without touching this file.
  */

@@ -8,7 +8,7 @@ import { multipart } from "./http.ts"
 import { pngOfSize } from "./photos.ts"
 
 /**
- * The system surface (decisions §1): health and readiness without a key, the OpenAPI 3.1 document
+ * The system surface (contract §1): health and readiness without a key, the OpenAPI 3.1 document
  * and the /docs page generated from the same definition, and a clean exit on SIGTERM.
  */
 let service: Service

@@ -3,7 +3,7 @@ import { client, makeShared, startService, waitFor, workspaceWithKey, type Servi
 import { type Api, createRender, downloadAndProbe, findEncoder, getRender, pollToEnd, sleep, stopOrKill, uploadPhoto, usedOf } from "./helpers.ts"
 
 /**
- * Faults (decisions §1 SIGTERM, §6 "a render never stays queued or processing forever: after a crash of
+ * Faults (contract §1 SIGTERM, §6 "a render never stays queued or processing forever: after a crash of
  * the process running it, it resumes or fails, with the charge refunded"; cluster crib §3): a runner
  * killed or stopped mid-render hands the render to the other runner, which finishes it; the render is
  * charged once; the file is valid. Then the only process of a single-process service is killed with

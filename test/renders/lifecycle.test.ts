@@ -4,7 +4,7 @@ import { adminOk, client, makeShared, startService, waitFor, workspaceWithKey, t
 import { type Api, createRender, downloadAndProbe, findEncoder, getRender, pollToEnd, renderFields, stopOrKill, uploadPhoto, usedOf } from "./helpers.ts"
 
 /**
- * Render lifecycle details (spec "render", "States and transitions", GET/download; decisions §6):
+ * Render lifecycle details (spec "render", "States and transitions", GET/download; contract §6):
  * the statuses a poll sees, every field with its exact null, 404s that never reveal a foreign
  * render, asset_unavailable before completion, exact download headers, and a probed MP4.
  */
@@ -84,7 +84,7 @@ describe("render lifecycle details", () => {
     expect(Object.keys(render.asset).sort()).toEqual(["byte_size", "content_type", "duration_sec", "expires_at", "height", "url", "width"])
     expect(render.asset).toMatchObject({ expires_at: null, content_type: "video/mp4", width: 1080, height: 1920 })
     expect(render.asset.url).toBe(`http://localhost:${service.env.PORT}/api/v1/renders/${created.id}/download`)
-    // decisions §6: duration_sec is the video's length (RENDER_SECONDS=1), not wall-clock time
+    // contract §6: duration_sec is the video's length (RENDER_SECONDS=1), not wall-clock time
     expect(render.asset.duration_sec).toBeGreaterThan(0.5)
     expect(render.asset.duration_sec).toBeLessThan(1.5)
 

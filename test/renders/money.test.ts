@@ -4,7 +4,7 @@ import { admin, adminOk, client, makeShared, startService, workspaceWithKey, typ
 import { type Api, getRender, stopOrKill, uploadPhoto, usedOf } from "./helpers.ts"
 
 /**
- * Money on POST /api/v1/renders (spec Plans, Limits, Idempotency-Key; decisions §3 accounting and
+ * Money on POST /api/v1/renders (spec Plans, Limits, Idempotency-Key; contract §3 accounting and
  * refunds, §6 idempotency): atomic charging under concurrency, spend caps, idempotent replays, the
  * Starter and Custom plans, and refunds through `render cancel`. One service for the file, one
  * render slot, captions off (`quote: ""`) wherever a create is only about money.
@@ -219,7 +219,7 @@ describe("charging under concurrency", () => {
     // full: one more is refused
     await expectError(await create(s.api, { media_id: s.mediaId, quote: "" }), 402, "spend_cap_reached")
 
-    // refund (decisions §3): cancel one, the cap and the allowance both get it back
+    // refund (contract §3): cancel one, the cap and the allowance both get it back
     const ids = outcomes.filter((o) => o.status === 202).map((o) => o.body.id as string)
     const target = ids[ids.length - 1]
     const canceled = await cancel(target)

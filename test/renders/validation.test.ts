@@ -4,9 +4,9 @@ import { adminOk, client, makeShared, startService, workspaceWithKey, type Servi
 import { type Api, stopOrKill, uploadPhoto } from "./helpers.ts"
 
 /**
- * Validation on POST /api/v1/renders (spec POST /renders, Errors, Limits; decisions §4 order, §6
+ * Validation on POST /api/v1/renders (spec POST /renders, Errors, Limits; contract §4 order, §6
  * lengths and metadata). Bodies that must pass validation are sent with a Starter key, whose every
- * valid create is 402 quota_exceeded (decisions §4: validation comes before charges), so no render runs;
+ * valid create is 402 quota_exceeded (contract §4: validation comes before charges), so no render runs;
  * one 500-emoji caption is rendered for real on Studio.
  */
 let service: Service
@@ -47,7 +47,7 @@ afterAll(async () => {
 
 const create = (api: Api, body: unknown, headers?: Record<string, string>) => api.postJson("/api/v1/renders", body, headers)
 
-/** 422 validation_failed whose message names the field (decisions §4.8). */
+/** 422 validation_failed whose message names the field (contract §4.8). */
 const invalid = async (body: Record<string, unknown>, field: string) => {
   const err = await expectError(await create(starter, { media_id: starterMediaId, ...body }), 422, "validation_failed")
   expect(err.error.message, `message should name ${field}`).toContain(field)
@@ -172,7 +172,7 @@ describe("POST /api/v1/renders validation", () => {
     await expectError(await create(studio, { media_id: archivedMediaId, quote: "" }), 404, "unknown_media")
   })
 
-  it("validation comes before the media lookup, and the lookup before the charge (decisions §4)", async () => {
+  it("validation comes before the media lookup, and the lookup before the charge (contract §4)", async () => {
     await expectError(await create(studio, { media_id: foreignMediaId, text_color: "red" }), 422, "validation_failed")
     await expectError(await create(starter, { media_id: foreignMediaId, quote: "" }), 404, "unknown_media")
   })

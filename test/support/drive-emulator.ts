@@ -13,7 +13,7 @@
  *                             `supportsAllDrives`, `includeItemsFromAllDrives`
  * - `GET  drive/v3/files/<id>` metadata, or the bytes with `alt=media`
  *
- * Point the service at it with `emulator.env()` (GOOGLE_* variables of decisions §1).
+ * Point the service at it with `emulator.env()` (GOOGLE_* variables of contract §1).
  */
 import { createHash, randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"

@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { freePort } from "./net.ts"
-import { importEmbeddedPostgres } from "../../packages/cluster/src/EmbeddedPostgres.ts"
+import { launch } from "../../packages/cluster/src/database/EmbeddedPostgres.ts"
 
 /**
  * One PostgreSQL server for the whole run: TEST_DATABASE_URL when set (e.g. the machine's server on
@@ -24,24 +24,22 @@ export default async function setup(project: TestProject) {
   const base = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-pg-"))
   fs.chmodSync(base, 0o755) // the postgres uid must traverse it when we run as root
   const port = await freePort()
-  const EmbeddedPostgres = await importEmbeddedPostgres()
-  const pg = new EmbeddedPostgres({
+  // `launch` throws with the server's own words when it cannot start (a bare rejection made the run
+  // exit 1 with no message at all)
+  const server = await launch({
     databaseDir: Path.join(base, "data"),
     port,
-    user: "postgres",
-    password: "postgres",
     persistent: false,
-    createPostgresUser: true,
     initdbFlags: ["--no-sync", "--encoding=UTF8", "--locale=C"],
-    postgresFlags: ["-c", "fsync=off", "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400"],
-    onLog: () => {},
-    onError: () => {}
+    postgresFlags: ["-c", "fsync=off", "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400"]
+  }).catch((e: Error) => {
+    fs.rmSync(base, { recursive: true, force: true })
+    console.error(`test setup: ${e.message}`)
+    throw e
   })
-  await pg.initialise()
-  await pg.start()
   project.provide("pgAdminUrl", `postgres://postgres:postgres@127.0.0.1:${port}/postgres`)
   return async () => {
-    await pg.stop()
+    await server.stop()
     fs.rmSync(base, { recursive: true, force: true })
   }
 }

@@ -1,7 +1,7 @@
 import { expect } from "vitest"
 
 /**
- * Assertions for the foundation suite: the exact error contract (spec "Errors", decisions §4) and
+ * Assertions for the foundation suite: the exact error contract (spec "Errors", contract §4) and
  * the rate-limit headers every authenticated response carries.
  */
 
@@ -34,7 +34,7 @@ export const expectError = async (res: Response, status: number, code: string) =
   return body as { error: { code: string; message: string }; request_id: string }
 }
 
-/** `RateLimit-Limit/Remaining/Reset` as bare integers (decisions §4.5). */
+/** `RateLimit-Limit/Remaining/Reset` as bare integers (contract §4.5). */
 export const expectRateLimitHeaders = (res: Response, limit?: number) => {
   const values = ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"].map((h) => res.headers.get(h))
   for (const v of values) expect(v ?? "(absent)").toMatch(/^\d+$/)

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as Path from "node:path"
@@ -15,6 +16,34 @@ export { freePort, waitFor }
  */
 export const root = Path.resolve(import.meta.dirname, "../..")
 const node = process.execPath
+
+/**
+ * The runtime the service and the CLI run on: Node (this process's own binary) unless
+ * P2V_TEST_RUNTIME=deno (read at each start, so a test file may set it for itself), then the
+ * npm-shipped Deno, run as `npm run start:deno` runs it. The platform package's binary is used, not
+ * node_modules/.bin/deno: without install scripts that is a Node wrapper, which would not pass SIGTERM on.
+ */
+export const command = (script: string, args: Array<string> = []): [string, Array<string>] => {
+  if (process.env.P2V_TEST_RUNTIME !== "deno") return [node, [script, ...args]]
+  const pkg = `@deno/${process.platform}-${process.arch}${process.platform === "linux" ? "-glibc" : ""}/package.json`
+  const deno = Path.join(Path.dirname(createRequire(Path.join(root, "package.json")).resolve(pkg)), "deno")
+  return [deno, ["run", "-A", script, ...args]]
+}
+
+/** Runs a command to its end, collecting what it prints (the CLIs and tools the suites drive). */
+export const runCommand = (
+  file: string,
+  args: ReadonlyArray<string>,
+  options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {}
+) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(file, args, { cwd: options.cwd ?? root, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout!.on("data", (d) => (stdout += d))
+    child.stderr!.on("data", (d) => (stderr += d))
+    child.on("exit", (code) => resolve({ code, stdout, stderr }))
+  })
 
 /** A fresh database on the run's PostgreSQL server. */
 export const makeDatabase = async (): Promise<string> => {
@@ -65,7 +94,9 @@ export const startService = async (
     RENDER_SECONDS: "1",
     ...env
   }
-  const child = spawn(node, [Path.join(root, `packages/api/src/bin/${entry}.ts`)], {
+  // an empty DATABASE_URL (a Shared made with databaseUrl "") runs the service's own embedded PostgreSQL
+  if (fullEnv.DATABASE_URL === "") delete fullEnv.DATABASE_URL
+  const child = spawn(...command(Path.join(root, `packages/api/src/bin/${entry}.ts`)), {
     cwd: root,
     env: fullEnv,
     stdio: ["ignore", "pipe", "pipe"]
@@ -102,7 +133,7 @@ export const startService = async (
 /** Runs the operator CLI with the service's environment. */
 export const admin = (env: Record<string, string>, ...args: Array<string>) =>
   new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string; readonly json: any }>((resolve) => {
-    const child = spawn(node, [Path.join(root, "packages/api/src/bin/admin.ts"), ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(...command(Path.join(root, "packages/api/src/bin/admin.ts"), args), { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d) => (stdout += d))

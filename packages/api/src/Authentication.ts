@@ -1,35 +1,17 @@
-import { SqlClient } from "@effect/sql"
-import { Access, ApiKeyToken, Errors, type Plans } from "@pic2video/domain"
+import { Access, ApiKeyToken, Errors } from "@pic2video/domain"
 import { KeyHasher } from "@pic2video/cluster/KeyHasher"
+import * as KeyAccess from "@pic2video/cluster/repositories/KeyAccess"
 import { Effect } from "effect"
 import type { PrincipalShape } from "./Principal.ts"
 
 /**
- * decisions §4.2–4.3: who is calling. Malformed, unknown and wrong-secret keys are one answer
+ * contract §4.2–4.3: who is calling. Malformed, unknown and wrong-secret keys are one answer
  * (`invalid_api_key`) reached through the same work: a malformed key is still hashed and compared
  * against a decoy, so timing does not tell them apart. Revocation is read from the database on
  * every request, so it takes effect on the next one.
  */
 export interface Caller extends PrincipalShape {
   readonly limits: { readonly reads: number; readonly creates: number; readonly uploads: number }
-  readonly spendCap24h: number | null
-}
-
-interface KeyAndAccount {
-  readonly id: string
-  readonly workspace_id: string
-  readonly secret_hash: Uint8Array
-  readonly scopes: ReadonlyArray<string>
-  readonly spend_cap_24h: number | null
-  readonly creates_per_minute: number
-  readonly reads_per_minute: number
-  readonly uploads_per_minute: number
-  readonly expires_at: Date | null
-  readonly revoked_at: Date | null
-  readonly last_used_at: Date | null
-  readonly ws_status: "active" | "inactive"
-  readonly ws_api_enabled: boolean
-  readonly ws_plan: Plans.Plan
 }
 
 const invalid = Errors.fail("invalid_api_key", "the API key is not valid")
@@ -47,15 +29,11 @@ export const authenticate = (authorization: string | undefined) =>
     if (authorization === undefined || authorization.trim() === "") {
       return yield* Effect.fail(Errors.fail("missing_api_key", "send the key as `Authorization: Bearer <API_KEY>`"))
     }
-    const sql = yield* SqlClient.SqlClient
     const hasher = yield* KeyHasher
     const token = Access.bearerToken(authorization)
     const parsed = token === undefined ? undefined : ApiKeyToken.parseToken(token)
-    const rows = yield* sql<KeyAndAccount>`
-      SELECT k.*, w.status AS ws_status, w.api_enabled AS ws_api_enabled, w.plan AS ws_plan
-      FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-      WHERE k.id = ${parsed?.keyId ?? decoyKeyId}`.pipe(Effect.orDie)
-    const row = parsed === undefined ? undefined : rows[0]
+    const found = yield* KeyAccess.findKeyAndAccount(parsed?.keyId ?? decoyKeyId)
+    const row = parsed === undefined ? undefined : found
     const verified = hasher.verify(parsed?.secret ?? "", row?.secret_hash)
     if (!verified || row === undefined) return yield* Effect.fail(invalid)
     const now = new Date()
@@ -68,8 +46,7 @@ export const authenticate = (authorization: string | undefined) =>
     const flushed = lastUsedFlush.get(row.id) ?? 0
     if (now.getTime() - flushed >= lastUsedEvery) {
       lastUsedFlush.set(row.id, now.getTime())
-      yield* sql`UPDATE api_keys SET last_used_at = ${now} WHERE id = ${row.id}
-        AND (last_used_at IS NULL OR last_used_at < ${new Date(now.getTime() - lastUsedEvery)})`.pipe(Effect.orDie)
+      yield* KeyAccess.touchLastUsed(row.id, now, new Date(now.getTime() - lastUsedEvery))
     }
     return {
       keyId: row.id,

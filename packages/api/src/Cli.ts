@@ -1,13 +1,17 @@
 import * as ApiKeys from "@pic2video/cluster/ApiKeys"
+import * as ClusterStatus from "@pic2video/cluster/ClusterStatus"
+import * as MediaInference from "@pic2video/cluster/MediaInference"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
 import * as PublicBaseUrl from "@pic2video/cluster/PublicBaseUrl"
 import * as Renders from "@pic2video/cluster/Renders"
+import * as RenderService from "@pic2video/cluster/services/RenderService"
 import * as Workspaces from "@pic2video/cluster/Workspaces"
+import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
 import { Errors, Plans } from "@pic2video/domain"
 import { Effect } from "effect"
 
 /**
- * The operator CLI (decisions §2): the portal's stand-in for scripts and tests. Each command
+ * The operator CLI (contract §2): the portal's stand-in for scripts and tests. Each command
  * returns one JSON document; failures are catalogue codes.
  */
 type Flags = Record<string, string>
@@ -19,7 +23,8 @@ export const parseArgs = (argv: ReadonlyArray<string>): { readonly positional: R
   const flags: Flags = {}
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
-    if (arg.startsWith("--")) {
+    if (arg === "--help" || arg === "-h") flags.help = "true" // a switch: it takes no value
+    else if (arg.startsWith("--")) {
       const eq = arg.indexOf("=")
       if (eq > 0) flags[arg.slice(2, eq)] = arg.slice(eq + 1)
       else if (i + 1 < argv.length) flags[arg.slice(2)] = argv[++i]
@@ -57,6 +62,29 @@ const bool = (flag: string, value: string | undefined) =>
 
 const one = (positional: ReadonlyArray<string>, what: string) =>
   positional.length === 3 ? Effect.succeed(positional[2]) : Effect.fail(usage(`expected exactly one ${what}`))
+
+/** `admin --help` (and `-h`, `help`): text, not a document. Add a line here with each new command. */
+export const help = `Usage: npm run admin -- <command> [options]   (environment: DATABASE_URL or DATA_DIR, as the service)
+
+Each command prints one JSON document on stdout and exits 0; on failure {"error":{"code","message"}} on stderr, exit 1.
+
+  workspace create --name NAME --plan PLAN [--included N|unlimited] [--storage-budget-bytes N]
+  workspace update WORKSPACE_ID [--plan PLAN] [--status active|inactive] [--api-enabled true|false] [--included N|unlimited] [--storage-budget-bytes N]
+  workspace show WORKSPACE_ID
+  key create WORKSPACE_ID --scopes media:read,media:write,renders:create,renders:read [--name NAME] [--spend-cap-24h N]
+             [--creates-per-minute N] [--reads-per-minute N] [--uploads-per-minute N] [--expires-at ISO-8601]
+  key revoke KEY_ID
+  key list WORKSPACE_ID
+  media archive MEDIA_ID
+  media show MEDIA_ID                             the media document plus what the vision model inferred
+  render cancel RENDER_ID
+  portal link WORKSPACE_ID [--ttl-minutes N]      a single-use sign-in link to the account portal (default 15 minutes)
+  cluster status                                  runners, shards, renders and imports in flight, queue depth
+
+Plans: ${Plans.plans.join(", ")}. API users have their own CLI: npx p2v --help.
+`
+
+export const wantsHelp = (argv: ReadonlyArray<string>) => argv[0] === "help" || argv.includes("--help") || argv.includes("-h")
 
 export const run = (argv: ReadonlyArray<string>) =>
   Effect.gen(function*() {
@@ -128,18 +156,36 @@ export const run = (argv: ReadonlyArray<string>) =>
         const row = yield* MediaLibrary.archive(yield* one(positional, "MEDIA_ID"))
         return MediaLibrary.toDocument(row, yield* PublicBaseUrl.forOperator)
       }
+      case "media show": {
+        yield* known(flags, [])
+        const id = yield* one(positional, "MEDIA_ID")
+        const row = yield* MediaInference.byId(id)
+        if (row === undefined) return yield* Effect.fail(Errors.fail("unknown_media", `no media ${id}`))
+        // the public document, plus what the vision model inferred (null while pending or failed)
+        return { ...MediaLibrary.toDocument(row, yield* PublicBaseUrl.forOperator), inferred: yield* MediaInference.stored(id) }
+      }
       case "render cancel": {
         yield* known(flags, [])
-        const id = yield* one(positional, "RENDER_ID")
-        // the running render sees it is no longer processing at its next progress step and stops
-        const ended = yield* Renders.endUnsuccessfully(id, { status: "canceled", code: "render_canceled", message: "the render was canceled" })
-        const row = ended ?? (yield* Renders.byId(id))
-        if (row === undefined) return yield* Effect.fail(Errors.fail("render_not_found", `no render ${id}`))
+        const row = yield* RenderService.cancel(yield* one(positional, "RENDER_ID"))
         return Renders.toDocument(row, yield* PublicBaseUrl.forOperator)
+      }
+      case "cluster status": {
+        yield* known(flags, [])
+        if (positional.length !== 2) return yield* Effect.fail(usage("cluster status takes no positional arguments"))
+        return yield* ClusterStatus.status
+      }
+      case "portal link": {
+        yield* known(flags, ["ttl-minutes"])
+        const workspaceId = yield* one(positional, "WORKSPACE_ID")
+        const ttl = (yield* nonNegativeInt("ttl-minutes", flags["ttl-minutes"])) ?? PortalSessions.defaultLinkTtlMinutes
+        if (ttl < 1 || ttl > PortalSessions.maxLinkTtlMinutes) {
+          return yield* Effect.fail(usage(`--ttl-minutes must be from 1 to ${PortalSessions.maxLinkTtlMinutes}`))
+        }
+        return yield* PortalSessions.issueLink(workspaceId, ttl, yield* PublicBaseUrl.forOperator)
       }
       default:
         return yield* Effect.fail(usage(
-          "commands: workspace create|update|show, key create|revoke|list, media archive, render cancel"
+          "commands: workspace create|update|show, key create|revoke|list, media archive|show, render cancel, portal link, cluster status"
         ))
     }
   })

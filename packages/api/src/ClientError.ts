@@ -16,6 +16,7 @@ export const answerClientErrors = (server: Server): void => {
       socket.destroy()
       return
     }
+    console.warn(`refused a request Node's HTTP parser could not read: ${err.code ?? err.message}`)
     const failure = Errors.fail("invalid_request", "the request cannot be parsed as HTTP/1.1")
     const requestId = `req_${randomBase62(24)}`
     const body = JSON.stringify(errorBody(failure, requestId))

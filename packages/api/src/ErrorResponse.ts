@@ -20,6 +20,9 @@ export const errorResponse = (failure: Errors.ApiFailure, requestId: string) =>
         // RFC 9110 §11.6.1: a 401 names the scheme it wants
         ...(Errors.statusOf(failure.code) === 401 ? { "www-authenticate": "Bearer" } : {}),
         ...(failure.retryAfter !== undefined ? { "retry-after": String(failure.retryAfter) } : {}),
+        // a body over a limit may still be arriving, fast or slowly: the connection is never reused
+        // (docs/contract.md H3); whatever the client still sends is drained briefly, then closed
+        ...(failure.code === "payload_too_large" ? { connection: "close" } : {}),
         ...failure.headers
       }
     }
@@ -59,11 +62,8 @@ export const toFailure = (cause: Cause.Cause<unknown>): { readonly failure: Erro
     if (e instanceof Errors.ApiFailure) return { failure: e, unexpected: false }
     const limit = hitLimit(e)
     if (limit === "size") {
-      // the rest of the body is never read: the connection cannot be reused
-      return {
-        failure: Errors.fail("payload_too_large", "the upload is larger than 15 MB (15,728,640 bytes)", { headers: { connection: "close" } }),
-        unexpected: false
-      }
+      // the rest of the body is never read: the connection cannot be reused (errorResponse closes it)
+      return { failure: Errors.fail("payload_too_large", "the upload is larger than 15 MB (15,728,640 bytes)"), unexpected: false }
     }
     if (limit === "parts") return { failure: Errors.fail("validation_failed", "the form has too many or too large fields"), unexpected: false }
     switch (tagOf(e)) {
@@ -84,10 +84,23 @@ export const toFailure = (cause: Cause.Cause<unknown>): { readonly failure: Erro
   return { failure: Errors.fail("internal_error", "an unexpected fault in the service"), unexpected: true }
 }
 
+/**
+ * What the log says about an unexpected failure: the error's name, message and stack, cut to a few KiB.
+ * Never the cause itself: formatting it walks whatever value it carries (a client's body, nested
+ * thousands deep, overflowed the stack while being logged).
+ */
+export const summarize = (cause: Cause.Cause<unknown>): string => {
+  const e = Cause.squash(cause)
+  const text = e instanceof Error
+    ? e.stack ?? `${e.name}: ${e.message}`
+    : `${typeof e}${tagOf(e) === undefined ? "" : ` ${tagOf(e)}`}`
+  return text.length > 4000 ? `${text.slice(0, 4000)}…` : text
+}
+
 export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) => {
   const { failure, unexpected } = toFailure(cause)
   const response = errorResponse(failure, requestId)
   return unexpected
-    ? Effect.as(Effect.logError("unexpected failure", cause).pipe(Effect.annotateLogs("request_id", requestId)), response)
+    ? Effect.as(Effect.logError(`unexpected failure: ${summarize(cause)}`).pipe(Effect.annotateLogs("request_id", requestId)), response)
     : Effect.succeed(response)
 }

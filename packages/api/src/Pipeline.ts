@@ -10,12 +10,13 @@ import { Api } from "./Api.ts"
 import { authenticate, type Caller } from "./Authentication.ts"
 import { causeToResponse, errorResponse } from "./ErrorResponse.ts"
 import * as Idempotency from "./Idempotency.ts"
+import * as JsonBody from "./JsonBody.ts"
 import { CurrentPrincipal } from "./Principal.ts"
 import * as RouteTable from "./RouteTable.ts"
 import { withUploadBody } from "./UploadBody.ts"
 
 /**
- * The request pipeline, in the order decisions §4 fixes (first failure wins): route (404/405),
+ * The request pipeline, in the order contract §4 fixes (first failure wins): route (404/405),
  * authentication, account gates, scope, rate limit, idempotency, body, validation; then the
  * handler. It wraps the HttpApi router so that every outcome, the router's decoding failures
  * included, passes through one error mapping and can be remembered for idempotent replay.
@@ -73,13 +74,7 @@ export const layer = HttpApiBuilder.middleware(
         if (!/^application\/([a-z.+-]*\+)?json\b/.test(type)) {
           return yield* Effect.fail(Errors.fail("invalid_request", "send the body as application/json"))
         }
-        const text = yield* request.text.pipe(Effect.orElseFail(() => Errors.fail("invalid_request", "the request body cannot be read")))
-        let body: unknown
-        try {
-          body = JSON.parse(text)
-        } catch {
-          return yield* Effect.fail(Errors.fail("invalid_request", "the body is not valid JSON"))
-        }
+        const body = yield* JsonBody.parse(request)
         if (route.name === "createRender" && typeof body === "object" && body !== null && !Array.isArray(body)) {
           const type = (body as Record<string, unknown>).render_type
           if (typeof type === "string" && type !== "aesthetic_quote") {
@@ -97,7 +92,7 @@ export const layer = HttpApiBuilder.middleware(
         const matched = RouteTable.match(request.method, url.pathname)
         switch (matched._tag) {
           case "NotFound":
-            // decisions §4.1: the route's own statuses (404/405) with the code invalid_request
+            // contract §4.1: the route's own statuses (404/405) with the code invalid_request
             return errorResponse(Errors.fail("invalid_request", `no endpoint at ${url.pathname}`), requestId).pipe(
               HttpServerResponse.setStatus(404)
             )
@@ -112,7 +107,8 @@ export const layer = HttpApiBuilder.middleware(
             return yield* run(app, requestId)
         }
         const route = matched.route
-        if (route.public) return yield* run(app, requestId)
+        if (route.public) return yield* run(Effect.zipRight(JsonBody.guard(request), app), requestId)
+        if (route.bucket === undefined) return yield* run(app, requestId)
 
         // steps 2–4: who is calling, may the account act, does the key hold the scope
         const caller = yield* authenticate(request.headers.authorization).pipe(
@@ -123,7 +119,7 @@ export const layer = HttpApiBuilder.middleware(
           return yield* Effect.fail(Errors.fail("insufficient_scope", `this endpoint needs the ${route.scope} scope`))
         }
         // step 5
-        const admission = yield* admit(caller, RateLimit.bucketFor(route.method, route.path))
+        const admission = yield* admit(caller, route.bucket)
         const limitHeaders = rateLimitHeaders(admission)
         yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeaders(res, limitHeaders)))
         if (!admission.allowed) {
@@ -137,7 +133,7 @@ export const layer = HttpApiBuilder.middleware(
           return yield* Effect.fail(Errors.fail("payload_too_large", "a JSON body may be at most 1 MiB"))
         }
 
-        const principal = Option.some({ keyId: caller.keyId, workspaceId: caller.workspaceId, scopes: caller.scopes })
+        const principal = Option.some({ keyId: caller.keyId, workspaceId: caller.workspaceId, scopes: caller.scopes, spendCap24h: caller.spendCap24h })
         // uploads are read by our multipart reader (UploadBody.ts), which answers a truncated body at once
         const routed = route.body === "multipart"
           ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, withUploadBody(request))
@@ -154,9 +150,7 @@ export const layer = HttpApiBuilder.middleware(
           return yield* Effect.fail(Errors.fail("validation_failed", "Idempotency-Key must be 1 to 255 printable ASCII characters"))
         }
         // `text` is cached on the request, so the router can still read the body after us
-        const raw = yield* request.text.pipe(
-          Effect.orElseFail(() => Errors.fail("invalid_request", "the request body cannot be read"))
-        )
+        const raw = yield* JsonBody.text(request)
         const begun = yield* Idempotency.begin(caller.keyId, route.name, key, IdempotencyPolicy.fingerprint(new TextEncoder().encode(raw))).pipe(
           Effect.provideService(SqlClient.SqlClient, sql)
         )
@@ -168,7 +162,7 @@ export const layer = HttpApiBuilder.middleware(
               retryAfter: 1
             }))
           case "Replay": {
-            // decisions §7: a replayed import create answers the import's CURRENT state (creation
+            // contract §7: a replayed import create answers the import's CURRENT state (creation
             // shape), not the body stored when it was pending; every other replay is verbatim
             if (route.name === "createImport" && begun.status === 202) {
               const current = yield* currentImport(caller.workspaceId, begun.body).pipe(Effect.provideService(SqlClient.SqlClient, sql))
@@ -208,7 +202,7 @@ const currentImport = (workspaceId: string, stored: unknown) =>
   })
 
 /**
- * The request as the router is given it. A path id is opaque (decisions §4.8: the wrong shape is the
+ * The request as the router is given it. A path id is opaque (contract §4.8: the wrong shape is the
  * endpoint's own 404): a `%` that starts no valid escape is taken literally, so the handler looks the
  * id up instead of the router refusing the path as if it did not exist. A JSON body sent as
  * `application/…+json` is JSON to the router too (it would otherwise read the body as bytes, again).
@@ -234,7 +228,7 @@ const forRouter = (route: RouteTable.Route, request: HttpServerRequest.HttpServe
   return Object.keys(overrides).length === 0 ? request : Object.create(request, overrides)
 }
 
-/** A remembered outcome, with a fresh request id in error bodies (decisions §6). */
+/** A remembered outcome, with a fresh request id in error bodies (contract §6). */
 const replay = (status: number, body: unknown, requestId: string) => {
   const fresh = typeof body === "object" && body !== null && "request_id" in body ? { ...body, request_id: requestId } : body
   return HttpServerResponse.unsafeJson(fresh, { status, headers: { "idempotency-replayed": "true" } })

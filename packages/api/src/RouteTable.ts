@@ -1,13 +1,14 @@
 import { HttpApi } from "@effect/platform"
 import { Context, Option } from "effect"
-import type { Scopes } from "@pic2video/domain"
+import type { RateLimit, Scopes } from "@pic2video/domain"
 import { Api } from "./Api.ts"
-import { PublicEndpoint, RequiredScope } from "./Principal.ts"
+import { Idempotent, PublicEndpoint, RateBucket, RequiredScope } from "./Principal.ts"
 
 /**
- * The route table the request pipeline consults before anything else (decisions §4.1): which
- * path and method exist, the scope each requires, and which are public. Derived from the HttpApi
- * definition, so a new endpoint cannot be added without its scope.
+ * The route table the request pipeline consults before anything else (contract §4.1): which
+ * path and method exist, and what the definition's annotations say of each — the scope it requires,
+ * its rate bucket, whether it takes an Idempotency-Key, whether it is public. Derived from the
+ * HttpApi definition, so a new endpoint cannot be added without its scope and bucket.
  */
 export interface Route {
   readonly name: string
@@ -15,8 +16,10 @@ export interface Route {
   readonly path: string
   readonly pattern: RegExp
   readonly scope: Scopes.Scope | undefined
+  /** the rate-limit bucket (contract §4.5); undefined only on public routes */
+  readonly bucket: RateLimit.Bucket | undefined
   readonly public: boolean
-  /** takes an Idempotency-Key (decisions §6, §7) */
+  /** takes an Idempotency-Key (contract §6, §7) */
   readonly idempotent: boolean
   /** how the body is read: JSON, multipart, or none */
   readonly body: "json" | "multipart" | "none"
@@ -32,7 +35,9 @@ const build = (): ReadonlyArray<Route> => {
     onEndpoint({ endpoint, mergedAnnotations, payloads }) {
       const scope = Option.getOrUndefined(Context.getOption(mergedAnnotations, RequiredScope))
       const isPublic = Option.isSome(Context.getOption(mergedAnnotations, PublicEndpoint))
+      const bucket = Option.getOrUndefined(Context.getOption(mergedAnnotations, RateBucket))
       if (scope === undefined && !isPublic) throw new Error(`endpoint ${endpoint.name} declares no scope`)
+      if (bucket === undefined && !isPublic) throw new Error(`endpoint ${endpoint.name} declares no rate bucket`)
       const multipart = [...payloads.keys()].some((contentType) => contentType.startsWith("multipart/"))
       routes.push({
         name: endpoint.name,
@@ -40,8 +45,9 @@ const build = (): ReadonlyArray<Route> => {
         path: endpoint.path,
         pattern: toPattern(endpoint.path),
         scope,
+        bucket,
         public: isPublic,
-        idempotent: endpoint.name === "createRender" || endpoint.name === "createImport",
+        idempotent: Option.isSome(Context.getOption(mergedAnnotations, Idempotent)),
         body: endpoint.method === "GET" || endpoint.method === "DELETE" ? "none" : multipart ? "multipart" : "json"
       })
     }

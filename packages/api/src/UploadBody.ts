@@ -3,8 +3,10 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Stream } from "effect"
 import * as MP from "multipasta"
+import * as nodeFs from "node:fs"
 import type { IncomingMessage } from "node:http"
 import type { Socket } from "node:net"
+import * as Path from "node:path"
 
 /**
  * The multipart reader behind `POST /media`. @effect/platform-node's own reader loses the parser's
@@ -14,8 +16,9 @@ import type { Socket } from "node:net"
  * early is `MultipartError` "Parse" (400 invalid_request), a limit stops reading at once (413), and the
  * parts are persisted by the platform's own `toPersisted`, so handlers and schemas see the usual shape.
  *
- * Files are held in memory until the body is complete; the limits (15 MiB + slack per file, 64 parts)
- * bound that.
+ * File parts are spooled to a temp file as they arrive, with backpressure (the next body chunk is read
+ * only when the disk has taken the last), so an upload costs a few chunks of memory whatever its size
+ * or however many arrive at once (docs/contract.md H4); the temp directory goes with the request's scope.
  */
 const parseError = (cause: MP.MultipartError): Multipart.MultipartError => {
   if (cause._tag === "ReachedLimit") {
@@ -25,36 +28,37 @@ const parseError = (cause: MP.MultipartError): Multipart.MultipartError => {
   return new Multipart.MultipartError({ reason: "Parse", cause })
 }
 
-// The plain shapes `toPersisted` reads; the file's bytes are already complete when it asks for them.
+// The plain shapes `toPersisted` reads; the file's bytes are already on disk when it asks for them.
 interface BufferedField {
   readonly _tag: "Field"
   readonly key: string
   readonly contentType: string
   readonly value: string
 }
-interface BufferedFile {
+interface SpooledFile {
   readonly _tag: "File"
   readonly key: string
   readonly name: string
   readonly contentType: string
-  readonly chunks: Array<Uint8Array>
+  readonly path: string
+  readonly sink: nodeFs.WriteStream
 }
 
-const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0))
-  let at = 0
-  for (const c of chunks) {
-    out.set(c, at)
-    at += c.byteLength
-  }
-  return out
-}
+const internal = (cause: unknown) => new Multipart.MultipartError({ reason: "InternalError", cause })
+
+/** Waits until every sink has written what it was given (or failed). */
+const settled = (sinks: ReadonlyArray<nodeFs.WriteStream>) =>
+  Effect.promise(() => Promise.all(sinks.map((s) => s.closed || s.destroyed ? undefined : new Promise<void>((r) => s.once("close", () => r())))))
 
 const persisted = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const config = yield* Multipart.makeConfig(request.headers)
-    const parts: Array<BufferedField | BufferedFile> = []
+    const fs = yield* FileSystem.FileSystem
+    const dir = yield* fs.makeTempDirectoryScoped().pipe(Effect.mapError(internal))
+    const parts: Array<BufferedField | SpooledFile> = []
+    const sinks: Array<nodeFs.WriteStream> = []
     let failure: MP.MultipartError | undefined
+    let diskError: unknown
     let complete = false
     const parser = MP.make({
       ...config,
@@ -67,10 +71,14 @@ const persisted = (request: HttpServerRequest.HttpServerRequest) =>
         parts.push({ _tag: "Field", key: info.name, contentType: info.contentType, value: MP.decodeField(info, value) })
       },
       onFile: (info) => {
-        const file: BufferedFile = { _tag: "File", key: info.name, name: info.filename ?? info.name, contentType: info.contentType, chunks: [] }
-        parts.push(file)
+        const path = Path.join(dir, `part-${parts.length}`)
+        const sink = nodeFs.createWriteStream(path)
+        sink.on("error", (e) => (diskError ??= e))
+        sinks.push(sink)
+        parts.push({ _tag: "File", key: info.name, name: info.filename ?? info.name, contentType: info.contentType, path, sink })
         return (chunk) => {
-          if (chunk !== null) file.chunks.push(chunk)
+          if (chunk === null) sink.end()
+          else sink.write(chunk)
         }
       },
       onError: (e) => {
@@ -80,28 +88,36 @@ const persisted = (request: HttpServerRequest.HttpServerRequest) =>
         complete = true
       }
     })
+    /** the next chunk is read once the disk has caught up */
+    const drained = Effect.promise(() =>
+      Promise.all(sinks.filter((s) => s.writableNeedDrain && !s.destroyed).map((s) =>
+        new Promise<void>((r) => {
+          s.once("drain", () => r())
+          s.once("close", () => r())
+        })
+      ))
+    )
     // Stop reading at the first error (past a limit the rest of the body is never read), but leave the
     // socket alone: the 413 goes out with `Connection: close`, then the server closes it.
     const body = NodeStream.fromReadable(
       () => NodeHttpServerRequest.toIncomingMessage(request),
-      (cause) => new Multipart.MultipartError({ reason: "InternalError", cause }),
+      internal,
       { closeOnDone: false }
     )
     yield* body.pipe(
-      Stream.takeWhile(() => failure === undefined),
-      Stream.runForEach((chunk) => Effect.sync(() => parser.write(chunk)))
-    )
+      Stream.takeWhile(() => failure === undefined && diskError === undefined),
+      Stream.runForEach((chunk) => Effect.zipRight(Effect.sync(() => parser.write(chunk)), drained))
+    ).pipe(Effect.onExit(() => Effect.sync(() => sinks.forEach((s) => s.end()))))
     if (failure === undefined) parser.end()
+    for (const s of sinks) s.end()
+    yield* settled(sinks)
     if (failure?._tag === "ReachedLimit") discardRest(NodeHttpServerRequest.toIncomingMessage(request))
     if (failure !== undefined) return yield* Effect.fail(parseError(failure))
     if (!complete) return yield* Effect.fail(parseError({ _tag: "EndNotReached" }))
-    const fs = yield* FileSystem.FileSystem
+    if (diskError !== undefined) return yield* Effect.fail(internal(diskError))
     return yield* Multipart.toPersisted(
       Stream.fromIterable(parts as unknown as ReadonlyArray<Multipart.Part>),
-      (path, file) =>
-        fs.writeFile(path, concat((file as unknown as BufferedFile).chunks)).pipe(
-          Effect.mapError((cause) => new Multipart.MultipartError({ reason: "InternalError", cause }))
-        )
+      (path, file) => fs.rename((file as unknown as SpooledFile).path, path).pipe(Effect.mapError(internal))
     )
   })
 

@@ -170,7 +170,7 @@ describe("retry schedule", () => {
 })
 
 describe("OAuth against the emulator", () => {
-  it.live("builds the authorization URL of decisions §7", () =>
+  it.live("builds the authorization URL of contract §7", () =>
     run(Effect.gen(function*() {
       const oauth = yield* DriveOAuth
       const pkce = yield* oauth.newPkce

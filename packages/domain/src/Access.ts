@@ -2,7 +2,7 @@ import type { ErrorCode } from "./Errors.ts"
 import type { Plan } from "./Plans.ts"
 
 /**
- * Whether a key whose secret has verified may act (decisions §4 steps 2–3, in that order):
+ * Whether a key whose secret has verified may act (contract §4 steps 2–3, in that order):
  * revoked, expired, then the account gates tenant_inactive, api_disabled, tier_not_eligible.
  * Revoked and expired are only reported after the secret verified, so they reveal nothing.
  */
@@ -26,7 +26,7 @@ export const refusal = (key: KeyStanding, account: AccountStanding, now: Date): 
   return undefined
 }
 
-/** `Authorization: Bearer <key>`; the scheme compares case-insensitively (decisions §4.2). */
+/** `Authorization: Bearer <key>`; the scheme compares case-insensitively (contract §4.2). */
 export const bearerToken = (header: string): string | undefined => {
   const match = /^([A-Za-z]+) +(\S+) *$/.exec(header)
   return match !== null && match[1].toLowerCase() === "bearer" ? match[2] : undefined

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto"
+import * as JsonBody from "./JsonBody.ts"
 
 /**
- * Idempotency (spec POST /renders, decisions §4.6 and §6). Keys are 1–255 printable ASCII
+ * Idempotency (spec POST /renders, contract §4.6 and §6). Keys are 1–255 printable ASCII
  * characters; records are scoped to the API key and endpoint and live 24 hours from first use.
  */
 export const recordTtlMillis = 24 * 60 * 60 * 1000
@@ -18,19 +19,23 @@ export const canonicalJson = (value: unknown): string => {
   return JSON.stringify(value) ?? "null"
 }
 
-/** SHA-256 of the canonical JSON body when it parses, else of the raw bytes, so 400s replay too. */
+/**
+ * SHA-256 of the canonical JSON body when it parses, else of the raw bytes, so 400s replay too. A body
+ * nested past the depth bound (answered 422) is fingerprinted by its bytes: `canonicalJson` recurses.
+ */
 export const fingerprint = (raw: Uint8Array): string => {
   let material: Uint8Array | string = raw
   try {
-    material = canonicalJson(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw)))
+    const parsed = JsonBody.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw))
+    if (parsed._tag === "Ok") material = canonicalJson(parsed.value)
   } catch {
-    // not JSON: the raw bytes are the fingerprint
+    // not UTF-8: the raw bytes are the fingerprint
   }
   return createHash("sha256").update(material).digest("hex")
 }
 
 /**
- * Which outcomes are remembered and replayed (decisions §6: every outcome the create handler decides;
+ * Which outcomes are remembered and replayed (contract §6: every outcome the create handler decides;
  * spec: "the same key replays the same error"). A 409 that reaches here is the import's
  * `integration_not_connected`: the idempotency 409s are answered before a record is begun.
  */

@@ -1,7 +1,7 @@
 import type { ImportStatus } from "./Resources.ts"
 
 /**
- * Import outcomes (decisions §7). An import stays `pending` until it ends; then:
+ * Import outcomes (contract §7). An import stays `pending` until it ends; then:
  * `completed` when nothing failed and nothing stopped it, `partial` when at least one file was
  * imported and a failure or a stop happened, `failed` when nothing was imported and a failure or a
  * stop happened (including a folder or connection that went away after creation).
@@ -25,7 +25,40 @@ export const finalStatus = (t: Tally, stopped: StoppedReason | null): Exclude<Im
   return t.imported > 0 ? "partial" : "failed"
 }
 
-export const isTerminal = (s: ImportStatus): boolean => s !== "pending"
+/** Every import starts here and stays until it ends. */
+export const initialStatus: ImportStatus = "pending"
+export const isTerminal = (s: ImportStatus): boolean => s !== initialStatus
+
+export const itemStatuses = ["imported", "skipped", "failed"] as const
+export type ItemStatus = (typeof itemStatuses)[number]
+
+/** An import as the state machine sees it (the `imports` row without its identity). */
+export interface State {
+  readonly status: ImportStatus
+  readonly discovered: number
+  readonly stoppedReason: StoppedReason | null
+}
+
+export type Event =
+  /** the folder was listed: this many non-folder entries */
+  | { readonly _tag: "Discovered"; readonly discovered: number }
+  /** every considered file has its item, or a stop left the rest without one */
+  | { readonly _tag: "Ended"; readonly tally: Tally; readonly stopped: StoppedReason | null }
+
+/**
+ * pending → completed | partial | failed, once. The imports repository decides every change here
+ * and writes it with an UPDATE guarded on the status it decided from; undefined: refused (the
+ * import already ended), the row stays as it is.
+ */
+export const transition = (s: State, e: Event): State | undefined => {
+  if (isTerminal(s.status)) return undefined
+  switch (e._tag) {
+    case "Discovered":
+      return { ...s, discovered: e.discovered }
+    case "Ended":
+      return { ...s, status: finalStatus(e.tally, e.stopped), stoppedReason: e.stopped }
+  }
+}
 
 /** Name order, not the drive's: the first 500 non-folder entries are considered, whatever their type. */
 /** Code-point order (JS `<` compares UTF-16 units, which misorders astral characters). */

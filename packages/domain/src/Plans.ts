@@ -6,7 +6,7 @@ export type Plan = typeof Plan.Type
 
 const GiB = 1024 ** 3
 
-/** decisions §3: what each plan includes per billing cycle and its default storage budget. */
+/** contract §3: what each plan includes per billing cycle and its default storage budget. */
 export const planDefaults: Record<Plan, { readonly canHoldKeys: boolean; readonly included: number | null; readonly storageBudgetBytes: number }> = {
   free: { canHoldKeys: false, included: 0, storageBudgetBytes: 0 },
   starter: { canHoldKeys: true, included: 0, storageBudgetBytes: 1 * GiB },

@@ -1,5 +1,5 @@
 /**
- * Per-key, per-minute request budgets (decisions §4.5). A bucket is a fixed one-minute window that
+ * Per-key, per-minute request budgets (contract §4.5). A bucket is a fixed one-minute window that
  * opens with its first request; a refused request does not consume. Pure: the ApiKey entity keeps
  * the windows and feeds in the clock.
  */
@@ -30,6 +30,3 @@ export const admit = (window: Window | undefined, limit: number, now: number): D
   return { allowed: true, limit, remaining: limit - next.count, resetSeconds, window: next }
 }
 
-/** Which bucket a route draws from: creates (POST /renders), reads (every GET), uploads (the rest). */
-export const bucketFor = (method: string, path: string): Bucket =>
-  method === "GET" ? "reads" : method === "POST" && path === "/api/v1/renders" ? "creates" : "uploads"

@@ -2,9 +2,11 @@ import type { RenderErrorCode } from "./Errors.ts"
 import type { RenderStatus } from "./Resources.ts"
 
 /**
- * The render state machine as data (spec "States and transitions", decisions §3 and §6).
+ * The render state machine as data (spec "States and transitions", contract §3 and §6).
  * queued → processing → completed | failed; queued | processing → canceled | failed.
- * Entities call `transition`; a refused transition leaves the state as it is.
+ * The renders repository (`packages/cluster/src/repositories/Renders.ts`) decides every change with `transition`
+ * and writes the state it returns with an UPDATE guarded on the state it decided from; a refused
+ * transition leaves the row as it is.
  */
 export interface RenderState {
   readonly status: RenderStatus
@@ -23,7 +25,18 @@ export type RenderEvent =
   | { readonly _tag: "Canceled" }
 
 export const terminalStatuses: ReadonlyArray<RenderStatus> = ["completed", "failed", "canceled"]
+/** The statuses a render can still leave: the sweeper looks at these. */
+export const activeStatuses: ReadonlyArray<RenderStatus> = ["queued", "processing"]
 export const isTerminal = (s: RenderStatus): boolean => terminalStatuses.includes(s)
+
+/** Only a completed render has a file (and an `asset`). */
+export const isCompleted = (s: RenderStatus): boolean => s === "completed"
+
+/** Forward order of statuses: a render's status never moves to a lower rank. */
+export const rank = (s: RenderStatus): number => (s === "queued" ? 0 : s === "processing" ? 1 : 2)
+
+/** The percentage the renderer reports after `done` of `total` frames (the transition clamps it). */
+export const percentOf = (done: number, total: number): number => (done / Math.max(1, total)) * 100
 
 export const initial: RenderState = {
   status: "queued", progress: 0, errorCode: null, hasAsset: false, completed: false, refunded: false

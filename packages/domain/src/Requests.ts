@@ -13,7 +13,7 @@ export const textSizes = ["tiny", "smallest", "smaller", "default", "larger"] as
 export const captionStyles = ["quote", "meme"] as const
 export const imageClasses = ["person", "doll_figurine", "landscape_nature", "product_object", "interior_space", "other"] as const
 
-/** decisions §6: at most 20 keys of 1–40 characters; values string (≤ 500), number, boolean or null. */
+/** contract §6: at most 20 keys of 1–40 characters; values string (≤ 500), number, boolean or null. */
 export const RenderMetadata = Schema.Record({
   // `__proto__` would be dropped on decoding (assigning it sets the prototype), silently losing a
   // key the client sent; it is refused instead
@@ -28,7 +28,14 @@ export const RenderMetadata = Schema.Record({
     const bad = keys.find((k) => codePoints(k) < 1 || codePoints(k) > 40)
     return bad === undefined ? undefined : `key ${JSON.stringify(bad)} must be 1 to 40 characters`
   })
-)
+).annotations({
+  // one message in the caller's words for every way metadata can be wrong (the schema's own would
+  // name internals such as `{ readonly [x: string]: … }`); the error formatter prefixes the field
+  message: () => ({
+    message: "must be a JSON object of at most 20 keys (1 to 40 characters each) whose values are text (at most 500 characters), numbers, true/false or null",
+    override: true
+  })
+})
 
 export const CreateRenderBody = Schema.Struct({
   media_id: Schema.UUID,
@@ -60,12 +67,12 @@ export const CreateImportBody = Schema.Struct({
   folder_id: Schema.String.pipe(
     Schema.filter((id) => isFolderIdShape(id) || "folder_id must be a drive folder id, not a URL")
   ),
-  // reserved: v1 imports only the folder itself (decisions §7: true is 422)
+  // reserved: v1 imports only the folder itself (contract §7: true is 422)
   recursive: Schema.optional(Schema.Literal(false))
 }).annotations({ identifier: "CreateImportBody", ...strict })
 export type CreateImportBody = typeof CreateImportBody.Type
 
-/** Upload limits (decisions §5). */
+/** Upload limits (contract §5). */
 export const maxUploadBytes = 15 * 1024 * 1024
 export const maxImagePixels = 100_000_000
 export const UploadLabel = TextOfLength(0, 200)

@@ -23,7 +23,8 @@ export const Media = Schema.Struct({
   mime_type: Schema.String,
   file_size_bytes: Schema.Int,
   preview_url: Schema.String,
-  preview_expires_at: Schema.Null
+  // null in v1 (preview URLs do not expire); typed as the timestamp it would be, so generated clients keep the field
+  preview_expires_at: Schema.NullOr(Timestamp)
 }).annotations({ identifier: "Media" })
 export type Media = typeof Media.Type
 
@@ -34,7 +35,7 @@ export type RenderStatus = typeof RenderStatus.Type
 
 export const RenderAsset = Schema.Struct({
   url: Schema.String,
-  expires_at: Schema.Null,
+  expires_at: Schema.NullOr(Timestamp), // null in v1, as preview_expires_at
   content_type: Schema.NullOr(Schema.String),
   width: Schema.NullOr(Schema.Int),
   height: Schema.NullOr(Schema.Int),
@@ -132,7 +133,7 @@ export const OAuthConnect = Schema.Struct({
 export const Folder = Schema.Struct({ id: Schema.String, name: Schema.String }).annotations({ identifier: "Folder" })
 export const FolderList = ListOf(Folder).annotations({ identifier: "FolderList" })
 
-/** Operator CLI documents (decisions §2). */
+/** Operator CLI documents (contract §2). */
 export const Workspace = Schema.Struct({
   object: Schema.Literal("workspace"),
   id: Schema.String,

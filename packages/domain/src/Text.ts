@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 
-/** decisions §6: lengths count Unicode code points, so an emoji is one character. */
+/** contract §6: lengths count Unicode code points, so an emoji is one character. */
 export const codePoints = (s: string): number => {
   let n = 0
   for (const _ of s) n++

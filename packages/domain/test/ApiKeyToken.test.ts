@@ -3,7 +3,7 @@ import { FastCheck as fc } from "effect"
 import { checksumOf, crc32, keyIdPart, keyPrefix, mintToken, parseToken, tokenLength } from "../src/ApiKeyToken.ts"
 import { base62Alphabet } from "../src/Random.ts"
 
-/** Key format (decisions §2): `p2v_live_` + 16 id + 32 secret + 6 checksum, all base62. */
+/** Key format (contract §2): `p2v_live_` + 16 id + 32 secret + 6 checksum, all base62. */
 const base62 = (n: number) => fc.array(fc.constantFrom(...base62Alphabet), { minLength: n, maxLength: n }).map((a) => a.join(""))
 const token = base62(16).map((idPart) => mintToken(idPart))
 

@@ -5,7 +5,7 @@ import { canonicalJson, fingerprint, isValidKey } from "../src/Idempotency.ts"
 import { compareFolderNames, considered, finalStatus, maxFilesPerImport, stoppedReasons } from "../src/ImportState.ts"
 import { cycleStart, planDefaults, plans } from "../src/Plans.ts"
 import { admit, type Window, windowMillis } from "../src/RateLimit.ts"
-import { allowanceLeft, chargedInWindow, mayCharge, spendWindowMillis } from "../src/SpendCap.ts"
+import { allowanceLeft, chargedInWindow, chargeRefusal, mayCharge, spendWindowMillis } from "../src/SpendCap.ts"
 
 const minute = windowMillis
 const day = 24 * 60 * 60 * 1000
@@ -100,6 +100,18 @@ describe("SpendCap", () => {
   it.prop("allowanceLeft is used < included", [fc.nat(1000), fc.nat(1000)], ([included, used]) => {
     expect(allowanceLeft(included, used)).toBe(used < included)
   })
+
+  it.prop("chargeRefusal: the cap is looked at before the allowance; a charge is allowed only when both have room", [
+    fc.option(fc.nat(20), { nil: null }),
+    fc.nat(25),
+    fc.option(fc.nat(20), { nil: null }),
+    fc.nat(25)
+  ], ([spendCap, charged, included, used]) => {
+    const r = chargeRefusal({ spendCap, chargedInWindow: charged, included, used })
+    const capFull = spendCap !== null && charged >= spendCap
+    const allowanceFull = included !== null && used >= included
+    expect(r).toBe(capFull ? "spend_cap_reached" : allowanceFull ? "quota_exceeded" : undefined)
+  })
 })
 
 describe("Plans", () => {
@@ -135,7 +147,7 @@ describe("Plans", () => {
     expect(cycleStart(anchor, new Date("2024-03-31T10:00:00.000Z")).toISOString()).toBe("2024-03-31T10:00:00.000Z")
   })
 
-  it("plan defaults are decisions §3", () => {
+  it("plan defaults are contract §3", () => {
     const GiB = 1024 ** 3
     expect(plans).toEqual(["free", "starter", "studio", "agency", "custom"])
     expect(planDefaults).toEqual({

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { initial, isConsistent, isTerminal, type RenderEvent, type RenderState, transition } from "../src/RenderState.ts"
 
-/** The render state machine (spec "States and transitions", decisions §6) under random event sequences. */
+/** The render state machine (spec "States and transitions", contract §6) under random event sequences. */
 const allowed = new Set(["queued", "processing", "completed", "failed", "canceled"])
 const edges = new Set([
   "queued>processing", "queued>failed", "queued>canceled",

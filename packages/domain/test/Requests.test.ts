@@ -5,7 +5,7 @@ import { codePoints, TextOfLength } from "../src/Text.ts"
 
 /**
  * Strict request bodies (spec "Endpoints": any field not listed is 422, explicitly `url`,
- * `storage_path`, `preview_url`) and lengths in code points (decisions §6: an emoji is one).
+ * `storage_path`, `preview_url`) and lengths in code points (contract §6: an emoji is one).
  */
 const decodeRender = Schema.decodeUnknownEither(CreateRenderBody)
 const decodeImport = Schema.decodeUnknownEither(CreateImportBody)

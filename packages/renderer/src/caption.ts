@@ -4,16 +4,25 @@ import { clipTo, composeOverlay, renderText, type RgbaImage, withEffects } from 
 import { type CaptionLayout, effectMargin, layoutCaption, MIN_FONT_PX, toMarkup } from "./caption-layout.ts"
 import { CaptionPrepError } from "./errors.ts"
 import { fontCoverage, fontFor, formatCodePoint, missingGlyphs } from "./fonts.ts"
-import { planFraming } from "./framing.ts"
+import { planFraming, type SubjectBox } from "./framing.ts"
 import { type Box, boxHeight, boxWidth, OUTPUT } from "./output.ts"
 
 export interface CaptionPhoto {
   readonly width: number
   readonly height: number
   readonly imageClass?: ImageClass | undefined
+  /** The inferred subject (displayed pixels), as `renderVideo` gets it: framing depends on it. */
+  readonly subject?: SubjectBox | null | undefined
 }
 
 const MAX_FIT_ATTEMPTS = 8
+
+/**
+ * A caption that fails for what it says (characters no font has, text that cannot fit) fails the same
+ * way every time: the 502 would invite a retry (the spec's advice for `caption_prep_failed`), so the
+ * message says the caption must change (docs/contract.md H5).
+ */
+const asSent = "This caption cannot be composited as sent; retrying it unchanged fails the same way"
 
 const failed = (reason: CaptionPrepError["reason"], message: string) => new CaptionPrepError({ reason, message })
 
@@ -63,7 +72,7 @@ const fit = (layout: CaptionLayout) =>
       size = Math.min(size - 1, next)
       if (size < MIN_FONT_PX) break
     }
-    return yield* failed("does_not_fit", "caption does not fit the safe zone at a readable size")
+    return yield* failed("does_not_fit", `it does not fit the safe zone at a readable size. ${asSent}: shorten the quote, or choose a smaller text_size`)
   })
 
 const place = (img: RgbaImage, region: Box, valign: "top" | "middle" | "bottom") => {
@@ -89,7 +98,7 @@ export const prepareCaption = (
   Effect.gen(function* () {
     const caption = resolveCaption(spec)
     if (caption.quote.trim() === "") return null
-    const framing = photo ? planFraming(photo, photo.imageClass, true) : undefined
+    const framing = photo ? planFraming(photo, photo.imageClass, true, photo.subject) : undefined
     const layout = layoutCaption(caption, framing)
 
     const coverage = yield* fontCoverage
@@ -98,7 +107,8 @@ export const prepareCaption = (
       return yield* failed(
         "unsupported_script",
         `no installed font can draw ${missing.slice(0, 8).map(formatCodePoint).join(", ")}` +
-          `${missing.length > 8 ? ` and ${missing.length - 8} more` : ""}; install fonts (see scripts/setup.mjs)`
+          `${missing.length > 8 ? ` and ${missing.length - 8} more` : ""}. ${asSent}: remove or replace those characters` +
+          ` (an operator can install fonts that have them, see scripts/setup.mjs)`
       )
     }
 

@@ -11,6 +11,11 @@ import { BASE_OVERSCAN, type Box, OUTPUT, SAFE_BOX } from "./output.ts"
  * - `pan`: wide, high-resolution scenes are shown at 1:1 height and the camera travels across them.
  * - `contain-blur`: everything else sits whole on a blurred, darkened copy of itself; with a caption
  *   the photo sits high and the caption goes in the band below it, never over the subject.
+ *
+ * With a subject (the vision model's box, `planFraming`'s last argument) a photo that is not portrait
+ * is cropped to 9:16 around it and fills the frame (`cover` with `crop`), when the subject fits whole
+ * with room for the caption above or below it and the crop needs at most `MAX_COVER_UPSCALE`;
+ * otherwise (a panorama, a group spread across the width, a thumbnail) the framings above apply.
  */
 export type FramingKind = "cover" | "pan" | "contain-blur"
 
@@ -35,6 +40,10 @@ export interface Framing {
   readonly anchorOut: { readonly x: number; readonly y: number }
   /** Where a quote caption goes, in output pixels (inside SAFE_BOX). */
   readonly captionBox: Box
+  /** cover around a subject: the part of the photo (displayed pixels) that is scaled to the base. */
+  readonly crop?: Rect | undefined
+  /** The subject in base pixels, and the output region it must stay in for the whole motion. */
+  readonly subject?: { readonly rect: Rect; readonly zone: Box } | undefined
 }
 
 export interface PhotoSize {
@@ -62,14 +71,87 @@ const coverBase = () => ({
   height: Math.round(OUTPUT.height * BASE_OVERSCAN)
 })
 
+/** Largest upscale of the cropped region (a 512 px square portrait is 4.3×: soft, but it fills the frame). */
+const MAX_COVER_UPSCALE = 5
+/** The subject may take at most this share of the crop's width or height (a margin all round). */
+const SUBJECT_MAX_SHARE = 0.9
+/** A quote band beside the subject must be at least this tall, else the photo is letterboxed. */
+const MIN_CAPTION_BAND = 240
+const SUBJECT_GAP = 36
+
+/** A subject in the photo's displayed pixels (the vision model's box). */
+export interface SubjectBox {
+  readonly x: number
+  readonly y: number
+  readonly width: number
+  readonly height: number
+}
+
+const clampTo = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v))
+
+/** The 9:16 crop around the subject that fills the frame, or undefined when it does not fit. */
+const subjectCover = (photo: PhotoSize, cls: ImageClass, hasCaption: boolean, s: SubjectBox): Framing | undefined => {
+  if (!(s.width > 0 && s.height > 0)) return undefined
+  const target = OUTPUT.width / OUTPUT.height
+  const tall = photo.width / photo.height <= target
+  const cw = tall ? photo.width : photo.height * target
+  const ch = tall ? photo.width / target : photo.height
+  if (s.width > cw * SUBJECT_MAX_SHARE || s.height > ch * SUBJECT_MAX_SHARE) return undefined
+  const base = coverBase()
+  if (base.height / ch > MAX_COVER_UPSCALE) return undefined
+  // The subject centred across the crop (its free side), clamped to the photo.
+  const left = tall ? 0 : clampTo(s.x + s.width / 2 - cw / 2, 0, photo.width - cw)
+  const top = tall ? clampTo(s.y + s.height / 2 - ch * 0.42, 0, photo.height - ch) : 0
+  const crop = { left, top, width: cw, height: ch }
+  const scale = base.width / cw
+  const rect = { left: (s.x - left) * scale, top: (s.y - top) * scale, width: s.width * scale, height: s.height * scale }
+  const kMin = OUTPUT.width / base.width
+  // At the widest view the whole base is seen: this is where the subject naturally sits.
+  const nat = { top: rect.top * kMin, bottom: (rect.top + rect.height) * kMin }
+  // Room for the subject to grow when the camera pushes in about it (up to 1:1, kMax / kMin).
+  const grow = ((1 / kMin - 1) * (nat.bottom - nat.top)) / 2
+  let captionBox: Box = SAFE_BOX
+  let zone: Box = { left: 0, top: 0, right: OUTPUT.width, bottom: OUTPUT.height }
+  if (hasCaption) {
+    const below = SAFE_BOX.bottom - (nat.bottom + grow + SUBJECT_GAP)
+    const above = nat.top - grow - SUBJECT_GAP - SAFE_BOX.top
+    if (Math.max(below, above) < MIN_CAPTION_BAND) return undefined
+    if (below >= above) {
+      captionBox = { ...SAFE_BOX, top: Math.ceil(nat.bottom + grow + SUBJECT_GAP) }
+      zone = { ...zone, bottom: captionBox.top - SUBJECT_GAP / 2 }
+    } else {
+      captionBox = { ...SAFE_BOX, bottom: Math.floor(nat.top - grow - SUBJECT_GAP) }
+      zone = { ...zone, top: captionBox.bottom + SUBJECT_GAP / 2 }
+    }
+  }
+  return {
+    kind: "cover",
+    imageClass: cls,
+    base,
+    photoRect: { left: 0, top: 0, ...base },
+    kMin,
+    kMax: 1,
+    anchorOut: { x: OUTPUT.width / 2, y: OUTPUT.height / 2 },
+    captionBox,
+    crop,
+    subject: { rect, zone }
+  }
+}
+
 export const planFraming = (
   photo: PhotoSize,
   imageClass: ImageClass | undefined,
-  hasCaption: boolean
+  hasCaption: boolean,
+  subject?: SubjectBox | null
 ): Framing => {
   const cls = imageClass ?? DEFAULT_IMAGE_CLASS
   const aspect = photo.width / photo.height
   const centre = { x: OUTPUT.width / 2, y: OUTPUT.height / 2 }
+
+  if (subject) {
+    const framed = subjectCover(photo, cls, hasCaption, subject)
+    if (framed) return framed
+  }
 
   if (aspect <= COVER_MAX_ASPECT) {
     const base = coverBase()

@@ -10,10 +10,10 @@ import type { Raster } from "./resample.ts"
  */
 export type BaseImage = Raster
 
-/** The API refuses larger uploads (decisions §5); the limit here is a second guard against bombs. */
+/** The API refuses larger uploads (contract §5); the limit here is a second guard against bombs. */
 const LIMIT_INPUT_PIXELS = 100_000_000
 
-// pages: 1 → an animated GIF/WebP renders from its first frame (decisions §5).
+// pages: 1 → an animated GIF/WebP renders from its first frame (contract §5).
 const open = (photo: string | Uint8Array) => sharp(photo, { pages: 1, limitInputPixels: LIMIT_INPUT_PIXELS })
 
 const rejected = (e: unknown) =>
@@ -48,6 +48,18 @@ const prepare = async (photo: string | Uint8Array, f: Framing): Promise<BaseImag
   const src = () => sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } })
   switch (f.kind) {
     case "cover":
+      if (f.crop) {
+        // Around the subject: exactly the planned crop, scaled to the base (upscaled when the photo is small).
+        const c = f.crop
+        const left = Math.max(0, Math.min(info.width - 1, Math.floor(c.left)))
+        const top = Math.max(0, Math.min(info.height - 1, Math.floor(c.top)))
+        const width = Math.max(1, Math.min(info.width - left, Math.round(c.width)))
+        const height = Math.max(1, Math.min(info.height - top, Math.round(c.height)))
+        const cropped = await src().extract({ left, top, width, height }).raw().toBuffer()
+        return rawRgb(
+          sharp(cropped, { raw: { width, height, channels: 3 } }).resize(f.base.width, f.base.height, { fit: "fill", kernel: "lanczos3" })
+        )
+      }
       return rawRgb(
         src().resize(f.base.width, f.base.height, { fit: "cover", position: sharp.strategy.attention, kernel: "lanczos3" })
       )

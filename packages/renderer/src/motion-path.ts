@@ -62,7 +62,105 @@ const defaultMove = (f: Framing): MotionMove => {
   }
 }
 
+/** Where the camera is at eased time e of a path (the frame at that time is `cameraAt`). */
+const windowAt = (p: CameraPath, e: number): CameraWindow => {
+  const k = Math.exp(Math.log(p.from.k) + (Math.log(p.to.k) - Math.log(p.from.k)) * e)
+  const ax = p.from.ax + (p.to.ax - p.from.ax) * e
+  const ay = p.from.ay + (p.to.ay - p.from.ay) * e
+  return { k, x0: ax - p.anchorOut.x / k, y0: ay - p.anchorOut.y / k }
+}
+
+/** True when the subject is inside its zone in every frame (sampled finely; the path is smooth). */
+export const subjectStaysInZone = (f: Framing, p: CameraPath, samples = 48): boolean => {
+  if (!f.subject) return true
+  const { rect, zone } = f.subject
+  for (let i = 0; i <= samples; i++) {
+    const w = windowAt(p, i / samples)
+    const l = (rect.left - w.x0) * w.k
+    const t = (rect.top - w.y0) * w.k
+    const r = (rect.left + rect.width - w.x0) * w.k
+    const b = (rect.top + rect.height - w.y0) * w.k
+    if (l < zone.left - 0.5 || t < zone.top - 0.5 || r > zone.right + 0.5 || b > zone.bottom + 0.5) return false
+  }
+  return true
+}
+
+/**
+ * Shrinks the move toward the widest view (where the framing put the subject in its zone) until the
+ * subject stays in its zone for the whole clip; at worst the camera holds the widest view.
+ */
+const keepSubject = (f: Framing, p: CameraPath, wide: CameraKey): CameraPath => {
+  if (subjectStaysInZone(f, p)) return p
+  const lerp = (key: CameraKey, lambda: number): CameraKey =>
+    clampKey(f, {
+      k: Math.exp(Math.log(wide.k) + (Math.log(key.k) - Math.log(wide.k)) * lambda),
+      ax: wide.ax + (key.ax - wide.ax) * lambda,
+      ay: wide.ay + (key.ay - wide.ay) * lambda
+    })
+  const scaled = (lambda: number): CameraPath => ({ ...p, from: lerp(p.from, lambda), to: lerp(p.to, lambda) })
+  let lo = 0
+  let hi = 1
+  for (let i = 0; i < 12; i++) {
+    const mid = (lo + hi) / 2
+    if (subjectStaysInZone(f, scaled(mid))) lo = mid
+    else hi = mid
+  }
+  return scaled(lo)
+}
+
+/**
+ * Moves over a subject framing, per class: a slow push-in about a face (it stays where it is and
+ * grows); a figurine the same with a gentle rise; a product approached from the side (the camera
+ * glides in and settles on the object); interiors turn (a pan that also opens up, like a slow orbit);
+ * anything else pushes in on its subject.
+ */
+const subjectMotion = (f: Framing & { subject: NonNullable<Framing["subject"]> }, words: MotionWords): CameraPath => {
+  const r = f.subject.rect
+  const sx = r.left + r.width / 2
+  const sy = r.top + r.height / 2
+  const wide = clampKey(f, { k: f.kMin, ax: f.base.width / 2, ay: f.base.height / 2 })
+  // Natural output place of the subject's centre at the widest view.
+  const px = f.anchorOut.x + f.kMin * (sx - wide.ax)
+  const py = f.anchorOut.y + f.kMin * (sy - wide.ay)
+  /** The key at zoom k that shows the subject's centre at output (ox, oy). */
+  const about = (k: number, ox: number, oy: number) =>
+    clampKey(f, { k, ax: sx - (ox - f.anchorOut.x) / k, ay: sy - (oy - f.anchorOut.y) / k })
+  const path = (from: CameraKey, to: CameraKey): CameraPath => ({ base: f.base, anchorOut: f.anchorOut, from, to })
+  const cls = f.imageClass
+  const speed = words.speed ?? (cls === "person" || cls === "doll_figurine" ? "slow" : "normal")
+  const amp = AMPLITUDE[speed]
+  const kDeep = f.kMin * Math.pow(f.kMax / f.kMin, Math.max(amp, 0.6))
+  let move = words.move ?? (cls === "landscape_nature" ? "pan-right" : cls === "interior_space" ? "pan-left" : "zoom-in")
+  if (move === "pan-up" || move === "pan-down") move = "zoom-in"
+  switch (move) {
+    case "still":
+      return path(wide, wide)
+    case "zoom-in":
+    case "zoom-out": {
+      let from = wide
+      let to = about(kDeep, px, py)
+      if (cls === "doll_figurine") to = about(kDeep, px, py - 40 * amp)
+      if (cls === "product_object") from = clampKey(f, { ...wide, ax: wide.ax - 70 * amp })
+      if (move === "zoom-out") [from, to] = [to, from]
+      return keepSubject(f, path(from, to), wide)
+    }
+    case "pan-left":
+    case "pan-right": {
+      // A sideways travel at a middle zoom, ending on the subject; interiors also open up as they turn.
+      const sign = move === "pan-right" ? 1 : -1
+      // At the deepest zoom the window has the most room to travel; the drift passes over the subject.
+      const kMid = f.kMin * Math.pow(f.kMax / f.kMin, cls === "interior_space" ? 0.7 : 1)
+      const travel = 160 * amp
+      const over = about(cls === "interior_space" ? f.kMin * 1.02 : kMid, px, py)
+      const end = clampKey(f, { ...over, ax: over.ax + (sign * travel) / 3 })
+      const start = clampKey(f, { k: kMid, ax: over.ax - sign * travel, ay: over.ay })
+      return keepSubject(f, path(start, end), wide)
+    }
+  }
+}
+
 export const planMotion = (f: Framing, words: MotionWords, seconds: number): CameraPath => {
+  if (f.subject) return subjectMotion({ ...f, subject: f.subject }, words)
   const amp = AMPLITUDE[words.speed ?? "normal"]
   let move = words.move ?? defaultMove(f)
   // A pan framing is exactly 1:1 in height: zooming is impossible, only sideways travel is.

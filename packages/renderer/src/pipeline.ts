@@ -6,7 +6,7 @@ import { type PhotoRejected, RenderFailed } from "./errors.ts"
 import { encodeCommand } from "./ffmpeg-args.ts"
 import { runFfmpeg } from "./ffmpeg-process.ts"
 import { writeFrames } from "./frames.ts"
-import { planFraming } from "./framing.ts"
+import { planFraming, type SubjectBox } from "./framing.ts"
 import { photoSize, prepareBase } from "./ingest.ts"
 import { planMotion } from "./motion-path.ts"
 import { combineMotionWords } from "./motion-words.ts"
@@ -22,6 +22,8 @@ export interface RenderJob {
   /** The PNG from prepareCaption, or null for no caption. */
   readonly overlay: Uint8Array | null
   readonly imageClass?: ImageClass | undefined
+  /** The inferred subject (see `framingInputs`); the caption must have been made with the same. */
+  readonly subject?: SubjectBox | null | undefined
   readonly subPrompt?: string | undefined
   readonly renderPrompt?: string | undefined
   readonly seconds: number
@@ -54,7 +56,7 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
       if (!(total >= 1)) return yield* new RenderFailed({ stage: "frames", message: `bad length ${job.seconds}s` })
 
       const size = yield* photoSize(job.photo)
-      const framing = planFraming(size, job.imageClass, job.overlay !== null)
+      const framing = planFraming(size, job.imageClass, job.overlay !== null, job.subject)
       const path = planMotion(framing, combineMotionWords(job.renderPrompt, job.subPrompt), job.seconds)
       yield* Effect.annotateCurrentSpan({ framing: framing.kind, width: size.width, height: size.height })
       const base = yield* prepareBase(job.photo, framing)

@@ -2,7 +2,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Errors } from "@pic2video/domain"
 import { Cause, Effect, Logger, LogLevel, Option } from "effect"
-import { run } from "../Cli.ts"
+import { help, run, wantsHelp } from "../Cli.ts"
 import { layerInfra } from "../Infra.ts"
 
 // One JSON document on stdout and exit 0; on failure {"error":{code,message}} on stderr, exit 1.
@@ -23,4 +23,5 @@ const main = run(process.argv.slice(2)).pipe(
   Effect.provide(Logger.minimumLogLevel(LogLevel.None))
 )
 
-NodeRuntime.runMain(main, { disableErrorReporting: true, teardown: (_exit, onExit) => onExit(process.exitCode === 1 ? 1 : 0) })
+if (wantsHelp(process.argv.slice(2))) process.stdout.write(help)
+else NodeRuntime.runMain(main, { disableErrorReporting: true, teardown: (_exit, onExit) => onExit(process.exitCode === 1 ? 1 : 0) })

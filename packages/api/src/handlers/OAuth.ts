@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { Api } from "../Api.ts"
 
 /**
- * `GET /oauth/cloud_drive/callback` (decisions §7): where the provider sends the browser after the
+ * `GET /oauth/cloud_drive/callback` (contract §7): where the provider sends the browser after the
  * consent. It needs no key (the single-use state names the workspace) and answers a person, so
  * every outcome is a small HTML page. The URL holds the authorization code: the pages are not
  * cached and send no Referer onwards.
@@ -52,12 +52,24 @@ const pageFor = (outcome: CallbackOutcome) => {
 /** A parameter sent once; sent several times it is as good as absent (and the state then invalid). */
 const single = (value: ReadonlyArray<string> | undefined) => (value !== undefined && value.length === 1 ? value[0] : undefined)
 
+/**
+ * A flow started in the account portal goes back there (a path of this service, stored with the
+ * state, never taken from the request), with the outcome for the portal to say in its own page.
+ */
+const backTo = (outcome: CallbackOutcome) =>
+  outcome.returnTo !== undefined && outcome.returnTo.startsWith("/portal/")
+    ? HttpServerResponse.redirect(`${outcome.returnTo}?connect=${outcome._tag.toLowerCase()}`, {
+      status: 303,
+      headers: { "cache-control": "no-store", "referrer-policy": "no-referrer" }
+    })
+    : pageFor(outcome)
+
 export const layer = HttpApiBuilder.group(Api, "oauth", (handlers) =>
   Effect.gen(function*() {
     const integrations = yield* Integrations
     return handlers.handle("callback", ({ urlParams }) =>
       Effect.map(
         integrations.completeConnect({ state: single(urlParams.state), code: single(urlParams.code), error: single(urlParams.error) }),
-        pageFor
+        backTo
       ))
   }))

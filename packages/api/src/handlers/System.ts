@@ -1,22 +1,16 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Sharding } from "@effect/cluster"
-import { SqlClient } from "@effect/sql"
-import { Errors } from "@pic2video/domain"
+import { SystemService } from "@pic2video/cluster/services/SystemService"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 
 /** Liveness, and readiness: the database answers and this process's cluster node is up. */
 export const layer = HttpApiBuilder.group(Api, "system", (handlers) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const system = yield* SystemService
     yield* Sharding.Sharding // readiness presumes the cluster layer was built
     return handlers
       .handle("healthz", () => Effect.succeed({ status: "ok" as const }))
-      .handle("readyz", () =>
-        sql`SELECT 1`.pipe(
-          Effect.as<{ readonly status: "ready" } | HttpServerResponse.HttpServerResponse>({ status: "ready" }),
-          Effect.timeout("2 seconds"),
-          // the catalogue's failure, shaped as every error body (the pipeline set X-Request-Id)
-          Effect.catchAllCause(() => Effect.fail(Errors.fail("service_unavailable", "the database is unreachable", { retryAfter: 5 })))
-        ))
+      // the catalogue's failure, shaped as every error body (the pipeline set X-Request-Id)
+      .handle("readyz", () => system.ready)
   }))

@@ -1,5 +1,5 @@
 /**
- * Where the drive integration talks to and as whom (decisions §1, §7). Every endpoint is
+ * Where the drive integration talks to and as whom (contract §1, §7). Every endpoint is
  * overridable so tests point the client at the local drive emulator.
  *
  * @since 0.1.0

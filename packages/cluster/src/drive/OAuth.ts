@@ -1,5 +1,5 @@
 /**
- * OAuth 2.0 authorization-code flow with PKCE against the drive provider (decisions §7), on top
+ * OAuth 2.0 authorization-code flow with PKCE against the drive provider (contract §7), on top
  * of google-auth-library's `OAuth2Client` pointed at the configured endpoints.
  *
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * Encryption at rest of drive token bundles (decisions §1 `TOKEN_ENCRYPTION_KEY`): AES-256-GCM,
+ * Encryption at rest of drive token bundles (contract §1 `TOKEN_ENCRYPTION_KEY`): AES-256-GCM,
  * one random 12-byte IV per message, the 16-byte tag checked on decryption.
  *
  * Wire format, base64url of: `version (1 byte = 1) | IV (12) | tag (16) | ciphertext`.

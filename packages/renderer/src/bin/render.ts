@@ -3,17 +3,19 @@
  * `npm run render -- photo.jpg --quote "…" [--caption-style quote|meme] [--text-color …] [--text-size …]
  *  [--bold] [--bold-outline] [--image-class …] [--prompt "slow zoom in"] [--seconds 8] [--out x.mp4]`
  * Renders one file locally with a progress line, to try styles without running the service.
+ * Like the service, it first lets the vision model look at the photo (`--no-vision` skips that: no
+ * subject, class from --image-class or the default); --image-class overrides the inferred class.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Schema } from "effect"
 import { parseArgs } from "node:util"
-import { CaptionSpec, ImageClass, prepareCaption, Renderer, renderVideo } from "../index.ts"
+import { CaptionSpec, framingInputs, ImageClass, makeVision, prepareCaption, Renderer, renderVideo } from "../index.ts"
 import { photoSize } from "../ingest.ts"
 
 const usage = `usage: npm run render -- photo.jpg --quote "text" [--caption-style quote|meme]
   [--text-color white|yellow|pastel-yellow] [--text-size tiny|smallest|smaller|default|larger]
   [--bold] [--bold-outline] [--image-class person|doll_figurine|landscape_nature|product_object|interior_space|other]
-  [--prompt "slow zoom in"] [--seconds 8] [--out out.mp4] [--overlay-out caption.png]`
+  [--prompt "slow zoom in"] [--seconds 8] [--out out.mp4] [--overlay-out caption.png] [--no-vision]`
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -29,6 +31,7 @@ const { values, positionals } = parseArgs({
     seconds: { type: "string" },
     out: { type: "string" },
     "overlay-out": { type: "string" },
+    "no-vision": { type: "boolean" },
     help: { type: "boolean", short: "h" }
   }
 })
@@ -53,8 +56,15 @@ const program = Effect.gen(function* () {
   })
   const imageClass = values["image-class"] ? yield* Schema.decodeUnknown(ImageClass)(values["image-class"]) : undefined
   const size = yield* photoSize(photo)
+  const inferred = values["no-vision"]
+    ? null
+    : yield* makeVision().infer(photo).pipe(
+      Effect.tap((r) => Effect.sync(() => console.log(`vision: ${JSON.stringify(r)}`))),
+      Effect.catchAll((e) => Effect.as(Effect.logWarning(`vision unavailable: ${e.message}`), null))
+    )
+  const chosen = framingInputs(imageClass, inferred)
   const started = performance.now()
-  const overlay = yield* prepareCaption(spec, { ...size, imageClass })
+  const overlay = yield* prepareCaption(spec, { ...size, imageClass: chosen.imageClass, subject: chosen.subject })
   if (overlay && values["overlay-out"]) {
     const { writeFile } = yield* Effect.promise(() => import("node:fs/promises"))
     yield* Effect.promise(() => writeFile(values["overlay-out"]!, overlay))
@@ -62,7 +72,8 @@ const program = Effect.gen(function* () {
   const result = yield* renderVideo({
     photo,
     overlay,
-    imageClass,
+    imageClass: chosen.imageClass,
+    subject: chosen.subject,
     renderPrompt: values.prompt,
     seconds,
     outPath,

@@ -1,0 +1,39 @@
+import { Config } from "effect"
+import type { Server } from "node:http"
+
+/**
+ * How long a client may take (docs/contract.md H3), so a slow or stalled client cannot hold a
+ * connection, a fiber or a temp file for minutes:
+ * - headers: the request line and headers must be complete within HTTP_HEADERS_TIMEOUT_SECONDS (10);
+ * - body progress: a connection on which no byte moves either way for HTTP_BODY_TIMEOUT_SECONDS (30) is
+ *   closed (a stalled body, an idle socket);
+ * - whole request: the body must be complete within HTTP_REQUEST_TIMEOUT_SECONDS (180) of the first
+ *   byte: a 15 MiB upload at about 85 KiB/s (0.7 Mbit/s) still fits, a body trickled a byte at a time
+ *   does not.
+ * A connection past any of these is closed without an answer (there is no status a client that
+ * stopped sending would read). Tests set small values.
+ */
+export interface HttpTimeouts {
+  readonly headersMillis: number
+  readonly bodyMillis: number
+  readonly requestMillis: number
+}
+
+const seconds = (name: string, fallback: number) =>
+  Config.number(name).pipe(Config.withDefault(fallback), Config.map((s) => Math.max(1, Math.round(s * 1000))))
+
+export const config: Config.Config<HttpTimeouts> = Config.all({
+  headersMillis: seconds("HTTP_HEADERS_TIMEOUT_SECONDS", 10),
+  bodyMillis: seconds("HTTP_BODY_TIMEOUT_SECONDS", 30),
+  requestMillis: seconds("HTTP_REQUEST_TIMEOUT_SECONDS", 180)
+})
+
+/** Node checks the header and request deadlines on a timer; it is this often, so they hold to a second. */
+export const checkingIntervalMillis = (t: HttpTimeouts) => Math.max(100, Math.min(1000, Math.floor(t.headersMillis / 4)))
+
+export const apply = (server: Server, t: HttpTimeouts): void => {
+  // Node requires headersTimeout ≤ requestTimeout
+  server.requestTimeout = t.requestMillis
+  server.headersTimeout = Math.min(t.headersMillis, t.requestMillis)
+  server.setTimeout(t.bodyMillis)
+}

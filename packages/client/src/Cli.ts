@@ -1,0 +1,289 @@
+import { Args, Command, Options } from "@effect/cli"
+import { Requests } from "@pic2video/domain"
+import { Console, Effect, HashMap, Option } from "effect"
+import * as fs from "node:fs"
+import * as Client from "./Client.ts"
+import { ApiError, TransportError, WaitTimeout } from "./Errors.ts"
+import { downloadToFile, uploadFile } from "./Files.ts"
+import * as Progress from "./Progress.ts"
+
+/**
+ * `p2v`: the API from a shell, for API users (the operator's commands are `npm run admin`).
+ * The key comes from P2V_API_KEY, the service from P2V_BASE_URL. Exit codes: see `exitCodes`.
+ */
+export const exitCodes = {
+  ok: 0,
+  /** anything unexpected */
+  failure: 1,
+  /** bad arguments, or P2V_API_KEY missing */
+  usage: 2,
+  /** the service refused the request (the error's code is printed) */
+  refused: 3,
+  /** the render or import ended `failed` or `canceled` */
+  unsuccessful: 4,
+  /** --wait reached its deadline; the render or import goes on */
+  deadline: 5,
+  /** the service could not be reached, or answered something that is not the API */
+  unreachable: 6,
+  /** Ctrl-C: stopped waiting; nothing was canceled */
+  interrupted: 130
+} as const
+
+export class UsageError extends Error {}
+/** A finished render or import that did not succeed; its document has been printed. */
+export class Unsuccessful extends Error {}
+
+const json = Options.boolean("json").pipe(Options.withDescription("Print the result as JSON on stdout (no progress output)."))
+const deadline = Options.integer("deadline").pipe(
+  Options.withDescription("With --wait: minutes to wait at most (default 20). The render goes on after it."),
+  Options.withDefault(20)
+)
+
+const env = () => {
+  const apiKey = process.env.P2V_API_KEY ?? ""
+  if (apiKey === "") throw new UsageError("set P2V_API_KEY to an API key")
+  const baseUrl = process.env.P2V_BASE_URL ?? "http://localhost:8080"
+  return { apiKey, baseUrl }
+}
+
+const client = Effect.suspend(() => Effect.try({ try: env, catch: (e) => e as UsageError })).pipe(
+  Effect.flatMap((o) => Client.makeWithFetch(o))
+)
+
+const size = (m: Client.Media) => (m.width === null || m.height === null ? "-" : `${m.width}x${m.height}`)
+const mediaLine = (m: Client.Media) => [m.id, m.created_at, m.mime_type, size(m), JSON.stringify(m.label)].join("  ")
+
+const print = (asJson: boolean, doc: unknown, text: () => string) => Console.log(asJson ? JSON.stringify(doc, null, 2) : text())
+
+/** Waits for a render, drawing its progress; Ctrl-C stops the wait and says how to look again. */
+const waitForRender = (c: Client.Client, id: string, minutes: number, mode: Progress.Mode) => {
+  const progress = Progress.reporter(mode)
+  return c.waitForRender(id, {
+    deadline: `${minutes} minutes`,
+    onProgress: (r) => progress.update(`${Progress.bar(r.progress / 100)} ${r.status} ${id}`, `${id} ${r.status} ${r.progress}%`)
+  }).pipe(
+    Effect.tap((r) => Effect.sync(() => progress.done(`${Progress.bar(r.progress / 100)} ${r.status} ${id}`))),
+    Effect.onInterrupt(() =>
+      Effect.sync(() => {
+        progress.done()
+        process.stderr.write(`stopped waiting; ${id} goes on (p2v status ${id})\n`)
+      })
+    ),
+    Effect.tapError(() => Effect.sync(() => progress.done()))
+  )
+}
+
+const download = (c: Client.Client, id: string, out: string, mode: Progress.Mode) => {
+  const progress = Progress.reporter(mode)
+  return downloadToFile(c, id, out, (n, total) =>
+    progress.update(
+      total === null ? `downloading ${Progress.bytes(n)}` : `${Progress.bar(n / total)} ${Progress.bytes(n)} of ${Progress.bytes(total)}`,
+      total === null ? "downloading" : n === total ? "downloaded" : "downloading"
+    )
+  ).pipe(Effect.tap((f) => Effect.sync(() => progress.done(`saved ${f.path} (${Progress.bytes(f.bytes)})`))))
+}
+
+const upload = Command.make(
+  "upload",
+  {
+    files: Args.file({ name: "FILE", exists: "yes" }).pipe(Args.atLeast(1)),
+    label: Options.text("label").pipe(Options.optional, Options.withDescription("Label (default: the file name).")),
+    tags: Options.text("tag").pipe(Options.repeated, Options.withDescription("A tag; repeat for several.")),
+    json
+  },
+  ({ files, label, tags, json }) =>
+    Effect.gen(function*() {
+      const c = yield* client
+      const progress = Progress.reporter(Progress.modeFor(json))
+      const uploaded: Array<Client.Media> = []
+      for (const [i, file] of files.entries()) {
+        progress.update(`${Progress.bar(i / files.length)} uploading ${file}`)
+        uploaded.push(yield* uploadFile(c, file, { label: Option.getOrUndefined(label), tags }))
+      }
+      progress.done(`${Progress.bar(1)} uploaded ${files.length} file${files.length === 1 ? "" : "s"}`)
+      yield* print(json, uploaded, () => uploaded.map(mediaLine).join("\n"))
+    })
+).pipe(Command.withDescription("Upload photos (JPEG, PNG, WebP, GIF; up to 15 MiB each). Prints each photo's media id."))
+
+const render = Command.make(
+  "render",
+  {
+    source: Args.text({ name: "MEDIA_ID|FILE" }).pipe(Args.withDescription("A media id, or a photo file to upload first.")),
+    quote: Options.text("quote").pipe(Options.optional, Options.withDescription("The caption (up to 500 characters).")),
+    captionStyle: Options.choice("caption-style", Requests.captionStyles).pipe(Options.optional),
+    textColor: Options.choice("text-color", Requests.textColors).pipe(Options.optional),
+    textSize: Options.choice("text-size", Requests.textSizes).pipe(Options.optional),
+    bold: Options.boolean("bold").pipe(Options.withDescription("Bold caption text.")),
+    boldOutline: Options.boolean("bold-outline").pipe(Options.withDescription("Outline the bold caption text.")),
+    pageTheme: Options.text("page-theme").pipe(Options.optional),
+    imageClass: Options.choice("image-class", Requests.imageClasses).pipe(Options.optional),
+    subPrompt: Options.text("sub-prompt").pipe(Options.optional),
+    renderPrompt: Options.text("render-prompt").pipe(Options.optional),
+    metadata: Options.keyValueMap("metadata").pipe(Options.optional, Options.withDescription("key=value, repeatable (string values).")),
+    idempotencyKey: Options.text("idempotency-key").pipe(Options.optional, Options.withDescription("Default: a new key (kept across retries).")),
+    wait: Options.boolean("wait").pipe(Options.withDescription("Wait until the render is finished, showing its progress.")),
+    out: Options.file("out").pipe(Options.optional, Options.withDescription("Save the MP4 here (implies --wait).")),
+    deadline,
+    json
+  },
+  (o) =>
+    Effect.gen(function*() {
+      const c = yield* client
+      const mode = Progress.modeFor(o.json)
+      let mediaId = o.source
+      if (fs.existsSync(o.source) && fs.statSync(o.source).isFile()) {
+        const progress = Progress.reporter(mode)
+        progress.update(`uploading ${o.source}`)
+        mediaId = (yield* uploadFile(c, o.source)).id
+        progress.done(`uploaded ${o.source} as ${mediaId}`)
+      }
+      const optional = <A>(o: Option.Option<A>) => Option.getOrUndefined(o)
+      const body: Client.CreateRenderBody = {
+        media_id: mediaId,
+        quote: optional(o.quote),
+        caption_style: optional(o.captionStyle),
+        text_color: optional(o.textColor),
+        text_size: optional(o.textSize),
+        ...(o.bold ? { bold: true } : {}),
+        ...(o.boldOutline ? { bold_outline: true } : {}),
+        page_theme: optional(o.pageTheme),
+        image_class: optional(o.imageClass),
+        sub_prompt: optional(o.subPrompt),
+        render_prompt: optional(o.renderPrompt),
+        metadata: Option.getOrUndefined(Option.map(o.metadata, (m) => Object.fromEntries(HashMap.toEntries(m))))
+      }
+      // Ctrl-C during the create waits for its answer: the render id is printed, never lost
+      const created = yield* Effect.uninterruptible(c.createRender(
+        JSON.parse(JSON.stringify(body)), // drops the fields not given
+        { idempotencyKey: optional(o.idempotencyKey) }
+      ))
+      const id = created.render.id
+      if (!o.wait && Option.isNone(o.out)) {
+        return yield* print(o.json, created.render, () => id)
+      }
+      if (mode !== "quiet") process.stderr.write(`render ${id} queued${created.replayed ? " (replayed)" : ""}\n`)
+      const done = yield* waitForRender(c, id, o.deadline, mode)
+      if (done.status !== "completed") {
+        yield* print(o.json, done, () => `${id} ${done.status}: ${done.error?.code ?? ""} ${done.error?.message ?? ""}`.trim())
+        return yield* Effect.fail(new Unsuccessful(done.status))
+      }
+      if (Option.isSome(o.out)) yield* download(c, id, o.out.value, mode)
+      yield* print(o.json, done, () => `${id} completed${Option.isSome(o.out) ? ` -> ${o.out.value}` : ""}`)
+    })
+).pipe(Command.withDescription("Create a render (the only call that costs money); --wait to follow it, --out to save the MP4."))
+
+const status = Command.make(
+  "status",
+  { id: Args.text({ name: "RENDER_ID" }), wait: Options.boolean("wait"), deadline, json },
+  ({ id, wait, deadline, json }) =>
+    Effect.gen(function*() {
+      const c = yield* client
+      const r = wait ? yield* waitForRender(c, id, deadline, Progress.modeFor(json)) : yield* c.getRender(id)
+      yield* print(json, r, () =>
+        [
+          `${r.id}  ${r.status}  ${r.progress}%`,
+          ...(r.asset !== null ? [`video: ${r.asset.url} (${Progress.bytes(r.asset.byte_size ?? 0)})`] : []),
+          ...(r.error !== null ? [`error: ${r.error.code}: ${r.error.message}`] : [])
+        ].join("\n"))
+      if (wait && r.status !== "completed") return yield* Effect.fail(new Unsuccessful(r.status))
+    })
+).pipe(Command.withDescription("Show a render's status (--wait to follow it to the end)."))
+
+const downloadCommand = Command.make(
+  "download",
+  {
+    id: Args.text({ name: "RENDER_ID" }),
+    out: Options.file("out").pipe(Options.optional, Options.withDescription("Default: RENDER_ID.mp4")),
+    json
+  },
+  ({ id, out, json }) =>
+    Effect.gen(function*() {
+      const c = yield* client
+      const f = yield* download(c, id, Option.getOrElse(out, () => `${id}.mp4`), Progress.modeFor(json))
+      yield* print(json, f, () => f.path)
+    })
+).pipe(Command.withDescription("Save a completed render's MP4."))
+
+const mediaList = Command.make(
+  "list",
+  { limit: Options.integer("limit").pipe(Options.optional), cursor: Options.text("cursor").pipe(Options.optional), json },
+  ({ limit, cursor, json }) =>
+    Effect.gen(function*() {
+      const c = yield* client
+      const list = yield* c.listMedia({ limit: Option.getOrUndefined(limit), cursor: Option.getOrUndefined(cursor) })
+      yield* print(json, list, () =>
+        [
+          ...(list.data.length === 0 ? ["no photos"] : list.data.map(mediaLine)),
+          ...(list.has_more ? [`more: p2v media list --cursor ${list.next_cursor}`] : [])
+        ].join("\n"))
+    })
+).pipe(Command.withDescription("List photos, newest first."))
+
+const media = Command.make("media").pipe(
+  Command.withDescription("The photo library."),
+  Command.withSubcommands([mediaList])
+)
+
+const importCommand = Command.make(
+  "import",
+  { folder: Args.text({ name: "FOLDER_ID" }), wait: Options.boolean("wait"), deadline, json },
+  ({ folder, wait, deadline, json }) =>
+    Effect.gen(function*() {
+      const c = yield* client
+      const created = yield* c.createImport(folder)
+      if (!wait) return yield* print(json, created, () => `${created.id} ${created.status}`)
+      const progress = Progress.reporter(Progress.modeFor(json))
+      const line = (i: Client.MediaImport) => {
+        const n = i.counts
+        const handled = n.imported + n.skipped + n.failed
+        return `${Progress.bar(n.discovered === 0 ? 0 : handled / n.discovered)} ${i.status} ${n.imported} imported, ${n.skipped} skipped, ${n.failed} failed of ${n.discovered}`
+      }
+      const done = yield* c.waitForImport(created.id, {
+        deadline: `${deadline} minutes`,
+        onProgress: (i) => progress.update(line(i))
+      }).pipe(
+        Effect.onInterrupt(() => Effect.sync(() => {
+          progress.done()
+          process.stderr.write(`stopped waiting; ${created.id} goes on\n`)
+        })),
+        Effect.tapError(() => Effect.sync(() => progress.done()))
+      )
+      progress.done(line(done))
+      yield* print(json, done, () => `${done.id} ${done.status}${done.stopped_reason !== null ? ` (${done.stopped_reason})` : ""}`)
+      if (done.status === "failed") return yield* Effect.fail(new Unsuccessful(done.status))
+    })
+).pipe(Command.withDescription("Import the photos of a folder of the connected cloud drive."))
+
+const usage = Command.make("usage", { json }, ({ json }) =>
+  Effect.gen(function*() {
+    const u = yield* (yield* client).usage()
+    yield* print(json, u, () =>
+      `${u.aesthetic_quotes.used} render${u.aesthetic_quotes.used === 1 ? "" : "s"} since ${u.cycle_start}` +
+      (u.aesthetic_quotes.included === null ? "" : ` of ${u.aesthetic_quotes.included} included`))
+  })).pipe(Command.withDescription("Renders charged in the current billing cycle."))
+
+export const p2v = Command.make("p2v").pipe(
+  Command.withDescription(
+    "The Pic-to-Video API from a shell. P2V_API_KEY: the API key; P2V_BASE_URL: the service (default http://localhost:8080). " +
+      "Exit codes: 0 ok, 1 unexpected, 2 usage, 3 refused by the service, 4 render/import failed, 5 deadline, 6 unreachable, 130 Ctrl-C."
+  ),
+  Command.withSubcommands([upload, render, status, downloadCommand, media, importCommand, usage])
+)
+
+export const run = Command.run(p2v, { name: "p2v", version: "0.1.0" })
+
+/** The exit code for how a command ended, with the message for stderr. */
+export const outcome = (e: unknown): { readonly code: number; readonly message?: string } => {
+  if (e instanceof ApiError) {
+    return { code: exitCodes.refused, message: `error: ${e.code}: ${e.message}${e.requestId !== null ? ` (request ${e.requestId})` : ""}` }
+  }
+  if (e instanceof TransportError) return { code: exitCodes.unreachable, message: `error: ${e.message}` }
+  if (e instanceof WaitTimeout) return { code: exitCodes.deadline, message: `error: ${e.id} is still ${e.status} at the deadline; it goes on` }
+  if (e instanceof Unsuccessful) return { code: exitCodes.unsuccessful }
+  if (e instanceof UsageError) return { code: exitCodes.usage, message: `error: ${e.message}` }
+  if (typeof e === "object" && e !== null && (e as any)._tag !== undefined && String((e as any)._tag).match(/^(MissingValue|InvalidValue|InvalidArgument|UnclusteredFlag|MultipleValuesDetected|MissingFlag|MissingSubcommand|CommandMismatch|CorrectedFlag|NoBuiltInMatch|HelpRequested)$/)) {
+    // @effect/cli has printed the problem and the help already
+    return { code: exitCodes.usage }
+  }
+  return { code: exitCodes.failure, message: `error: ${e instanceof Error ? e.message : String(e)}` }
+}

@@ -1,0 +1,294 @@
+import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import { Api } from "@pic2video/api/Api"
+// domain modules, not its index (which brings node:crypto): this file runs in browsers
+import type * as Requests from "@pic2video/domain/Requests"
+import * as Resources from "@pic2video/domain/Resources"
+import { Duration, Effect, Layer, Option, Schema, Stream } from "effect"
+import { ApiError, type ErrorCode, TransportError, WaitTimeout } from "./Errors.ts"
+
+/**
+ * The Pic-to-Video client. Every call is one of the HttpApi definition's endpoints, made by
+ * `HttpApiClient` from that definition (packages/api/src/Api.ts), so paths, bodies and success
+ * types cannot drift from the server. On top of it: retries that honour `Retry-After`, an
+ * automatic `Idempotency-Key` for creates, polling with backoff and a deadline, uploads from bytes,
+ * and downloads as a stream. fetch only: Node 24, Deno 2 and browsers.
+ */
+export interface ClientOptions {
+  /** An API key (`P2V_API_KEY`). */
+  readonly apiKey: string
+  /** The service's origin, e.g. `https://video.example.com` (`P2V_BASE_URL`). */
+  readonly baseUrl: string
+  /** A fetch to use instead of the global one. */
+  readonly fetch?: typeof globalThis.fetch
+  /** Attempts per call for retryable answers (429, 503, 409 `idempotency_in_progress`, network errors where safe). Default 5. */
+  readonly maxAttempts?: number
+  /** Longest wait before one retry, whatever `Retry-After` says. Default 60 s. */
+  readonly maxRetryDelay?: Duration.DurationInput
+}
+
+// ---- the derived client -------------------------------------------------------------------
+
+const makeRaw = (options: ClientOptions) =>
+  HttpApiClient.make(Api, {
+    baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    // errors become ApiError here, before the derived client decodes them by status: the cast is
+    // because HttpApiClient types its HTTP client's failures as HttpClientError only
+    transformClient: (client) =>
+      client.pipe(HttpClient.mapRequest(HttpClientRequest.bearerToken(options.apiKey)), failOnError) as unknown as HttpClient.HttpClient
+  })
+
+type Raw = Effect.Effect.Success<ReturnType<typeof makeRaw>>
+type CodesIn<E> = E extends { readonly error: { readonly code: infer C } } ? C & ErrorCode : never
+/** The error codes one operation of the derived client can answer, read from the definition. */
+export type CodesOf<F> = F extends (...args: any) => Effect.Effect<any, infer E, any> ? CodesIn<E> : never
+
+export type Media = typeof Resources.Media.Type
+export type MediaList = typeof Resources.MediaList.Type
+export type RenderCreated = typeof Resources.RenderCreated.Type
+export type Usage = typeof Resources.Usage.Type
+export type MediaImportCreated = typeof Resources.MediaImportCreated.Type
+export type CreateRenderBody = typeof Requests.CreateRenderBody.Encoded
+
+/**
+ * A render as polled. `status` and `error.code` are read leniently: the contract lets the service add
+ * statuses, and a status this client does not know is treated as not finished.
+ */
+const RenderView = Schema.Struct({
+  ...Resources.Render.fields,
+  status: Schema.Union(Resources.RenderStatus, Schema.String),
+  error: Schema.NullOr(Schema.Struct({ code: Schema.String, message: Schema.String }))
+})
+export type Render = typeof RenderView.Type
+const ImportView = Schema.Struct({
+  ...Resources.MediaImport.fields,
+  status: Schema.Union(Resources.ImportStatus, Schema.String),
+  items: Schema.Array(Schema.Struct({ ...Resources.ImportItem.fields, status: Schema.String }))
+})
+export type MediaImport = typeof ImportView.Type
+
+export const renderTerminal = (status: string) => status === "completed" || status === "failed" || status === "canceled"
+export const importTerminal = (status: string) => status === "completed" || status === "partial" || status === "failed"
+
+// ---- errors ---------------------------------------------------------------------------------
+
+const ErrorBody = Schema.Struct({
+  error: Schema.Struct({ code: Schema.String, message: Schema.String }),
+  request_id: Schema.optional(Schema.String)
+})
+
+/** One place turns a non-2xx answer into `ApiError` by its code, with the headers a retry needs. */
+const failOnError = HttpClient.transformResponse(Effect.flatMap((response: HttpClientResponse.HttpClientResponse) => {
+  if (response.status < 400) return Effect.succeed(response)
+  const retryAfter = Number(response.headers["retry-after"])
+  return response.json.pipe(
+    Effect.flatMap(Schema.decodeUnknown(ErrorBody)),
+    Effect.matchEffect({
+      onFailure: () => Effect.fail(new TransportError({ message: `HTTP ${response.status} without the error body` })),
+      onSuccess: (body) =>
+        Effect.fail(new ApiError({
+          code: body.error.code as ErrorCode,
+          message: body.error.message,
+          status: response.status,
+          requestId: response.headers["x-request-id"] ?? body.request_id ?? null,
+          retryAfter: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null
+        }))
+    })
+  )
+}))
+
+/** Whatever the derived client failed with, as this client's two error types. */
+const normalize = <C extends ErrorCode>(e: unknown): ApiError<C> | TransportError =>
+  e instanceof ApiError || e instanceof TransportError
+    ? (e as ApiError<C> | TransportError)
+    : new TransportError({ message: e instanceof Error ? e.message : String((e as any)?.message ?? e), cause: e })
+
+// ---- retries --------------------------------------------------------------------------------
+
+const retryableCodes: ReadonlyArray<string> = ["rate_limit_exceeded", "service_unavailable", "idempotency_in_progress"]
+
+/** Exponential backoff with full jitter: 0.5 s, 1 s, 2 s … capped, each a random share of the step. */
+const backoff = (attempt: number, cap: number) => Math.random() * Math.min(cap, 500 * 2 ** (attempt - 1))
+
+const retrying = <A, E extends ApiError<any> | TransportError>(
+  attempt: Effect.Effect<A, E>,
+  policy: { readonly maxAttempts: number; readonly maxDelayMillis: number; readonly safeOnNetworkError: boolean }
+): Effect.Effect<A, E> => {
+  const loop = (n: number): Effect.Effect<A, E> =>
+    Effect.catchAll(attempt, (e) => {
+      if (n >= policy.maxAttempts) return Effect.fail(e)
+      let millis: number | undefined
+      if (e instanceof ApiError && retryableCodes.includes(e.code)) {
+        millis = e.retryAfter !== null ? e.retryAfter * 1000 : backoff(n, policy.maxDelayMillis)
+      } else if (e instanceof TransportError && policy.safeOnNetworkError) {
+        millis = backoff(n, policy.maxDelayMillis)
+      }
+      if (millis === undefined) return Effect.fail(e)
+      return Effect.zipRight(Effect.sleep(Math.min(millis, policy.maxDelayMillis)), loop(n + 1))
+    })
+  return loop(1)
+}
+
+// ---- the ergonomic layer --------------------------------------------------------------------
+
+export interface UploadInput {
+  /** The photo's bytes. */
+  readonly file: Blob | Uint8Array | ArrayBuffer
+  /** The part's file name (the default label). Default `photo`. */
+  readonly filename?: string
+  /** The part's type; the service reads the type from the bytes either way. */
+  readonly contentType?: string
+  readonly label?: string
+  readonly tags?: ReadonlyArray<string>
+}
+
+export interface WaitOptions<A> {
+  /** Give up waiting after this long (the render or import goes on). Default 20 minutes. */
+  readonly deadline?: Duration.DurationInput
+  /** First pause between polls; pauses grow by 1.5x up to `maxInterval`, with jitter. Default 1 s. */
+  readonly interval?: Duration.DurationInput
+  /** Default 10 s. */
+  readonly maxInterval?: Duration.DurationInput
+  /** Called with each state seen that differs from the previous one. */
+  readonly onProgress?: (state: A) => void
+}
+
+export interface CreateOptions {
+  /** Sent as `Idempotency-Key`; one is made when absent, and kept across this call's own retries. */
+  readonly idempotencyKey?: string
+}
+
+export const make = (options: ClientOptions) =>
+  Effect.gen(function*() {
+    const raw: Raw = yield* makeRaw(options)
+    const http = (yield* HttpClient.HttpClient).pipe(
+      HttpClient.mapRequest(HttpClientRequest.prependUrl(options.baseUrl.replace(/\/+$/, ""))),
+      HttpClient.mapRequest(HttpClientRequest.bearerToken(options.apiKey)),
+      failOnError
+    )
+    const policy = {
+      maxAttempts: options.maxAttempts ?? 5,
+      maxDelayMillis: Duration.toMillis(options.maxRetryDelay ?? "60 seconds")
+    }
+    const read = <A, C extends ErrorCode>(call: Effect.Effect<A, unknown>) =>
+      retrying(Effect.mapError(call, (e) => normalize<C>(e)), { ...policy, safeOnNetworkError: true })
+    const write = <A, C extends ErrorCode>(call: Effect.Effect<A, unknown>, safeOnNetworkError: boolean) =>
+      retrying(Effect.mapError(call, (e) => normalize<C>(e)), { ...policy, safeOnNetworkError })
+    const getJson = <A, I>(path: string, schema: Schema.Schema<A, I>) =>
+      Effect.flatMap(http.get(path), HttpClientResponse.schemaBodyJson(schema))
+
+    const getRender = (id: string) =>
+      read<Render, CodesOf<Raw["renders"]["getRender"]>>(getJson(`/api/v1/renders/${encodeURIComponent(id)}`, RenderView))
+    const getImport = (id: string) =>
+      read<MediaImport, CodesOf<Raw["imports"]["getImport"]>>(getJson(`/api/v1/media/imports/${encodeURIComponent(id)}`, ImportView))
+
+    /** Polls until `done`, with backoff and jitter, within the deadline. */
+    const poll = <A extends { readonly id: string; readonly status: string }, E>(
+      get: Effect.Effect<A, E>,
+      done: (a: A) => boolean,
+      wait: WaitOptions<A>
+    ): Effect.Effect<A, E | WaitTimeout> =>
+      Effect.gen(function*() {
+        const deadline = Date.now() + Duration.toMillis(wait.deadline ?? "20 minutes")
+        const maxInterval = Duration.toMillis(wait.maxInterval ?? "10 seconds")
+        let interval = Duration.toMillis(wait.interval ?? "1 second")
+        let last = ""
+        while (true) {
+          const state = yield* get
+          const seen = JSON.stringify(state)
+          if (seen !== last) wait.onProgress?.(state)
+          last = seen
+          if (done(state)) return state
+          // jitter: 80–120% of the step, so many waiting clients do not poll in step
+          const pause = interval * (0.8 + Math.random() * 0.4)
+          if (Date.now() + pause > deadline) {
+            return yield* Effect.fail(new WaitTimeout({ message: `still ${state.status} at the deadline`, id: state.id, status: state.status }))
+          }
+          yield* Effect.sleep(pause)
+          interval = Math.min(maxInterval, interval * 1.5)
+        }
+      })
+
+    const upload = (input: UploadInput) => {
+      const form = new FormData()
+      const blob = input.file instanceof Blob
+        ? input.file
+        : new Blob([input.file as Uint8Array<ArrayBuffer>], input.contentType === undefined ? {} : { type: input.contentType })
+      form.append("file", blob, input.filename ?? "photo")
+      if (input.label !== undefined) form.append("label", input.label)
+      for (const tag of input.tags ?? []) form.append("tags", tag)
+      // a network error may have stored the photo: not retried (429 and 503 were refusals, and are)
+      return write<Media, CodesOf<Raw["media"]["uploadMedia"]>>(raw.media.uploadMedia({ payload: form as any }), false)
+    }
+
+    const createRender = (body: CreateRenderBody, create: CreateOptions = {}) => {
+      const key = create.idempotencyKey ?? crypto.randomUUID()
+      // the key makes a network error safe to retry: the service answers the first attempt's result
+      return write<{ readonly render: RenderCreated; readonly idempotencyKey: string; readonly replayed: boolean }, CodesOf<Raw["renders"]["createRender"]>>(
+        Effect.map(
+          raw.renders.createRender({ payload: body as any, headers: { "idempotency-key": key }, withResponse: true }),
+          ([render, response]) => ({ render, idempotencyKey: key, replayed: response.headers["idempotency-replayed"] === "true" })
+        ),
+        true
+      )
+    }
+
+    const createImport = (folderId: string, create: CreateOptions = {}) => {
+      const key = create.idempotencyKey ?? crypto.randomUUID()
+      return write<MediaImportCreated, CodesOf<Raw["imports"]["createImport"]>>(
+        raw.imports.createImport({ payload: { provider: "cloud_drive", folder_id: folderId }, headers: { "idempotency-key": key } }),
+        true
+      )
+    }
+
+    /** Answers once the service has said yes (errors come here), with the body still to read. */
+    const openDownload = (id: string) =>
+      Effect.map(
+        read<HttpClientResponse.HttpClientResponse, CodesOf<Raw["renders"]["downloadRender"]>>(
+          http.get(`/api/v1/renders/${encodeURIComponent(id)}/download`)
+        ),
+        (response) => ({
+          /** From `Content-Length`, when sent. */
+          size: Option.getOrNull(Option.filter(Option.fromNullable(response.headers["content-length"]).pipe(Option.map(Number)), Number.isFinite)),
+          stream: Stream.mapError(response.stream, (e) => new TransportError({ message: "the download broke off", cause: e }))
+        })
+      )
+
+    return {
+      /** The client derived from the HttpApi definition, for anything the helpers do not cover. */
+      raw,
+      listMedia: (query: { readonly limit?: number; readonly cursor?: string } = {}) =>
+        read<MediaList, CodesOf<Raw["media"]["listMedia"]>>(raw.media.listMedia({
+          urlParams: {
+            ...(query.limit !== undefined ? { limit: String(query.limit) } : {}),
+            ...(query.cursor !== undefined ? { cursor: query.cursor } : {})
+          }
+        })),
+      upload,
+      preview: (mediaId: string) =>
+        read<Uint8Array, CodesOf<Raw["media"]["previewMedia"]>>(raw.media.previewMedia({ path: { id: mediaId } })),
+      createRender,
+      getRender,
+      waitForRender: (id: string, wait: WaitOptions<Render> = {}) => poll(getRender(id), (r) => renderTerminal(r.status), wait),
+      /** The finished MP4 in memory (up to a few tens of MB); `downloadStream` for large files. */
+      download: (id: string) =>
+        read<Uint8Array, CodesOf<Raw["renders"]["downloadRender"]>>(raw.renders.downloadRender({ path: { id } })),
+      openDownload,
+      /** The finished MP4 as a stream of chunks. */
+      downloadStream: (id: string) => Stream.unwrap(Effect.map(openDownload(id), (d) => d.stream)),
+      createImport,
+      getImport,
+      waitForImport: (id: string, wait: WaitOptions<MediaImport> = {}) => poll(getImport(id), (i) => importTerminal(i.status), wait),
+      usage: () => read<Usage, CodesOf<Raw["renders"]["getUsage"]>>(raw.renders.getUsage())
+    }
+  })
+
+export type Client = Effect.Effect.Success<ReturnType<typeof make>>
+
+/** The HTTP layer the client runs on: fetch (the given one, or the global). */
+export const layerFetch = (options: Pick<ClientOptions, "fetch">) =>
+  options.fetch === undefined
+    ? FetchHttpClient.layer
+    : FetchHttpClient.layer.pipe(Layer.provide(Layer.succeed(FetchHttpClient.Fetch, options.fetch)))
+
+/** `make` with its HTTP layer provided. */
+export const makeWithFetch = (options: ClientOptions) => Effect.provide(make(options), layerFetch(options))

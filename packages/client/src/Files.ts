@@ -1,0 +1,57 @@
+import { Effect, Stream } from "effect"
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import type { Client, Media, UploadInput } from "./Client.ts"
+import { TransportError } from "./Errors.ts"
+
+/**
+ * Files on disk, for Node and Deno (node:fs); a browser passes a File or bytes to `upload` instead.
+ */
+const types: Record<string, string> = { ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".webp": "image/webp", ".gif": "image/gif" }
+
+export const uploadFile = (client: Client, path: string, options: Omit<UploadInput, "file" | "filename"> = {}): Effect.Effect<Media, unknown> =>
+  Effect.flatMap(
+    Effect.tryPromise({
+      try: () => fs.promises.readFile(path),
+      catch: (e) => new TransportError({ message: `cannot read ${path}: ${(e as Error).message}`, cause: e })
+    }),
+    (bytes) => client.upload({
+      file: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+      filename: Path.basename(path),
+      contentType: types[Path.extname(path).toLowerCase()],
+      ...options
+    })
+  )
+
+/**
+ * Streams the render's MP4 into `path` (written to `path.partial`, renamed when complete, so a
+ * broken download never leaves a truncated file under the final name). `onBytes` reports progress.
+ */
+export const downloadToFile = (client: Client, id: string, path: string, onBytes?: (received: number, total: number | null) => void) =>
+  Effect.gen(function*() {
+    const { size, stream } = yield* client.openDownload(id)
+    const partial = `${path}.partial`
+    const io = (what: string) => (e: unknown) => new TransportError({ message: `cannot ${what} ${partial}: ${(e as Error).message}`, cause: e })
+    const file = yield* Effect.tryPromise({ try: () => fs.promises.open(partial, "w"), catch: io("create") })
+    let received = 0
+    const written = yield* Stream.runForEach(stream, (chunk) =>
+      Effect.tryPromise({ try: () => file.write(chunk), catch: io("write") }).pipe(
+        Effect.tap(() => {
+          received += chunk.byteLength
+          onBytes?.(received, size)
+        })
+      )
+    ).pipe(
+      Effect.ensuring(Effect.promise(() => file.close())),
+      // stopped (Ctrl-C): no partial file is left behind
+      Effect.onInterrupt(() => Effect.sync(() => fs.rmSync(partial, { force: true }))),
+      Effect.either
+    )
+    if (written._tag === "Left") {
+      fs.rmSync(partial, { force: true })
+      return yield* Effect.fail(written.left)
+    }
+    fs.renameSync(partial, path)
+    return { path, bytes: received }
+  })
+

@@ -1,0 +1,53 @@
+import { Cause, Effect, Exit, Stream } from "effect"
+import * as Client from "./Client.ts"
+
+/**
+ * The same client for code that does not use Effect: every method returns a Promise of the same
+ * type, and rejects with the same `ApiError` (by `code`), `TransportError` or `WaitTimeout`
+ * instances. Pass `signal` to stop a call (a wait stops waiting; nothing is canceled on the service).
+ */
+export interface CallOptions {
+  readonly signal?: AbortSignal
+}
+
+type Promised<F> = F extends (...args: infer A) => Effect.Effect<infer R, any, never>
+  ? (...args: [...A, CallOptions?]) => Promise<R>
+  : never
+
+type Methods = Omit<Client.Client, "raw" | "downloadStream" | "openDownload">
+
+export type PromiseClient = { readonly [K in keyof Methods]: Promised<Methods[K]> } & {
+  /** The finished MP4 as a web stream. */
+  readonly downloadStream: (id: string, options?: CallOptions) => Promise<ReadableStream<Uint8Array>>
+}
+
+const run = <A>(effect: Effect.Effect<A, unknown>, options?: CallOptions): Promise<A> =>
+  Effect.runPromiseExit(effect, options?.signal === undefined ? undefined : { signal: options.signal }).then((exit) => {
+    if (Exit.isSuccess(exit)) return exit.value
+    // the error itself (an ApiError, …), not Effect's wrapper
+    throw Cause.isInterruptedOnly(exit.cause) ? new DOMException("the call was aborted", "AbortError") : Cause.squash(exit.cause)
+  })
+
+/** How many arguments each method takes before the trailing CallOptions. */
+const arity: Record<keyof Methods, number> = {
+  listMedia: 1, upload: 1, preview: 1, createRender: 2, getRender: 1, waitForRender: 2, download: 1,
+  createImport: 2, getImport: 1, waitForImport: 2, usage: 0
+}
+
+export const createClient = (options: Client.ClientOptions): PromiseClient => {
+  const client = Effect.runSync(Client.makeWithFetch(options))
+  const methods = Object.fromEntries(
+    (Object.keys(arity) as Array<keyof Methods>).map((name) => [
+      name,
+      (...args: Array<any>) => {
+        const own = args.slice(0, arity[name])
+        return run((client[name] as (...a: Array<any>) => Effect.Effect<any, any>)(...own), args[arity[name]])
+      }
+    ])
+  )
+  return {
+    ...methods,
+    downloadStream: (id: string, call?: CallOptions) =>
+      run(Effect.map(client.openDownload(id), (d) => Stream.toReadableStream(d.stream)), call)
+  } as PromiseClient
+}

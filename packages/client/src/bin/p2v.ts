@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+import { NodeContext } from "@effect/platform-node"
+import { Cause, Effect, Exit, Fiber } from "effect"
+import { exitCodes, outcome, run } from "../Cli.ts"
+
+/**
+ * `p2v` (root package.json "bin"). Ctrl-C interrupts the command: a wait stops and says how to look
+ * again, and nothing is canceled on the service (no request is sent for it).
+ */
+const fiber = Effect.runFork(run(process.argv).pipe(Effect.provide(NodeContext.layer)))
+let interrupted = false
+const stop = () => {
+  if (interrupted) process.exit(exitCodes.interrupted)
+  interrupted = true
+  Effect.runFork(Fiber.interrupt(fiber))
+}
+process.on("SIGINT", stop)
+process.on("SIGTERM", stop)
+
+fiber.addObserver((exit) => {
+  if (Exit.isSuccess(exit)) return void (process.exitCode = exitCodes.ok)
+  if (interrupted || Cause.isInterruptedOnly(exit.cause)) return void (process.exitCode = exitCodes.interrupted)
+  const { code, message } = outcome(Cause.squash(exit.cause))
+  if (message !== undefined) process.stderr.write(`${message}\n`)
+  process.exitCode = code
+})

@@ -1,0 +1,51 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Schedule } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { ImportEntity } from "./ImportEntity.ts"
+import * as Imports from "../repositories/Imports.ts"
+import { RenderEntity } from "./RenderEntity.ts"
+import * as Renders from "../repositories/Renders.ts"
+
+/**
+ * Background duties of every runner, safe to run on several at once (every change is a
+ * conditional update): renders past their time budget fail with `render_timeout` and are
+ * refunded, so nothing stays non-terminal forever; idle non-terminal renders and pending imports get
+ * their (persisted, deduplicated) Start again in case it was never stored; cluster message and reply rows and
+ * idempotency records older than the idempotency window are pruned.
+ */
+const retentionMillis = 24 * 3600_000
+// cluster message ids are snowflakes: milliseconds since 2025-01-01 in the bits above 22
+const snowflakeAt = (ms: number) => (BigInt(ms - Date.UTC(2025, 0, 1)) << 22n).toString()
+
+export const sweep = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const sql = yield* SqlClient.SqlClient
+  const now = Date.now()
+  for (const { id } of yield* Renders.overdue(new Date(now - config.renderTimeoutSeconds * 1000))) {
+    yield* Renders.endUnsuccessfully(id, "render_timeout", "the render exceeded its time budget")
+  }
+  const start = yield* RenderEntity.client
+  for (const { id } of yield* Renders.idleSince(new Date(now - 60_000))) {
+    yield* start(id).Start({ renderId: id }, { discard: true }).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+  }
+  // imports likewise: a pending import untouched for a minute gets its (deduplicated) Start again
+  const startImport = yield* ImportEntity.client
+  for (const { id } of yield* Imports.idlePending(new Date(now - 60_000))) {
+    yield* startImport(id).Start({ importId: id }, { discard: true }).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+  }
+  const cutoff = snowflakeAt(now - retentionMillis)
+  yield* sql`DELETE FROM cluster_replies WHERE request_id IN
+    (SELECT id FROM cluster_messages WHERE processed AND id < ${cutoff}::bigint)`.pipe(Effect.ignore)
+  yield* sql`DELETE FROM cluster_messages WHERE processed AND id < ${cutoff}::bigint`.pipe(Effect.ignore)
+  yield* sql`DELETE FROM idempotency_records WHERE expires_at < ${new Date(now)}`.pipe(Effect.ignore)
+})
+
+export const layer = Layer.scopedDiscard(Effect.gen(function*() {
+  yield* Effect.logInfo("maintenance: render deadlines, resends and retention every 15 s")
+  yield* sweep.pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("maintenance sweep failed", cause)),
+    Effect.repeat(Schedule.spaced("15 seconds")),
+    Effect.delay("5 seconds"),
+    Effect.forkScoped
+  )
+}))

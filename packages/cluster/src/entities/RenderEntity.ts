@@ -1,0 +1,167 @@
+import { ClusterSchema, Entity } from "@effect/cluster"
+import { Rpc } from "@effect/rpc"
+import { SqlClient } from "@effect/sql"
+import { RenderState } from "@pic2video/domain"
+import { framingInputs, Renderer, renderVideo, type RenderResult } from "@pic2video/renderer"
+import { Cause, Context, Deferred, Duration, Effect, Layer, Schedule, Schema } from "effect"
+import * as fs from "node:fs/promises"
+import { AppConfig } from "../config/AppConfig.ts"
+import { BlobStore, type Unavailable as StoreUnavailable } from "../storage/BlobStore.ts"
+import * as MediaInference from "../media/MediaInference.ts"
+import * as MediaLibrary from "../media/MediaLibrary.ts"
+import * as Renders from "../repositories/Renders.ts"
+
+/**
+ * One entity per render. `Start` is persisted: it is stored before delivery and redelivered until
+ * a reply is stored, so a render whose runner crashes (or drains on SIGTERM) runs again on the
+ * runner that takes its shard over; deterministic output makes a rerun harmless. The entity owns
+ * the render's transitions; every one is written to the renders table.
+ */
+export const RenderEntity = Entity.make("Render", [
+  Rpc.make("Start", {
+    payload: { renderId: Schema.String },
+    success: Schema.String, // the terminal status
+    primaryKey: () => "start"
+  })
+    .annotate(ClusterSchema.Persisted, true)
+    // the sender never waits; an interrupt must never be stored as the reply
+    .annotate(ClusterSchema.Uninterruptible, "client")
+])
+
+/** Renders this runner executes at once (RENDER_CONCURRENCY); the rest wait their turn queued. */
+export class RenderSlots extends Context.Tag("pic2video/RenderSlots")<RenderSlots, Effect.Semaphore>() {}
+
+export const layerSlots = Layer.effect(RenderSlots, Effect.flatMap(AppConfig, (c) => Effect.makeSemaphore(c.renderConcurrency)))
+
+class Canceled extends Schema.TaggedError<Canceled>()("Canceled", {}) {}
+
+const progressEveryMillis = 500
+
+/**
+ * An object store that is briefly unreachable is waited out (about 30 s: 1, 2, 4, 8, 16 s); one
+ * still down after that fails the render, refunded, rather than holding its slot.
+ */
+const storeRetry = Schedule.exponential("1 second").pipe(Schedule.intersect(Schedule.recurs(5)))
+const patiently = <A, R>(effect: Effect.Effect<A, StoreUnavailable, R>) => Effect.retry(effect, storeRetry)
+
+/** Runs one render to a terminal state; never fails (a fault ends the render as failed and refunded). */
+export const runRender = (renderId: string) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const blobs = yield* BlobStore
+    const slots = yield* RenderSlots
+    const sql = yield* SqlClient.SqlClient
+    const initial = yield* Renders.byId(renderId)
+    if (initial === undefined) return "missing"
+    if (RenderState.isTerminal(initial.status)) return initial.status
+
+    // delivered here (first, or after a runner left), before it waits for a slot
+    yield* Effect.logInfo(`render ${renderId} received`)
+    const deadline = initial.created_at.getTime() + config.renderTimeoutSeconds * 1000
+    const fail = (code: "render_failed" | "render_timeout" | "render_rejected", message: string) =>
+      Effect.as(Renders.endUnsuccessfully(renderId, code, message), "failed")
+
+    return yield* slots.withPermits(1)(Effect.gen(function*() {
+      const row = yield* Renders.markProcessing(renderId)
+      if (row === undefined) return (yield* Renders.byId(renderId))?.status ?? "missing"
+      // which runner ran which attempt, for operators (and the join/leave test) to read
+      yield* Effect.logInfo(`render ${renderId} processing, attempt ${row.attempts}`)
+      const remaining = deadline - Date.now()
+      if (remaining <= 0) return yield* fail("render_timeout", "the render exceeded its time budget")
+
+      const photoKey = yield* MediaLibrary.storedKey(row.media_id)
+      const photo = photoKey === undefined ? undefined : yield* patiently(blobs.localPath(photoKey))
+      if (photo === undefined) return yield* fail("render_rejected", "the stored photo is no longer available")
+      const overlay = row.caption_blob_key === null ? null : (yield* patiently(blobs.getBytes(row.caption_blob_key))) ?? null
+      const outPath = yield* blobs.tempPath(".mp4")
+
+      let lastWrite = 0
+      // progress runs in the renderer's own fiber, where a failure would be dropped: cancellation
+      // is signalled here and raced against the render instead
+      const canceled = yield* Deferred.make<never, Canceled>()
+      const onProgress = (done: number, total: number) =>
+        Effect.gen(function*() {
+          const now = Date.now()
+          if (now - lastWrite < progressEveryMillis && done < total) return
+          lastWrite = now
+          // a render canceled meanwhile is no longer processing: stop work at once
+          if (!(yield* Renders.recordProgress(renderId, RenderState.percentOf(done, total)))) yield* Deferred.fail(canceled, new Canceled())
+        }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+
+      const { request } = row
+      // framed from the inference as it stood when the render was created, as its caption was
+      const framing = framingInputs(request.image_class, yield* MediaInference.asOf(row.media_id, row.created_at))
+      const outcome = yield* renderVideo({
+        photo,
+        overlay,
+        ...framing,
+        subPrompt: request.sub_prompt,
+        renderPrompt: request.render_prompt,
+        seconds: config.renderSeconds,
+        outPath,
+        onProgress
+      }).pipe(
+        Effect.raceFirst(Deferred.await(canceled)),
+        Effect.timeoutFail({ duration: Duration.millis(remaining), onTimeout: () => ({ _tag: "Timeout" as const }) }),
+        Effect.either
+      )
+      if (outcome._tag === "Left") {
+        yield* Effect.promise(() => fs.rm(outPath, { force: true }))
+        const e = outcome.left as { _tag: string; message?: string }
+        switch (e._tag) {
+          case "Canceled":
+            return "canceled"
+          case "Timeout":
+            return yield* fail("render_timeout", "the render exceeded its time budget")
+          case "PhotoRejected":
+            return yield* fail("render_rejected", "the stored photo can no longer be decoded")
+          default:
+            yield* Effect.logWarning(`render ${renderId} failed`, e)
+            return yield* fail("render_failed", "generation ran but produced no usable video")
+        }
+      }
+      const result: RenderResult = outcome.right
+      const blobKey = `renders/${renderId}.mp4`
+      yield* patiently(blobs.putFile(blobKey, outPath)).pipe(
+        Effect.tapError(() => Effect.promise(() => fs.rm(outPath, { force: true })))
+      )
+      const completed = yield* Renders.complete(renderId, {
+        blobKey,
+        contentType: result.content_type,
+        width: result.width,
+        height: result.height,
+        byteSize: result.byte_size,
+        durationSec: result.duration_sec
+      })
+      if (!completed) {
+        yield* blobs.remove(blobKey)
+        return (yield* Renders.byId(renderId))?.status ?? "missing"
+      }
+      return "completed"
+    }))
+  }).pipe(
+    Effect.catchTag("ApiFailure", (e) =>
+      Effect.logError(`render ${renderId}: ${e.message}`).pipe(
+        Effect.zipRight(Renders.endUnsuccessfully(renderId, "render_failed", "the stored files could not be reached")),
+        Effect.as("failed")
+      )),
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.failCause(cause) // shutdown or shard move: the persisted Start is redelivered
+        : Effect.logError(`render ${renderId} faulted`, cause).pipe(
+          Effect.zipRight(Renders.endUnsuccessfully(renderId, "render_failed", "generation ran but produced no usable video")),
+          Effect.as("failed")
+        )
+    )
+  )
+
+export const layer = RenderEntity.toLayer(
+  Effect.gen(function*() {
+    const context = yield* Effect.context<AppConfig | BlobStore | RenderSlots | SqlClient.SqlClient | Renderer>()
+    return RenderEntity.of({
+      Start: ({ payload }) => runRender(payload.renderId).pipe(Effect.provide(context))
+    })
+  }),
+  { maxIdleTime: "1 minute" }
+)
+

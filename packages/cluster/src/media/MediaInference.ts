@@ -1,0 +1,109 @@
+import { SqlClient } from "@effect/sql"
+import { Ids } from "@pic2video/domain"
+import { type ImageClass, Vision } from "@pic2video/renderer"
+import { Effect } from "effect"
+import { BlobStore } from "../storage/BlobStore.ts"
+import type { MediaRow } from "./MediaLibrary.ts"
+
+/**
+ * What the vision model saw in a library photo, stored with the media (migration 0005). It runs once,
+ * off the request path, right after the photo enters the library (upload or import: `MediaLibrary.ingest`,
+ * the one path), and a render made later reads it. It never fails the upload or the render: a model
+ * that cannot load or a photo it cannot read leaves `failed` (logged), and the render falls back to
+ * the default class with no subject.
+ */
+export interface Inferred {
+  readonly image_class: ImageClass
+  readonly confidence: number
+  readonly subject: { readonly x: number; readonly y: number; readonly width: number; readonly height: number } | null
+  readonly model: string
+}
+
+interface Row {
+  readonly inference_status: "pending" | "done" | "failed"
+  readonly inference: Inferred | { readonly error: string } | null
+  readonly inferred_at: Date | null
+}
+
+/** Infers and stores; never fails. */
+export const inferAndStore = (mediaId: string, blobKey: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const vision = yield* Vision
+    const blobs = yield* BlobStore
+    const path = yield* blobs.localPath(blobKey)
+    const outcome = path === undefined
+      ? { _tag: "Left" as const, left: new Error("the stored photo is missing") }
+      : yield* Effect.either(vision.infer(path))
+    if (outcome._tag === "Left") {
+      yield* Effect.logWarning(`vision: media ${mediaId} not classified (falls back to the default class): ${outcome.left.message}`)
+      yield* sql`UPDATE media SET inference_status = 'failed', inference = ${JSON.stringify({ error: outcome.left.message })}::jsonb,
+        inferred_at = ${new Date()} WHERE id = ${mediaId}`
+      return
+    }
+    const r = outcome.right
+    const inferred: Inferred = { image_class: r.image_class, confidence: r.confidence, subject: r.subject, model: r.model }
+    yield* sql`UPDATE media SET inference_status = 'done', inference = ${JSON.stringify(inferred)}::jsonb,
+      inferred_at = ${new Date()} WHERE id = ${mediaId}`
+    yield* Effect.logDebug(`vision: media ${mediaId} is ${r.image_class} (${r.confidence}) in ${r.millis} ms`)
+  }).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning(`vision: media ${mediaId} inference not stored`, cause))
+  )
+
+/** Starts `inferAndStore` detached from the request that stored the photo: the upload answers at once. */
+export const inferInBackground = (mediaId: string, blobKey: string) =>
+  Effect.asVoid(Effect.forkDaemon(inferAndStore(mediaId, blobKey)))
+
+const done = (row: Row | undefined): Inferred | null =>
+  row !== undefined && row.inference_status === "done" && row.inference !== null && "image_class" in row.inference
+    ? row.inference
+    : null
+
+/** Any media by id, archived or not (the operator's view). */
+export const byId = (mediaId: string) =>
+  Effect.gen(function*() {
+    if (!Ids.isMediaId(mediaId)) return undefined
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<MediaRow>`SELECT * FROM media WHERE id = ${mediaId}`
+    return rows[0]
+  }).pipe(Effect.orDie)
+
+/** For the operator: the stored inference, or null while pending or after a failure. */
+export const stored = (mediaId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    if (!Ids.isMediaId(mediaId)) return null
+    const rows = yield* sql<Row>`SELECT inference_status, inference, inferred_at FROM media WHERE id = ${mediaId}`
+    return done(rows[0])
+  }).pipe(Effect.orDie)
+
+/** How long a render made right after an upload waits for that photo's inference. */
+const settleMillis = 3000
+const pollMillis = 100
+
+/**
+ * For a new render: the inference, waiting a moment if the photo was uploaded just before (the
+ * caption's place depends on the framing, which depends on the subject, so it is decided here once).
+ */
+export const settled = (mediaId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const until = Date.now() + settleMillis
+    while (true) {
+      const rows = yield* sql<Row>`SELECT inference_status, inference, inferred_at FROM media WHERE id = ${mediaId}`
+      if (rows[0] === undefined || rows[0].inference_status !== "pending" || Date.now() >= until) return done(rows[0])
+      yield* Effect.sleep(pollMillis)
+    }
+  }).pipe(Effect.orDie)
+
+/**
+ * For a render being run: the inference as it stood when the render was created, so the framing
+ * matches the caption made then (an inference stored later is not used by that render).
+ */
+export const asOf = (mediaId: string, createdAt: Date) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<Row>`SELECT inference_status, inference, inferred_at FROM media WHERE id = ${mediaId}`
+    const row = rows[0]
+    return row?.inferred_at != null && row.inferred_at.getTime() <= createdAt.getTime() ? done(row) : null
+  }).pipe(Effect.orDie)

@@ -1,0 +1,30 @@
+import { SqlClient } from "@effect/sql"
+import type { Plans } from "@pic2video/domain"
+import { Effect } from "effect"
+import type { ApiKeyRow } from "./ApiKeys.ts"
+
+/** What authenticating a request reads: the key and the account gates of its workspace. */
+export interface KeyAndAccount extends ApiKeyRow {
+  readonly ws_status: "active" | "inactive"
+  readonly ws_api_enabled: boolean
+  readonly ws_plan: Plans.Plan
+}
+
+/** One query whatever the key: the caller looks up a decoy id for a malformed key (same cost). */
+export const findKeyAndAccount = (keyId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<KeyAndAccount>`
+      SELECT k.*, w.status AS ws_status, w.api_enabled AS ws_api_enabled, w.plan AS ws_plan
+      FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+      WHERE k.id = ${keyId}`
+    return rows[0]
+  }).pipe(Effect.orDie)
+
+/** Sets last_used_at unless it is already more recent than `unlessSince`. */
+export const touchLastUsed = (keyId: string, now: Date, unlessSince: Date) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`UPDATE api_keys SET last_used_at = ${now} WHERE id = ${keyId}
+      AND (last_used_at IS NULL OR last_used_at < ${unlessSince})`
+  }).pipe(Effect.orDie)

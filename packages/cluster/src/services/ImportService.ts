@@ -1,0 +1,62 @@
+import { SqlClient } from "@effect/sql"
+import { Ids } from "@pic2video/domain"
+import { Effect } from "effect"
+import { ImportEntity } from "../entities/ImportEntity.ts"
+import * as Imports from "../repositories/Imports.ts"
+import { Integrations, toApiFailure } from "../repositories/Integrations.ts"
+
+const entityTimeout = "5 seconds"
+
+/** Bulk import from a drive folder (contract §7): accepted here, carried out by the ImportEntity. */
+export class ImportService extends Effect.Service<ImportService>()("pic2video/ImportService", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const integrations = yield* Integrations
+    const imports = yield* ImportEntity.client
+    const withSql = Effect.provideService(SqlClient.SqlClient, sql)
+
+    /**
+     * Accepts an import of the folder. `requester.keyId` is the API key (null from the portal);
+     * `recordId` the API's idempotency record, under which at most one import exists.
+     */
+    const create = (
+      requester: { readonly workspaceId: string; readonly keyId: string | null },
+      folderId: string,
+      recordId: number | null
+    ) =>
+      Effect.gen(function*() {
+        // A retry that took over an idempotency record whose first attempt died after creating
+        // the import gets that import, not a second one.
+        const earlier = recordId === null ? undefined : yield* withSql(Imports.byIdempotencyRecord(recordId))
+        const row = earlier ?? (yield* Effect.gen(function*() {
+          // synchronous checks: a connection (409), and a folder the drive knows (404)
+          const connection = yield* integrations.open(requester.workspaceId).pipe(Effect.mapError(toApiFailure))
+          yield* connection.getFolder(folderId).pipe(Effect.mapError(toApiFailure))
+          return yield* withSql(Imports.create({
+            id: Ids.newImportId(),
+            workspaceId: requester.workspaceId,
+            apiKeyId: requester.keyId,
+            folderId,
+            idempotencyRecordId: recordId
+          }))
+        }))
+        // read before Start is sent: a new import shows as created (pending, zero counts)
+        const created = yield* withSql(Imports.createdDocument(row))
+        // accepted: from here on the answer is 202; Start is deduplicated, and the sweeper
+        // resends one that was lost
+        yield* imports(row.id).Start({ importId: row.id }, { discard: true }).pipe(
+          Effect.timeout(entityTimeout),
+          Effect.catchAllCause((cause) => Effect.logWarning("import Start not sent; the sweeper will resend it", cause))
+        )
+        return created
+      })
+
+    const get = (workspaceId: string, id: string) =>
+      withSql(Effect.gen(function*() {
+        const row = yield* Imports.get(workspaceId, id)
+        return Imports.toDocument(row, yield* Imports.items(row.id))
+      }))
+
+    return { create, get } as const
+  })
+}) {}

@@ -1,0 +1,199 @@
+import { SqlClient } from "@effect/sql"
+import { Errors, Ids, RenderState, type Requests } from "@pic2video/domain"
+import { framingInputs, prepareCaption } from "@pic2video/renderer"
+import { Effect } from "effect"
+import { ApiKeyEntity } from "../entities/ApiKeyEntity.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { BlobStore } from "../storage/BlobStore.ts"
+import * as MediaInference from "../media/MediaInference.ts"
+import * as MediaLibrary from "../media/MediaLibrary.ts"
+import { RenderEntity } from "../entities/RenderEntity.ts"
+import * as Renders from "../repositories/Renders.ts"
+
+export type Payer = Renders.Payer
+
+/** The idempotency of one create: the client's key, and the API's record when there is one. */
+export interface CreateIdempotency {
+  readonly key: string
+  /** the API's idempotency record (scoped to the key); null for a keyless payer, whose key is matched on the renders row */
+  readonly recordId: number | null
+}
+
+const entityTimeout = "13 seconds"
+/**
+ * The charge must commit within this, or not at all; we wait a little longer before concluding.
+ * Generous: a burst of creates on one key queues on the key's row lock, and a failover takes ~10 s.
+ */
+const chargeBudgetMillis = 12_000
+
+const notFound = (id: string) => Errors.fail("render_not_found", `no render ${id} for this account`)
+
+/**
+ * Ends a render as canceled and refunds it; a render already terminal stays as it is. The operator
+ * CLI's `render cancel` (any workspace) and the service's `cancel` (one workspace) both come here.
+ */
+export const cancel = (id: string, workspaceId?: string) =>
+  Effect.gen(function*() {
+    const unknown = workspaceId === undefined ? Errors.fail("render_not_found", `no render ${id}`) : notFound(id)
+    if (!Ids.isRenderId(id)) return yield* Effect.fail(unknown)
+    const before = workspaceId === undefined ? yield* Renders.byId(id) : yield* Renders.find(workspaceId, id)
+    if (before === undefined) return yield* Effect.fail(unknown)
+    // the running render sees it is no longer processing at its next progress step and stops
+    const ended = yield* Renders.endUnsuccessfully(id, "render_canceled", "the render was canceled")
+    return ended ?? (yield* Renders.byId(id)) ?? before
+  })
+
+/**
+ * Renders as the API and the portal use them. Every method answers with the catalogue's failures
+ * (`Errors.ApiFailure`) and needs nothing further from its caller.
+ */
+export class RenderService extends Effect.Service<RenderService>()("pic2video/RenderService", {
+  effect: Effect.gen(function*() {
+    const { publicBaseUrl } = yield* AppConfig
+    const keys = yield* ApiKeyEntity.client
+    const renders = yield* RenderEntity.client
+    const blobs = yield* BlobStore
+    const sql = yield* SqlClient.SqlClient
+    const withSql = Effect.provideService(SqlClient.SqlClient, sql)
+
+    /**
+     * The payer's charge, through the key's entity when there is a key (its creates queue there
+     * and on the key's row lock), else the charge transaction directly. Timed out or unreachable:
+     * nothing commits past the deadline, so after it the renders table tells for certain whether
+     * this render was charged.
+     */
+    const charge = (input: Renders.NewRender) => {
+      const unavailable = Errors.fail("service_unavailable", "the service is briefly unavailable; retry", { retryAfter: 2 })
+      const settle = Effect.gen(function*() {
+        yield* Effect.sleep(Math.max(0, input.deadline + 500 - Date.now()))
+        const row = yield* withSql(Renders.byId(input.id))
+        return row === undefined ? yield* Effect.fail(unavailable) : { renderId: input.id, charged: true }
+      })
+      const { payer } = input
+      const attempt = payer.keyId !== null
+        ? keys(payer.keyId).Charge({
+          renderId: input.id,
+          workspaceId: payer.workspaceId,
+          mediaId: input.mediaId,
+          spendCap: payer.spendCap24h,
+          request: input.request,
+          metadata: input.metadata,
+          idempotencyKey: input.idempotencyKey,
+          idempotencyRecordId: input.idempotencyRecordId,
+          captionBlobKey: input.captionBlobKey,
+          deadline: input.deadline
+        }).pipe(Effect.catchTag("ChargeRefused", (e) => Effect.fail(Errors.fail(e.code, e.message))))
+        : Effect.map(withSql(Renders.charge(input)), (r) => ({ renderId: r.row.id, charged: r._tag === "Charged" }))
+      return attempt.pipe(
+        Effect.timeout(entityTimeout),
+        // a refusal stands; anything else (timeout, the entity unreachable, a late commit) is settled
+        Effect.catchIf((e): e is Exclude<typeof e, Errors.ApiFailure> => !(e instanceof Errors.ApiFailure), () => settle),
+        Effect.catchIf((e) => e.code === "service_unavailable", () => settle)
+      )
+    }
+
+    /**
+     * contract §4.9: lookups (404), then charges (402), then the caption (502), then side effects.
+     * Answers the creation document once charged, whatever happens to the Start after it.
+     */
+    const create = (payer: Payer, body: Requests.CreateRenderBody, idempotency: CreateIdempotency | null) =>
+      Effect.gen(function*() {
+        const media = yield* withSql(MediaLibrary.get(payer.workspaceId, body.media_id))
+        // a keyless payer has no idempotency record to replay from: a form sent again finds its render
+        // before the early refusal could refuse it (the charge transaction decides exactly)
+        const earlier = payer.keyId === null && idempotency !== null
+          ? yield* withSql(Renders.findKeyless(payer.workspaceId, idempotency.key))
+          : undefined
+        if (earlier !== undefined) return { object: "render" as const, id: earlier.id, status: "queued" as const }
+        // a cheap look before the caption work; the charge transaction decides for real
+        const refusal = yield* withSql(Renders.chargeRefusal(payer))
+        if (refusal !== undefined) return yield* Effect.fail(refusal)
+
+        const renderId = Ids.newRenderId()
+        // the render frames the photo from the same inference (MediaInference.asOf), so the caption fits it
+        const framing = framingInputs(body.image_class, yield* MediaInference.settled(media.id))
+        const overlay = yield* prepareCaption(body, {
+          width: media.width ?? 1080,
+          height: media.height ?? 1920,
+          ...framing
+        }).pipe(Effect.mapError((e) => Errors.fail("caption_prep_failed", `the caption could not be composited: ${e.message}`)))
+        const captionBlobKey = overlay === null ? null : `captions/${renderId}.png`
+        if (overlay !== null && captionBlobKey !== null) yield* blobs.putBytes(captionBlobKey, overlay)
+
+        const { metadata, ...request } = body
+        const charged = yield* charge({
+          id: renderId,
+          payer,
+          mediaId: media.id,
+          request,
+          metadata: metadata ?? {},
+          idempotencyKey: idempotency?.key ?? null,
+          idempotencyRecordId: idempotency?.recordId ?? null,
+          captionBlobKey,
+          deadline: Date.now() + chargeBudgetMillis
+        }).pipe(Effect.tapError(() => captionBlobKey === null ? Effect.void : blobs.remove(captionBlobKey)))
+        if (!charged.charged && captionBlobKey !== null) yield* blobs.remove(captionBlobKey)
+        // charged: from here on the answer is 202 whatever happens; the sweeper resends a lost Start
+        yield* renders(charged.renderId).Start({ renderId: charged.renderId }, { discard: true }).pipe(
+          Effect.timeout(entityTimeout),
+          Effect.catchAllCause((cause) => Effect.logWarning("Start not sent; the sweeper will resend it", cause))
+        )
+        return { object: "render" as const, id: charged.renderId, status: "queued" as const }
+      })
+
+    /** The workspace's own render; a foreign, unknown or malformed id is one answer (404). */
+    const row = (workspaceId: string, id: string) =>
+      Effect.flatMap(
+        Ids.isRenderId(id) ? withSql(Renders.find(workspaceId, id)) : Effect.succeed(undefined),
+        (r) => r === undefined ? Effect.fail(notFound(id)) : Effect.succeed(r)
+      )
+
+    const get = (workspaceId: string, id: string) => Effect.map(row(workspaceId, id), (r) => Renders.toDocument(r, publicBaseUrl))
+
+    /** The finished video's stored key: only a completed render has one. */
+    const assetKey = (workspaceId: string, id: string) =>
+      Effect.gen(function*() {
+        const r = yield* row(workspaceId, id)
+        const unavailable = Errors.fail("asset_unavailable", RenderState.isCompleted(r.status)
+          ? "the finished file is not available"
+          : `the render is ${r.status}; the file is available once it is completed`)
+        if (!RenderState.isCompleted(r.status) || r.asset_blob_key === null) return yield* Effect.fail(unavailable)
+        return { key: r.asset_blob_key, filename: `${r.id}.mp4`, unavailable }
+      })
+
+    /** The finished video streamed from the store (local directory or object store). */
+    const download = (workspaceId: string, id: string) =>
+      Effect.gen(function*() {
+        const asset = yield* assetKey(workspaceId, id)
+        const blob = yield* blobs.open(asset.key)
+        if (blob === undefined) return yield* Effect.fail(asset.unavailable)
+        return { blob, contentType: "video/mp4", filename: asset.filename }
+      })
+
+    /** The finished video as a local file (the portal's player serves byte ranges from it). */
+    const downloadFile = (workspaceId: string, id: string) =>
+      Effect.gen(function*() {
+        const asset = yield* assetKey(workspaceId, id)
+        const path = yield* blobs.localPath(asset.key)
+        if (path === undefined) return yield* Effect.fail(asset.unavailable)
+        return { path, contentType: "video/mp4", filename: asset.filename }
+      })
+
+    const usage = (workspaceId: string) =>
+      Effect.map(withSql(Renders.usage(workspaceId)), (u) => ({
+        object: "usage" as const,
+        cycle_start: u.cycleStart.toISOString(),
+        aesthetic_quotes: { used: u.used, included: u.included }
+      }))
+
+    return {
+      create,
+      get,
+      download,
+      downloadFile,
+      usage,
+      cancel: (workspaceId: string, id: string) =>
+        Effect.map(withSql(cancel(id, workspaceId)), (r) => Renders.toDocument(r, publicBaseUrl))
+    } as const
+  })
+}) {}

@@ -1,0 +1,47 @@
+/**
+ * Server-rendered HTML: a tagged template that escapes every interpolated value unless it is itself
+ * markup built here, so user text (labels, key names, captions) can never become markup.
+ */
+export class Markup {
+  readonly value: string
+  constructor(value: string) {
+    this.value = value
+  }
+  toString() {
+    return this.value
+  }
+}
+
+export type Interpolated = Markup | string | number | boolean | null | undefined | ReadonlyArray<Interpolated>
+
+const escapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" }
+export const escape = (text: string) => text.replace(/[&<>"']/g, (c) => escapes[c])
+
+const render = (value: Interpolated): string =>
+  value instanceof Markup
+    ? value.value
+    : Array.isArray(value)
+    ? value.map(render).join("")
+    : value === null || value === undefined || value === false
+    ? ""
+    : escape(String(value))
+
+export const html = (strings: TemplateStringsArray, ...values: ReadonlyArray<Interpolated>): Markup => {
+  let out = strings[0]
+  for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1]
+  return new Markup(out)
+}
+
+export const raw = (value: string) => new Markup(value)
+
+/** An attribute that is present or absent (`checked`, `selected`, `disabled`). */
+export const flag = (on: boolean, name: string) => (on ? raw(` ${name}`) : raw(""))
+
+export const dateTime = (d: Date | null | undefined) =>
+  d === null || d === undefined
+    ? html`<span class="muted">—</span>`
+    : // a line may break between the date and the time, never inside either (not at a date's hyphens)
+      html`<time datetime="${d.toISOString()}"><span class="nowrap">${d.toISOString().slice(0, 10)}</span> <span class="nowrap">${d.toISOString().slice(11, 16)} UTC</span></time>`
+
+export const bytes = (n: number) =>
+  n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(1)} GB` : n >= 1024 ** 2 ? `${(n / 1024 ** 2).toFixed(1)} MB` : n >= 1024 ? `${(n / 1024).toFixed(0)} KB` : `${n} B`

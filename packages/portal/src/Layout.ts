@@ -1,0 +1,103 @@
+import { HttpServerResponse } from "@effect/platform"
+import { html, type Interpolated, type Markup } from "./Html.ts"
+
+/**
+ * The frame of every portal page and the headers every portal response carries. No inline script
+ * or style anywhere: the Content-Security-Policy below allows only the portal's own files.
+ */
+export const securityHeaders = {
+  "content-security-policy":
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  // the sign-in link carries its token in the URL: never pass a page's address on
+  "referrer-policy": "no-referrer",
+  "cross-origin-opener-policy": "same-origin"
+} as const
+
+export const nav = [
+  ["Overview", "/portal"],
+  ["API keys", "/portal/keys"],
+  ["Library", "/portal/library"],
+  ["Renders", "/portal/renders"],
+  ["Drive", "/portal/drive"]
+] as const
+
+export type Section = (typeof nav)[number][0]
+
+export interface Frame {
+  readonly title: string
+  /** the signed-in frame (nav + sign-out) when set */
+  readonly signedIn?: { readonly csrf: string; readonly workspaceName: string; readonly section: Section | undefined }
+  readonly body: Interpolated
+}
+
+export const document = (frame: Frame): Markup =>
+  html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${frame.title} · pic2video portal</title>
+<link rel="icon" href="/portal/static/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/portal/static/portal.css">
+<script src="/portal/static/portal.js" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header class="top">
+  <div class="top-inner">
+    <a class="brand" href="/portal"><span class="logo" aria-hidden="true">▶</span> pic2video</a>
+    ${
+    frame.signedIn === undefined ? "" : html`
+    <nav aria-label="Portal">
+      <ul>${
+      nav.map(([name, href]) =>
+        html`<li><a href="${href}"${frame.signedIn?.section === name ? html` aria-current="page"` : ""}>${name}</a></li>`
+      )
+    }</ul>
+    </nav>
+    <form class="signout" method="post" action="/portal/sign-out">
+      <input type="hidden" name="csrf" value="${frame.signedIn.csrf}">
+      <span class="workspace" title="Workspace">${frame.signedIn.workspaceName}</span>
+      <button type="submit" class="button quiet">Sign out</button>
+    </form>`
+  }
+  </div>
+</header>
+<main id="main" tabindex="-1">
+${frame.body}
+</main>
+</body>
+</html>
+`
+
+export const htmlResponse = (markup: Markup, status = 200, headers: Record<string, string> = {}) =>
+  HttpServerResponse.text(markup.value, {
+    status,
+    contentType: "text/html; charset=utf-8",
+    headers: { "cache-control": "no-store", ...securityHeaders, ...headers }
+  })
+
+/** A page that only says something (sign-in problems, errors, not found). */
+export const messagePage = (status: number, title: string, text: Interpolated, frame?: Frame["signedIn"], headers?: Record<string, string>) =>
+  htmlResponse(
+    document({
+      title,
+      signedIn: frame,
+      body: html`<h1>${title}</h1>
+<div class="card message${status >= 400 ? " problem" : ""}"${status >= 400 ? html` role="alert"` : ""}>${text}</div>
+${frame !== undefined ? html`<p><a href="/portal">Back to the overview</a></p>` : ""}`
+    }),
+    status,
+    headers
+  )
+
+/**
+ * A message as a sentence: the first letter a capital (the API's messages start in lower case, as in
+ * `quote: Expected string`); otherwise the API's own words, which the form promises to show.
+ */
+export const sentence = (message: string) => message.charAt(0).toUpperCase() + message.slice(1)
+
+export const alert = (message: string | undefined) => message === undefined ? "" : html`<div class="alert" role="alert">${sentence(message)}</div>`
+export const notice = (message: string | undefined) => message === undefined ? "" : html`<div class="notice" role="status">${message}</div>`

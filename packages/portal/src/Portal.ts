@@ -1,0 +1,272 @@
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { AppConfig } from "@pic2video/cluster/AppConfig"
+import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
+import * as Workspaces from "@pic2video/cluster/Workspaces"
+import { Errors, RateLimit } from "@pic2video/domain"
+import { Cause, Effect, Option } from "effect"
+import { readFileSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { Form, NotFound, type Signed } from "./Context.ts"
+import { html } from "./Html.ts"
+import { htmlResponse, messagePage, securityHeaders, sentence } from "./Layout.ts"
+import * as Drive from "./pages/Drive.ts"
+import * as Keys from "./pages/Keys.ts"
+import * as Library from "./pages/Library.ts"
+import * as Overview from "./pages/Overview.ts"
+import * as Renders from "./pages/Renders.ts"
+
+/**
+ * The account portal (served by the API process under /portal, beside the v1 API, never through
+ * it): server-rendered pages, a small script and a stylesheet. It signs people in with the
+ * operator's single-use links and keeps a session cookie that only /portal ever sees; the public
+ * API never reads a cookie. Every page and action goes through the same code the API and the
+ * operator CLI use (keys, uploads, renders, archive, imports, drive).
+ */
+export const cookieName = "p2v_portal"
+/**
+ * A sign-in link is usually clicked in another site's page (mail, chat). The redirect that follows
+ * is then a cross-site request, and the browser withholds the SameSite=Strict session cookie from
+ * it. This Lax cookie (no secret: it only says "a sign-in just happened here") lets that one request
+ * answer a page that reloads itself from this site, which the browser sends the session with.
+ */
+const hopCookie = "p2v_portal_hop"
+
+/** Per workspace, per minute (RateLimit's fixed windows): every request, and mutations apart. */
+export const requestsPerMinute = 600
+export const mutationsPerMinute = 120
+const maxFormBytes = 64 * 1024
+
+const staticFile = (name: string, contentType: string) => {
+  const body = readFileSync(new URL(`../static/${name}`, import.meta.url))
+  return { body: new Uint8Array(body), contentType, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 16)}"` }
+}
+const statics: Record<string, ReturnType<typeof staticFile>> = {
+  "/portal/static/portal.css": staticFile("portal.css", "text/css; charset=utf-8"),
+  "/portal/static/portal.js": staticFile("portal.js", "text/javascript; charset=utf-8"),
+  "/portal/static/icon.svg": staticFile("icon.svg", "image/svg+xml")
+}
+
+export const isPortalPath = (pathname: string) => pathname === "/portal" || pathname.startsWith("/portal/")
+
+const windows = new Map<string, RateLimit.Window>()
+const admit = (bucket: string, limit: number) => {
+  const decision = RateLimit.admit(windows.get(bucket), limit, Date.now())
+  windows.set(bucket, decision.window)
+  // a window past its minute is as good as none: keep the map from growing without bound
+  if (windows.size > 10_000) {
+    for (const [k, w] of windows) if (Date.now() - w.startedAt >= RateLimit.windowMillis) windows.delete(k)
+  }
+  return decision
+}
+
+const signedOut = HttpServerResponse.redirect("/portal/signed-out", { status: 303, headers: { "cache-control": "no-store", ...securityHeaders } })
+
+const expired = (frame?: Signed["frame"]) =>
+  messagePage(
+    403,
+    "This form has expired",
+    html`<p>The page you sent this from is no longer valid (it was open too long, or it came from elsewhere). Nothing was changed.</p><p>Go back, reload the page and try again.</p>`,
+    frame?.(undefined)
+  )
+
+/** A failure from the shared code paths: its catalogue status, its message and code; never a trace. */
+export const failurePage = (failure: Errors.ApiFailure, frame?: Signed["frame"]) =>
+  messagePage(
+    Errors.statusOf(failure.code),
+    Errors.statusOf(failure.code) === 404 ? "Not found" : "That did not work",
+    html`<p>${sentence(failure.message)} <span class="code">(${failure.code})</span></p>`,
+    frame?.(undefined),
+    failure.retryAfter !== undefined ? { "retry-after": String(failure.retryAfter) } : {}
+  )
+
+export const notFoundPage = (frame?: Signed["frame"]) =>
+  messagePage(404, "Not found", html`<p>There is nothing here, or it belongs to another workspace.</p>`, frame?.(undefined))
+
+const signIn = (url: URL, secure: boolean) =>
+  Effect.gen(function*() {
+    const tokens = url.searchParams.getAll("token")
+    const started = tokens.length === 1 ? yield* PortalSessions.redeem(tokens[0]) : undefined
+    if (started === undefined) {
+      return messagePage(
+        400,
+        "This sign-in link cannot be used",
+        html`<p>The link has already been used, has expired, or is not valid. A sign-in link works once, for a short time.</p>
+<p>Ask the operator of this service for a new link.</p>`
+      )
+    }
+    return HttpServerResponse.redirect("/portal", { status: 303, headers: { "cache-control": "no-store", ...securityHeaders } }).pipe(
+      HttpServerResponse.unsafeSetCookie(cookieName, started.session, {
+        httpOnly: true,
+        sameSite: "strict",
+        path: "/portal",
+        secure,
+        expires: started.expiresAt
+      }),
+      HttpServerResponse.unsafeSetCookie(hopCookie, "1", { httpOnly: true, sameSite: "lax", path: "/portal", secure, maxAge: "2 minutes" })
+    )
+  })
+
+type Handler<R> = (s: Signed, ...ids: Array<string>) => Effect.Effect<HttpServerResponse.HttpServerResponse, Errors.ApiFailure | NotFound, R>
+const route = <R>(method: "GET" | "POST", pattern: RegExp, handler: Handler<R>) => [method, pattern, handler] as const
+
+/** Method and path → handler; `:id` segments are passed on. */
+const routes = [
+  route("GET", /^\/portal\/?$/, Overview.page),
+  route("GET", /^\/portal\/keys$/, Keys.page),
+  route("POST", /^\/portal\/keys$/, Keys.mint),
+  route("GET", /^\/portal\/keys\/([^/]+)\/revoke$/, Keys.confirmRevoke),
+  route("POST", /^\/portal\/keys\/([^/]+)\/revoke$/, Keys.revoke),
+  route("GET", /^\/portal\/library$/, Library.page),
+  route("POST", /^\/portal\/library\/upload$/, Library.upload),
+  route("GET", /^\/portal\/media\/([^/]+)\/preview$/, Library.preview),
+  route("GET", /^\/portal\/media\/([^/]+)\/archive$/, Library.confirmArchive),
+  route("POST", /^\/portal\/media\/([^/]+)\/archive$/, Library.archive),
+  route("GET", /^\/portal\/renders$/, Renders.list),
+  route("GET", /^\/portal\/renders\/new$/, Renders.newForm),
+  route("POST", /^\/portal\/renders$/, Renders.create),
+  route("GET", /^\/portal\/renders\/([^/]+)$/, Renders.detail),
+  route("GET", /^\/portal\/renders\/([^/]+)\/video$/, (s, id) => Renders.file(s, id, "inline")),
+  route("GET", /^\/portal\/renders\/([^/]+)\/download$/, (s, id) => Renders.file(s, id, "attachment")),
+  route("GET", /^\/portal\/renders\/([^/]+)\/captions\.vtt$/, Renders.captions),
+  route("GET", /^\/portal\/renders\/([^/]+)\/cancel$/, Renders.confirmCancel),
+  route("POST", /^\/portal\/renders\/([^/]+)\/cancel$/, Renders.cancel),
+  route("GET", /^\/portal\/drive$/, Drive.page),
+  route("POST", /^\/portal\/drive\/connect$/, Drive.connect),
+  route("POST", /^\/portal\/drive\/disconnect$/, Drive.disconnect),
+  route("POST", /^\/portal\/drive\/import$/, Drive.startImport),
+  route("GET", /^\/portal\/imports\/([^/]+)$/, Drive.importDetail)
+]
+/** What the pages need from the service (the database, the key hasher, stored files, the cluster…). */
+type PageContext = Effect.Effect.Context<ReturnType<(typeof routes)[number][2]>>
+
+/** The portal as one HttpApp: the server's top-level dispatcher sends every /portal request here. */
+export const app = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const url = new URL(request.url, "http://localhost")
+  const path = url.pathname
+  const method = request.method === "HEAD" ? "GET" : request.method
+  const config = yield* AppConfig
+  const secure = config.publicBaseUrl.startsWith("https:")
+
+  const file = statics[path]
+  if (file !== undefined) {
+    if (method !== "GET") return messagePage(405, "Not allowed", "This address only answers GET.", undefined, { allow: "GET, HEAD" })
+    if (request.headers["if-none-match"] === file.etag) {
+      return HttpServerResponse.empty({ status: 304, headers: { etag: file.etag, ...securityHeaders } })
+    }
+    return HttpServerResponse.uint8Array(file.body, {
+      contentType: file.contentType,
+      headers: { etag: file.etag, "cache-control": "no-cache", ...securityHeaders }
+    })
+  }
+  if (path === "/portal/sign-in") {
+    return method === "GET" ? yield* signIn(url, secure) : messagePage(405, "Not allowed", "Open the sign-in link in your browser.", undefined, { allow: "GET, HEAD" })
+  }
+  if (path === "/portal/signed-out") {
+    return messagePage(200, "You are signed out", html`<p>Your session has ended (you signed out, it expired, or the workspace is not active).</p>
+<p>To sign in again, ask the operator of this service for a new sign-in link.</p>`)
+  }
+
+  const token = request.cookies[cookieName]
+  if (path === "/portal/sign-out") {
+    if (method !== "POST") return messagePage(405, "Not allowed", "Use the Sign out button.", undefined, { allow: "POST" })
+    const session = yield* PortalSessions.resolve(token)
+    if (session !== undefined) {
+      const form = yield* readForm(request)
+      if (typeof form !== "object" || !PortalSessions.csrfMatches(session, form.get("csrf"))) return expired()
+      yield* PortalSessions.end(token)
+    }
+    return signedOut.pipe(HttpServerResponse.expireCookie(cookieName, { path: "/portal", httpOnly: true, sameSite: "strict", secure }))
+  }
+
+  const session = yield* PortalSessions.resolve(token)
+  if (session === undefined) {
+    // just signed in from another site's link: reload once from this site (then the cookie is sent)
+    if (method === "GET" && token === undefined && request.cookies[hopCookie] === "1") {
+      return htmlResponse(html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0"><title>Signing in · pic2video portal</title>
+<link rel="stylesheet" href="/portal/static/portal.css"></head>
+<body><main id="main"><h1>Signing in…</h1><p><a href="${path}">Continue to the portal</a></p></main></body></html>
+`).pipe(HttpServerResponse.expireCookie(hopCookie, { path: "/portal", httpOnly: true, sameSite: "lax", secure }))
+    }
+    return signedOut
+  }
+  const workspace = yield* Workspaces.find(session.workspaceId)
+  if (workspace === undefined) return signedOut
+  const frame: Signed["frame"] = (section) => ({ csrf: session.csrf, workspaceName: workspace.name, section })
+
+  const mutation = method !== "GET"
+  const overall = admit(`all:${workspace.id}`, requestsPerMinute)
+  const writes = mutation ? admit(`mutations:${workspace.id}`, mutationsPerMinute) : overall
+  if (!overall.allowed || !writes.allowed) {
+    const wait = Math.max(overall.allowed ? 0 : overall.resetSeconds, writes.allowed ? 0 : writes.resetSeconds)
+    return messagePage(429, "Too many requests", html`<p>This workspace sent too many requests this minute. Wait ${wait} seconds and try again.</p>`, frame(undefined), {
+      "retry-after": String(wait)
+    })
+  }
+
+  const matched = routes.flatMap(([m, pattern, handler]) => {
+    const match = pattern.exec(path)
+    return match === null ? [] : [{ method: m, handler, ids: match.slice(1).map(safeDecode) }]
+  })
+  if (matched.length === 0) return notFoundPage(frame)
+  const chosen = matched.find((r) => r.method === method)
+  if (chosen === undefined) {
+    return messagePage(405, "Not allowed", "This address does not answer that kind of request.", frame(undefined), {
+      allow: [...new Set(matched.map((r) => r.method))].join(", ")
+    })
+  }
+
+  let form = new Form([])
+  if (mutation) {
+    // uploads carry their token in a header (the body is the file); forms in a hidden field
+    const isUpload = (request.headers["content-type"] ?? "").toLowerCase().startsWith("multipart/form-data")
+    if (isUpload) {
+      if (!PortalSessions.csrfMatches(session, request.headers["x-csrf-token"])) return expired(frame)
+    } else {
+      const read = yield* readForm(request)
+      if (read === "too large") return messagePage(413, "That form is too large", "Send less text in the form.", frame(undefined))
+      if (read === undefined) return messagePage(400, "That form could not be read", "Send the form from the portal's own page.", frame(undefined))
+      if (!PortalSessions.csrfMatches(session, read.get("csrf") ?? request.headers["x-csrf-token"])) return expired(frame)
+      form = read
+    }
+  }
+
+  const signed: Signed = { request, url, session, workspace, form, frame }
+  const handler = chosen.handler as Handler<PageContext>
+  return yield* handler(signed, ...chosen.ids).pipe(
+    Effect.catchIf((e): e is Errors.ApiFailure => e instanceof Errors.ApiFailure, (e) => Effect.succeed(failurePage(e, frame))),
+    Effect.catchIf((e): e is NotFound => e instanceof NotFound, () => Effect.succeed(notFoundPage(frame)))
+  )
+}).pipe(
+  // never a trace: a fault is logged, and the person sees a plain page
+  Effect.catchAllCause((cause) =>
+    Cause.isInterruptedOnly(cause)
+      ? Effect.failCause(cause)
+      : Effect.as(
+        Effect.logError("portal request failed", cause),
+        messagePage(500, "Something went wrong", html`<p>The service could not finish this request. Nothing you entered is lost: go back and try again.</p>`)
+      )
+  ),
+  Effect.map(HttpServerResponse.setHeaders(securityHeaders))
+)
+
+const safeDecode = (segment: string) => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
+/** An urlencoded form (every value of a repeated name), "too large", or undefined when unreadable. */
+const readForm = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const type = (request.headers["content-type"] ?? "").toLowerCase()
+    if (Number(request.headers["content-length"] ?? 0) > maxFormBytes) return "too large" as const
+    if (type !== "" && !type.startsWith("application/x-www-form-urlencoded")) return undefined
+    const text = yield* Effect.option(request.text)
+    if (Option.isNone(text)) return undefined
+    if (text.value.length > maxFormBytes) return "too large" as const
+    return new Form([...new URLSearchParams(text.value).entries()])
+  })

@@ -1,0 +1,139 @@
+import { HttpApiError, HttpApiSchema, HttpServerResponse, Multipart } from "@effect/platform"
+import { UploadPayload } from "@pic2video/api/Api"
+import { toFailure } from "@pic2video/api/ErrorResponse"
+import { withUploadBody } from "@pic2video/api/UploadBody"
+import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
+import { MediaService } from "@pic2video/cluster/services/MediaService"
+import { Cursor, Errors, Ids } from "@pic2video/domain"
+import { Effect, Exit, Schema } from "effect"
+import { orNotFound, type Signed } from "../Context.ts"
+import { bytes, dateTime, html } from "../Html.ts"
+import { document, htmlResponse, notice } from "../Layout.ts"
+
+/**
+ * The photo library. Uploads go one file per request through the API's own multipart reader, the
+ * same `UploadPayload` schema and limits, and the same `MediaService.upload` as the API, so a
+ * file is accepted or refused exactly as `POST /api/v1/media` would, with the same codes.
+ */
+const pageSize = 24
+const limits = HttpApiSchema.getMultipart(UploadPayload.ast)
+const decodePayload = Schema.decodeUnknown(UploadPayload)
+
+export const page = (s: Signed) =>
+  Effect.gen(function*() {
+    const cursorParam = s.url.searchParams.get("cursor")
+    const cursor = cursorParam === null ? undefined : Cursor.decodeCursor(cursorParam)
+    const position = cursor !== undefined && Ids.isMediaId(cursor.id) ? cursor : undefined
+    const list = yield* MediaLibrary.list(s.workspace.id, pageSize, position)
+    const archived = s.url.searchParams.get("archived") === null ? undefined : s.url.searchParams.get("label") ?? ""
+    const body = html`<h1>Library</h1>
+${notice(archived === undefined ? undefined : archived === "" ? "The photo was archived." : `The photo “${archived}” was archived.`)}
+<section class="card" aria-labelledby="upload-h">
+  <h2 id="upload-h">Add to the library</h2>
+  <form class="upload stack" method="post" action="/portal/library/upload" enctype="multipart/form-data" data-upload data-csrf="${s.session.csrf}">
+    <div class="dropzone" data-dropzone>
+      <label for="photos">Photos</label>
+      <input id="photos" name="file" type="file" multiple accept="image/jpeg,image/png,image/webp,image/gif" aria-describedby="photos-hint">
+      <p id="photos-hint" class="muted small">JPEG, PNG, WebP or GIF, up to 15 MB each. Choose files or drop them here.</p>
+    </div>
+    <div class="field"><label for="upload-label">Label (optional)</label><input id="upload-label" name="label" type="text" maxlength="200" autocomplete="off" aria-describedby="upload-label-hint"><span class="hint" id="upload-label-hint">Empty: each photo is labelled with its file name.</span></div>
+    <div><button type="submit" class="button primary">Upload</button></div>
+    <noscript><p class="alert" role="alert">Uploading needs JavaScript in this browser.</p></noscript>
+  </form>
+  <ul class="uploads" aria-label="Uploads" aria-live="polite" data-uploads></ul>
+</section>
+<section aria-labelledby="photos-h" data-live="library-grid" id="library-grid">
+  <h2 id="photos-h">In the library</h2>
+  ${list.rows.length === 0 ? html`<p class="muted">No photos yet. Upload some above.</p>` : html`<ul class="photos" aria-label="Photos">${list.rows.map((m) => html`<li class="photo card">
+    <img src="/portal/media/${m.id}/preview" alt="${m.label === "" ? "Photo" : m.label}" loading="lazy" width="${m.width ?? 300}" height="${m.height ?? 300}">
+    <div class="photo-body">
+      <p class="photo-label">${m.label === "" ? html`<span class="muted">Untitled</span>` : m.label}</p>
+      <p class="muted small"><span class="nowrap">${m.width ?? "?"} × ${m.height ?? "?"}</span> · <span class="nowrap">${bytes(m.file_size_bytes)}</span> · <span class="nowrap">${dateTime(m.created_at)}</span></p>
+      ${m.tags.length === 0 ? "" : html`<p>${m.tags.map((t) => html`<span class="chip">${t}</span> `)}</p>`}
+      <div class="actions">
+        <a class="button small" href="/portal/renders/new?media_id=${m.id}">Render</a>
+        <a role="button" class="button quiet small" href="/portal/media/${m.id}/archive" aria-label="Archive ${m.label === "" ? "photo" : m.label}">Archive</a>
+      </div>
+    </div>
+  </li>`)}</ul>`}
+  <nav class="pager" aria-label="Pages">
+    ${position === undefined ? "" : html`<a href="/portal/library">First page</a>`}
+    ${list.nextCursor === null ? "" : html`<a href="/portal/library?cursor=${encodeURIComponent(list.nextCursor)}">Next page</a>`}
+  </nav>
+</section>`
+    return htmlResponse(document({ title: "Library", signedIn: s.frame("Library"), body }))
+  })
+
+const outcome = (status: number, text: string) =>
+  HttpServerResponse.text(text, { status, contentType: "text/plain; charset=utf-8", headers: { "cache-control": "no-store" } })
+
+/** One file, as `POST /api/v1/media` takes it; answers the outcome as one line of text. */
+export const upload = (s: Signed) =>
+  Effect.gen(function*() {
+    const type = (s.request.headers["content-type"] ?? "").toLowerCase()
+    if (!type.startsWith("multipart/form-data") || !/;\s*boundary=/i.test(type)) {
+      return outcome(400, "send the upload as multipart/form-data (invalid_request)")
+    }
+    const request = withUploadBody(s.request)
+    const read = request.multipart.pipe(
+      (m) => limits === undefined ? m : Multipart.withLimits(m, limits),
+      Effect.flatMap((parts) => Effect.catchTag(decodePayload(parts), "ParseError", (e) => Effect.flatMap(HttpApiError.HttpApiDecodeError.fromParseError(e), Effect.fail))),
+      Effect.flatMap((payload) =>
+        Effect.flatMap(MediaService, (media) =>
+          Effect.as(
+            media.upload(s.workspace.id, {
+              path: payload.file.path,
+              filename: payload.file.name,
+              contentType: payload.file.contentType,
+              label: payload.label,
+              tags: payload.tags
+            }),
+            { name: payload.file.name }
+          ))),
+      Effect.scoped
+    )
+    const exit = yield* Effect.exit(read)
+    if (Exit.isSuccess(exit)) return outcome(201, `Uploaded ${exit.value.name}`)
+    const { failure, unexpected } = toFailure(exit.cause)
+    if (unexpected) yield* Effect.logError("portal upload failed", exit.cause)
+    const response = outcome(Errors.statusOf(failure.code), `${failure.message} (${failure.code})`)
+    return failure.headers?.connection === "close" ? HttpServerResponse.setHeader(response, "connection", "close") : response
+  })
+
+const photoOf = (s: Signed, id: string) => Effect.flatMap(MediaLibrary.find(s.workspace.id, id), orNotFound)
+
+export const preview = (s: Signed, id: string) =>
+  Effect.gen(function*() {
+    const media = yield* photoOf(s, id)
+    const preview = yield* MediaLibrary.previewOf(media)
+    return HttpServerResponse.uint8Array(preview.bytes, {
+      contentType: preview.contentType,
+      headers: { "cache-control": "private, max-age=300" }
+    })
+  })
+
+export const confirmArchive = (s: Signed, id: string) =>
+  Effect.gen(function*() {
+    const m = yield* photoOf(s, id)
+    const name = m.label === "" ? "this photo" : `“${m.label}”`
+    const body = html`<h1>Archive ${name}?</h1>
+<section class="card stack">
+  <div class="confirm-photo"><img src="/portal/media/${m.id}/preview" alt="${m.label === "" ? "Photo" : m.label}" width="${m.width ?? 300}" height="${m.height ?? 300}"></div>
+  <p>An archived photo leaves the library and frees its storage; it can no longer be rendered. Renders already made from it keep their videos.</p>
+  <form method="post" action="/portal/media/${m.id}/archive" class="actions" data-once>
+    <input type="hidden" name="csrf" value="${s.session.csrf}">
+    <button type="submit" class="button danger">Archive photo</button>
+    <a class="button quiet" href="/portal/library">Keep it</a>
+  </form>
+</section>`
+    return htmlResponse(document({ title: "Archive photo", signedIn: s.frame("Library"), body }))
+  })
+
+/** The operator CLI's `media archive` path, for this workspace's own photo only. */
+export const archive = (s: Signed, id: string) =>
+  Effect.gen(function*() {
+    const m = yield* photoOf(s, id)
+    yield* MediaLibrary.archive(m.id)
+    const query = new URLSearchParams(m.label === "" ? { archived: "1" } : { archived: "1", label: m.label })
+    return HttpServerResponse.redirect(`/portal/library?${query.toString()}`, { status: 303 })
+  })

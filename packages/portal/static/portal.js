@@ -1,0 +1,204 @@
+// pic2video portal: small progressive enhancements over server-rendered pages. No framework, no
+// build step, nothing fetched from elsewhere (the CSP allows only this origin).
+"use strict"
+;(function() {
+  // A page that answered a form (the new key's secret) becomes a plain GET entry: reloading it
+  // asks the server again instead of resubmitting the form.
+  if (document.querySelector("[data-testid=new-key-secret]") && history.replaceState) {
+    history.replaceState(null, "", location.pathname)
+  }
+
+  // Copy buttons
+  document.addEventListener("click", function(event) {
+    var button = event.target.closest("[data-copy]")
+    if (!button) return
+    var source = document.getElementById(button.getAttribute("data-copy"))
+    if (!source) return
+    var text = source.textContent
+    var done = function() {
+      button.textContent = "Copied"
+      setTimeout(function() { button.textContent = "Copy key" }, 2000)
+    }
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(text).then(done, function() { selectText(source); })
+    } else selectText(source)
+  })
+  function selectText(node) {
+    var range = document.createRange()
+    range.selectNodeContents(node)
+    var sel = getSelection()
+    sel.removeAllRanges()
+    sel.addRange(range)
+  }
+
+  // Forms that must not be sent twice (mint, create, revoke, archive, cancel): the button is
+  // disabled once sent. The server refuses a second charge or mint anyway.
+  document.addEventListener("submit", function(event) {
+    var form = event.target
+    if (!form.hasAttribute("data-once")) return
+    if (form.getAttribute("data-sent")) {
+      event.preventDefault()
+      return
+    }
+    form.setAttribute("data-sent", "1")
+    setTimeout(function() {
+      form.querySelectorAll("button[type=submit]").forEach(function(b) { b.disabled = true })
+    }, 0)
+  })
+
+  // Links drawn as buttons (to a confirmation page) answer the Space key as a button does.
+  document.addEventListener("keydown", function(event) {
+    var link = event.target.closest && event.target.closest("a[role=button]")
+    if (!link || (event.key !== " " && event.key !== "Spacebar")) return
+    event.preventDefault()
+    link.click()
+  })
+
+  // The New render form shows the chosen photo.
+  var photoSelect = document.querySelector("select[data-preview]")
+  if (photoSelect) {
+    var thumb = document.getElementById(photoSelect.getAttribute("data-preview"))
+    photoSelect.addEventListener("change", function() {
+      if (!thumb) return
+      var option = photoSelect.options[photoSelect.selectedIndex]
+      thumb.src = "/portal/media/" + encodeURIComponent(photoSelect.value) + "/preview"
+      thumb.alt = option ? option.getAttribute("data-label") || "Photo" : "Photo"
+    })
+  }
+
+  // A select that filters (renders by status) applies itself.
+  document.querySelectorAll("select[data-autosubmit]").forEach(function(select) {
+    select.addEventListener("change", function() { select.form.requestSubmit() })
+  })
+
+  // Live regions: every element with data-live is refreshed from the server's own page, every
+  // two seconds, while the page says there is something running (data-live-active).
+  function anyActive() {
+    return document.querySelector("[data-live][data-live-active]") !== null
+  }
+  function refresh() {
+    return fetch(location.href, { credentials: "same-origin", headers: { accept: "text/html" } })
+      .then(function(response) {
+        if (response.redirected && /\/portal\/signed-out$/.test(response.url)) {
+          location.href = response.url
+          return
+        }
+        if (!response.ok) return
+        return response.text().then(function(text) {
+          var fresh = new DOMParser().parseFromString(text, "text/html")
+          document.querySelectorAll("[data-live]").forEach(function(node) {
+            var next = fresh.getElementById(node.id)
+            if (next && next.outerHTML !== node.outerHTML) node.replaceWith(document.importNode(next, true))
+          })
+        })
+      })
+      .catch(function() {})
+  }
+  function poll() {
+    setTimeout(function() {
+      if (!anyActive()) return
+      refresh().then(poll)
+    }, 2000)
+  }
+  if (anyActive()) poll()
+
+  // Uploads: one request per file, each with its own progress bar and outcome.
+  var form = document.querySelector("form[data-upload]")
+  if (form) {
+    var input = form.querySelector("input[type=file]")
+    var list = document.querySelector("[data-uploads]")
+    var zone = form.querySelector("[data-dropzone]")
+    var csrf = form.getAttribute("data-csrf")
+    var uploadOne = function(file, label) {
+      return new Promise(function(resolve) {
+        var item = document.createElement("li")
+        var name = document.createElement("span")
+        name.textContent = file.name
+        var bar = document.createElement("progress")
+        bar.max = 100
+        bar.value = 0
+        bar.setAttribute("aria-label", "Uploading " + file.name)
+        var outcome = document.createElement("p")
+        outcome.className = "outcome"
+        item.append(name, bar, outcome)
+        list.append(item)
+        var data = new FormData()
+        data.append("file", file, file.name)
+        // no label typed: the file's name is the label (the API stores no file name of its own)
+        data.append("label", label || Array.from(file.name).slice(0, 200).join(""))
+        var xhr = new XMLHttpRequest()
+        xhr.open("POST", form.action)
+        xhr.setRequestHeader("X-CSRF-Token", csrf)
+        xhr.upload.onprogress = function(e) {
+          if (e.lengthComputable) bar.value = Math.round((e.loaded / e.total) * 100)
+        }
+        xhr.onload = function() {
+          var ok = xhr.status === 201
+          bar.value = ok ? 100 : bar.value
+          if (!ok) bar.className = "failed"
+          outcome.className = "outcome " + (ok ? "ok" : "bad")
+          outcome.setAttribute("role", ok ? "status" : "alert")
+          outcome.textContent = ok ? xhr.responseText : file.name + ": " + problem(xhr)
+          resolve(ok)
+        }
+        xhr.onerror = function() {
+          bar.className = "failed"
+          outcome.className = "outcome bad"
+          outcome.setAttribute("role", "alert")
+          outcome.textContent = file.name + ": the upload could not be sent; check the connection and try again"
+          resolve(false)
+        }
+        xhr.send(data)
+      })
+    }
+    // the upload route answers its outcome as one line of text; anything else is a portal page
+    var problem = function(xhr) {
+      if (/\/portal\/signed-out$/.test(xhr.responseURL || "")) return "you are signed out; ask the operator for a new sign-in link"
+      var type = xhr.getResponseHeader("content-type") || ""
+      if (type.indexOf("text/plain") === 0 && xhr.responseText) return xhr.responseText
+      if (xhr.status === 403) return "this page has expired; reload it and try again"
+      if (xhr.status === 429) return "too many requests this minute; wait a little and try again"
+      return "the upload failed (HTTP " + xhr.status + ")"
+    }
+    var uploadAll = function(files) {
+      if (!files || files.length === 0) {
+        var none = document.createElement("li")
+        var p = document.createElement("p")
+        p.className = "outcome bad"
+        p.setAttribute("role", "alert")
+        p.textContent = "Choose one or more photos first."
+        none.append(p)
+        list.append(none)
+        return
+      }
+      var label = form.querySelector("[name=label]").value
+      var chain = Promise.resolve()
+      Array.prototype.forEach.call(files, function(file) {
+        chain = chain.then(function() { return uploadOne(file, label) })
+      })
+      chain.then(function() {
+        input.value = ""
+        refresh()
+      })
+    }
+    form.addEventListener("submit", function(event) {
+      event.preventDefault()
+      uploadAll(input.files)
+    })
+    ;["dragenter", "dragover"].forEach(function(type) {
+      zone.addEventListener(type, function(e) {
+        e.preventDefault()
+        zone.classList.add("over")
+      })
+    })
+    ;["dragleave", "drop"].forEach(function(type) {
+      zone.addEventListener(type, function(e) {
+        e.preventDefault()
+        zone.classList.remove("over")
+      })
+    })
+    zone.addEventListener("drop", function(e) {
+      if (e.dataTransfer && e.dataTransfer.files) uploadAll(e.dataTransfer.files)
+    })
+  }
+})()

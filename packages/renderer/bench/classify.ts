@@ -1,0 +1,90 @@
+/**
+ * `npm run bench:classify` — the vision model over the labelled set in `classify-set/` (see its
+ * MANIFEST.tsv: file, label, face centre for `person`, source, licence). Prints:
+ *   - per photo: label, inferred class, confidence, subject box, wall ms of `infer` (decode + model)
+ *   - the confusion matrix (rows: label, columns: inferred), top-1 accuracy, per-class recall
+ *   - whether every `person` photo's subject box contains its face centre
+ *   - per-photo time: median / p90 of the labelled pass (after one warm-up photo; the model load is
+ *     printed separately)
+ *   - memory: RSS after the first pass and after BENCH_REPEAT (default 200) more inferences
+ * Timings on a shared 2-core VM drift with load: compare within one run.
+ */
+import { Effect } from "effect"
+import { readFileSync } from "node:fs"
+import { makeVision, type VisionResult } from "../src/vision/Vision.ts"
+
+const CLASSES = ["person", "doll_figurine", "landscape_nature", "product_object", "interior_space", "other"] as const
+const dir = new URL("./classify-set/", import.meta.url).pathname
+
+interface Entry {
+  readonly file: string
+  readonly label: (typeof CLASSES)[number]
+  readonly face: readonly [number, number] | undefined
+}
+
+const entries: Array<Entry> = readFileSync(dir + "MANIFEST.tsv", "utf8")
+  .split("\n")
+  .filter((l) => l.trim() !== "" && !l.startsWith("#") && !l.startsWith("file\t"))
+  .map((l) => {
+    const [file, label, face] = l.split("\t")
+    const xy = face && face !== "-" ? (face.split(",").map(Number) as [number, number]) : undefined
+    return { file, label: label as Entry["label"], face: xy }
+  })
+
+const vision = makeVision()
+const infer = (file: string) => Effect.runPromise(vision.infer(dir + file))
+const pct = (a: ReadonlyArray<number>, p: number) => {
+  const s = [...a].sort((x, y) => x - y)
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))]
+}
+const mb = () => Math.round(process.memoryUsage().rss / 1e6)
+
+const t0 = performance.now()
+await infer(entries[0].file)
+console.log(`model load + first photo: ${Math.round(performance.now() - t0)} ms, rss ${mb()} MB`)
+
+const results: Array<{ e: Entry; r: VisionResult; ms: number }> = []
+for (const e of entries) {
+  const t = performance.now()
+  const r = await infer(e.file)
+  results.push({ e, r, ms: performance.now() - t })
+}
+
+const pad = (s: string | number, n: number) => String(s).padEnd(n)
+console.log("\n" + pad("file", 34) + pad("label", 18) + pad("inferred", 18) + pad("conf", 7) + pad("ms", 6) + "subject")
+for (const { e, r, ms } of results) {
+  const mark = r.image_class === e.label ? " " : "✗"
+  const s = r.subject ? `${r.subject.x},${r.subject.y} ${r.subject.width}x${r.subject.height}` : "-"
+  console.log(pad(e.file, 34) + pad(e.label, 18) + pad(mark + r.image_class, 18) + pad(r.confidence.toFixed(2), 7) + pad(Math.round(ms), 6) + s)
+}
+
+console.log("\nconfusion (rows: label, columns: inferred)")
+console.log(pad("", 18) + CLASSES.map((c) => pad(c.slice(0, 9), 10)).join(""))
+for (const a of CLASSES) {
+  const row = CLASSES.map((b) => results.filter((x) => x.e.label === a && x.r.image_class === b).length)
+  console.log(pad(a, 18) + row.map((n) => pad(n, 10)).join(""))
+}
+const correct = results.filter((x) => x.r.image_class === x.e.label).length
+console.log(`\ntop-1 accuracy: ${correct}/${results.length} = ${((100 * correct) / results.length).toFixed(1)} %`)
+for (const c of CLASSES) {
+  const of = results.filter((x) => x.e.label === c)
+  const ok = of.filter((x) => x.r.image_class === c).length
+  console.log(`  ${pad(c, 18)} recall ${ok}/${of.length}`)
+}
+const people = results.filter((x) => x.e.label === "person" && x.e.face)
+const faceIn = people.filter(({ e, r }) =>
+  r.subject !== null && e.face !== undefined &&
+  e.face[0] >= r.subject.x && e.face[0] <= r.subject.x + r.subject.width &&
+  e.face[1] >= r.subject.y && e.face[1] <= r.subject.y + r.subject.height
+)
+console.log(`person subject box contains the face: ${faceIn.length}/${people.length}` +
+  (faceIn.length < people.length ? ` (missed: ${people.filter((p) => !faceIn.includes(p)).map((p) => p.e.file).join(", ")})` : ""))
+const times = results.map((x) => x.ms)
+console.log(`per-photo time (decode + inference): median ${Math.round(pct(times, 0.5))} ms, p90 ${Math.round(pct(times, 0.9))} ms, max ${Math.round(Math.max(...times))} ms`)
+
+const repeat = Number(process.env.BENCH_REPEAT ?? 200)
+const rssBefore = mb()
+for (let i = 0; i < repeat; i++) await infer(entries[i % entries.length].file)
+const rssAfter = mb()
+console.log(`memory: rss ${rssBefore} MB after the labelled pass, ${rssAfter} MB after ${repeat} more inferences (Δ ${rssAfter - rssBefore} MB)`)
+process.exit(0)

@@ -1,0 +1,85 @@
+import { Config, Context, Effect, Layer } from "effect"
+import sharp from "sharp"
+import { spawnVisionThread, type VisionThread } from "../platform/vision-workers.ts"
+import { classify, type Inference, sceneStats } from "./classify.ts"
+
+/**
+ * Looks at a photo: its class, the confidence of that call and the main subject's box (displayed
+ * pixels). The model runs on one worker thread per process, started on first use and kept; when it
+ * cannot load (files missing, WebAssembly refused) every call fails with `VisionUnavailable` and the
+ * caller carries on without an inference.
+ */
+export interface VisionResult extends Inference {
+  readonly model: string
+  readonly millis: number
+}
+
+export class VisionUnavailable extends Error {
+  readonly _tag = "VisionUnavailable"
+}
+
+export interface VisionShape {
+  readonly model: string
+  readonly infer: (photo: string | Uint8Array) => Effect.Effect<VisionResult, VisionUnavailable>
+}
+
+/** Model identity stored with each inference: the package and the two networks it runs. */
+export const MODEL_NAME = "human-3.3.6/blazeface+centernet@tfjs-wasm-4.22.0"
+
+/** The analysis raster's longer side: the detectors' inputs are 256 (faces) and 512 (objects) px. */
+const ANALYSIS_SIZE = 640
+const LIMIT_INPUT_PIXELS = 100_000_000
+
+export interface VisionConfig {
+  /** Folder with the model files; default: the one shipped in @vladmandic/human. */
+  readonly modelDir?: string | undefined
+  readonly niceness?: number | undefined
+}
+
+export const makeVision = (config: VisionConfig = {}): VisionShape => {
+  let thread: VisionThread | undefined
+  const get = () => (thread ??= spawnVisionThread({ modelDir: config.modelDir, niceness: config.niceness ?? 0 }))
+  const run = async (photo: string | Uint8Array): Promise<VisionResult> => {
+    const started = performance.now()
+    const img = sharp(photo, { pages: 1, limitInputPixels: LIMIT_INPUT_PIXELS })
+    const meta = await img.metadata()
+    const displayed = { width: meta.autoOrient?.width ?? meta.width ?? 0, height: meta.autoOrient?.height ?? meta.height ?? 0 }
+    const { data, info } = await img
+      .rotate()
+      .flatten({ background: "#ffffff" })
+      .toColourspace("srgb")
+      .resize(ANALYSIS_SIZE, ANALYSIS_SIZE, { fit: "inside", kernel: "lanczos3" })
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true })
+    const stats = sceneStats(data, info.width, info.height)
+    // the worker answers once its models are loaded (or with the load error)
+    const detections = await get().detect({ width: info.width, height: info.height, pixels: Uint8Array.from(data) }) // a copy: sharp's buffer is external memory and cannot be transferred
+    const inference = classify(detections, stats, { width: info.width, height: info.height }, displayed)
+    return { ...inference, model: MODEL_NAME, millis: Math.round(performance.now() - started) }
+  }
+  return {
+    model: MODEL_NAME,
+    infer: (photo) =>
+      Effect.tryPromise({
+        try: () => run(photo),
+        catch: (e) => new VisionUnavailable(e instanceof Error ? e.message : String(e))
+      }).pipe(Effect.withSpan("vision.infer"))
+  }
+}
+
+export class Vision extends Context.Tag("@pic2video/renderer/Vision")<Vision, VisionShape>() {
+  static layer = (config: VisionConfig = {}): Layer.Layer<Vision> => Layer.sync(Vision, () => makeVision(config))
+
+  /** VISION_MODEL_DIR (default: the models shipped in @vladmandic/human), RENDER_NICE (as renders). */
+  static layerFromEnv: Layer.Layer<Vision> = Layer.effect(
+    Vision,
+    Effect.gen(function* () {
+      const env = yield* Config.all({
+        modelDir: Config.option(Config.string("VISION_MODEL_DIR")),
+        niceness: Config.integer("RENDER_NICE").pipe(Config.withDefault(10))
+      }).pipe(Effect.orDie)
+      return makeVision({ modelDir: env.modelDir._tag === "Some" ? env.modelDir.value : undefined, niceness: env.niceness })
+    })
+  )
+}

@@ -1,0 +1,253 @@
+import type { ImageClass } from "../CaptionSpec.ts"
+
+/**
+ * Pure: what the detectors saw → the photo's class, the confidence of that call and the main subject.
+ * The models are a face detector and an 80-class COCO object detector; the classes the contract names
+ * are read off them (faces/people → person, teddy bears → doll_figurine, furniture and fittings →
+ * interior_space, one dominant thing → product_object) and, when nothing was detected, off the colours
+ * (sky over vegetation/earth → landscape_nature). Anything unsure is `other`.
+ */
+export type BoxTuple = readonly [x: number, y: number, width: number, height: number]
+
+export interface Detections {
+  readonly faces: ReadonlyArray<{ readonly score: number; readonly box: BoxTuple }>
+  readonly objects: ReadonlyArray<{ readonly label: string; readonly score: number; readonly box: BoxTuple }>
+}
+
+/** Colour statistics of the analysis raster (shares of pixels, 0..1). */
+export interface SceneStats {
+  /** sky-like pixels (blue, or bright and grey) in the top third */
+  readonly skyTop: number
+  /** vegetation-like pixels (green dominant) anywhere */
+  readonly green: number
+  /** pixels close to the mean colour of the outer border (a plain backdrop) */
+  readonly plainBorder: number
+  /** Box of the pixels that differ from that backdrop, and their share of the frame. */
+  readonly figure: BoxTuple | null
+  readonly figureShare: number
+}
+
+export interface Subject {
+  readonly x: number
+  readonly y: number
+  readonly width: number
+  readonly height: number
+}
+
+export interface Inference {
+  readonly image_class: ImageClass
+  readonly confidence: number
+  /** In the photo's displayed pixels; null when there is no single subject. */
+  readonly subject: Subject | null
+}
+
+/** Below this, the class falls back to `other` (the subject box is still kept when there is one). */
+export const MIN_CONFIDENCE = 0.45
+
+const INTERIOR = new Set([
+  "chair", "couch", "bed", "dining table", "toilet", "tv", "oven", "sink", "refrigerator", "microwave", "toaster"
+])
+/** Small things found indoors (a desk, a shelf): with no sky or vegetation they make a room. */
+const INDOOR_THINGS = new Set(["remote", "keyboard", "mouse", "laptop", "book", "vase", "clock", "potted plant", "bottle", "sports ball"])
+const ANIMALS = new Set(["bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe"])
+const VEHICLES = new Set(["bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat"])
+const STREET = new Set(["traffic light", "fire hydrant", "stop sign", "parking meter", "bench"])
+
+const area = (b: BoxTuple) => Math.max(0, b[2]) * Math.max(0, b[3])
+const clip = (b: BoxTuple, w: number, h: number): BoxTuple => {
+  const x0 = Math.max(0, b[0])
+  const y0 = Math.max(0, b[1])
+  const x1 = Math.min(w, b[0] + b[2])
+  const y1 = Math.min(h, b[1] + b[3])
+  return [x0, y0, Math.max(0, x1 - x0), Math.max(0, y1 - y0)]
+}
+const overlap = (a: BoxTuple, b: BoxTuple) => {
+  const w = Math.min(a[0] + a[2], b[0] + b[2]) - Math.max(a[0], b[0])
+  const h = Math.min(a[1] + a[3], b[1] + b[3]) - Math.max(a[1], b[1])
+  return w > 0 && h > 0 ? (w * h) / Math.max(1, area(a)) : 0
+}
+const union = (boxes: ReadonlyArray<BoxTuple>): BoxTuple => {
+  const x0 = Math.min(...boxes.map((b) => b[0]))
+  const y0 = Math.min(...boxes.map((b) => b[1]))
+  const x1 = Math.max(...boxes.map((b) => b[0] + b[2]))
+  const y1 = Math.max(...boxes.map((b) => b[1] + b[3]))
+  return [x0, y0, x1 - x0, y1 - y0]
+}
+const round1 = (v: number) => Math.round(v * 1000) / 1000
+
+/**
+ * `size` is the analysis raster the boxes are in; `photo` the displayed size the subject is scaled to.
+ */
+export const classify = (
+  d: Detections,
+  stats: SceneStats,
+  size: { readonly width: number; readonly height: number },
+  photo: { readonly width: number; readonly height: number }
+): Inference => {
+  const W = size.width
+  const H = size.height
+  const frame = W * H
+  const objects = d.objects
+    .map((o) => ({ ...o, box: clip(o.box, W, H) }))
+    .filter((o) => area(o.box) > 0)
+  const animals = objects.filter((o) => ANIMALS.has(o.label) && o.score >= 0.3)
+  // A "face" inside an animal is the animal's (BlazeFace fires on cats and dogs).
+  const faces = d.faces
+    .map((f) => ({ ...f, box: clip(f.box, W, H) }))
+    .filter((f) => area(f.box) / frame >= 0.0015 && !animals.some((a) => overlap(f.box, a.box) > 0.5))
+    .sort((a, b) => b.score * area(b.box) - a.score * area(a.box))
+  const people = objects.filter((o) => o.label === "person").sort((a, b) => b.score * area(b.box) - a.score * area(a.box))
+  const scale = (b: BoxTuple): Subject => {
+    const sx = photo.width / W
+    const sy = photo.height / H
+    return { x: Math.round(b[0] * sx), y: Math.round(b[1] * sy), width: Math.round(b[2] * sx), height: Math.round(b[3] * sy) }
+  }
+  const result = (image_class: ImageClass, confidence: number, box: BoxTuple | null): Inference => ({
+    image_class: confidence >= MIN_CONFIDENCE ? image_class : "other",
+    confidence: round1(confidence),
+    subject: box === null ? null : scale(box)
+  })
+
+  // Dolls and figurines: COCO has teddy bears; a teddy bear that dominates the frame wins over faces.
+  const teddy = objects.filter((o) => o.label === "teddy bear" && o.score >= 0.3).sort((a, b) => area(b.box) - area(a.box))[0]
+  if (teddy && area(teddy.box) / frame >= 0.05) return result("doll_figurine", Math.min(1, teddy.score + 0.2), teddy.box)
+
+  // A figure on a plain backdrop whose face the detector only half believes: a doll or a figurine
+  // (real faces score higher; a studio portrait of a person has a confident face).
+  const face = faces[0]
+  const plain = stats.plainBorder >= 0.8
+  if (plain && face && face.score >= 0.5 && face.score < 0.75 && area(face.box) / frame >= 0.02) {
+    return result("doll_figurine", 0.5 + (0.75 - face.score), stats.figure ?? face.box)
+  }
+
+  // People: a confident face, or a large person. The subject is every confident face (a group keeps
+  // everyone: framing decides whether they fit); without a face, the person's upper body.
+  const person = people[0]
+  const personShare = person ? area(person.box) / frame : 0
+  // A face alone must be confident; a slightly weaker one counts when a person is detected around it.
+  const corroborated = face !== undefined && people.some((p) => p.score >= 0.3 && overlap(face.box, p.box) > 0.5)
+  if (face && (face.score >= 0.75 || (face.score >= 0.7 && corroborated))) {
+    const group = faces.filter((f) => f.score >= 0.6).map((f) => f.box)
+    const conf = Math.min(1, face.score * 0.7 + (person ? person.score * 0.3 + 0.1 : 0))
+    return result("person", conf, union(group))
+  }
+  if (person && person.score >= 0.45 && personShare >= 0.08) {
+    const b = person.box
+    return result("person", Math.min(1, person.score + 0.15), clip([b[0], b[1], b[2], Math.min(b[3], b[2] * 1.3)], W, H))
+  }
+
+  // Interiors: several fittings, or one big one (a bed, a sofa, a table filling the frame).
+  const fittings = objects.filter((o) => INTERIOR.has(o.label) && o.score >= 0.25 && area(o.box) / frame < 0.9)
+  const fittingShare = fittings.reduce((s, o) => s + area(o.box), 0) / frame
+  if (fittings.length >= 2 || fittingShare >= 0.15) {
+    const conf = Math.min(1, 0.4 + 0.15 * fittings.length + fittingShare)
+    return result("interior_space", conf, null)
+  }
+
+  // Products: one dominant thing that is not an animal, a vehicle or street furniture.
+  const things = objects
+    .filter((o) => o.label !== "person" && !ANIMALS.has(o.label) && !VEHICLES.has(o.label) && !STREET.has(o.label) && o.score >= 0.3)
+    .sort((a, b) => b.score * area(b.box) - a.score * area(a.box))
+  const thing = things[0]
+  if (thing && area(thing.box) / frame >= 0.04) {
+    const conf = Math.min(1, thing.score + 0.25 + 0.3 * stats.plainBorder)
+    return result("product_object", conf, thing.box)
+  }
+
+  // Sky over vegetation/earth with nothing confidently detected is a landscape.
+  const nature = Math.min(1, stats.skyTop * 0.9 + stats.green * 0.8)
+  const confident = objects.filter((o) => o.score >= 0.4 && area(o.box) / frame >= 0.1)
+  if (confident.length === 0 && animals.length === 0 && nature >= 0.45 && stats.plainBorder < 0.6) {
+    return result("landscape_nature", 0.35 + nature * 0.6, null)
+  }
+  // One big thing the detector is unsure of the kind of (an apple called an orange) is still one thing.
+  const bigThing = objects
+    .filter((o) => !ANIMALS.has(o.label) && !VEHICLES.has(o.label) && !INTERIOR.has(o.label) && o.label !== "person" && o.label !== "teddy bear" && o.label !== "dining table")
+    .filter((o) => o.score >= 0.2 && area(o.box) / frame >= 0.3 && area(o.box) / frame < 0.9)[0]
+  if (bigThing) return result("product_object", 0.45 + bigThing.score, bigThing.box)
+
+  // A studio shot: one figure on a plain backdrop, whatever the detector made of it.
+  if (stats.plainBorder >= 0.8 && stats.figure !== null && stats.figureShare >= 0.04 && stats.figureShare <= 0.7 && area(stats.figure) / frame <= 0.8) {
+    return result("product_object", 0.45 + 0.4 * stats.plainBorder * Math.min(1, stats.figureShare * 4), stats.figure)
+  }
+
+  const big = objects.filter((o) => o.score >= 0.4 && area(o.box) / frame >= 0.1)
+  // No sky, no vegetation, a busy frame and small indoor things: a room.
+  const indoorThings = objects.filter((o) => INDOOR_THINGS.has(o.label) && o.score >= 0.2 && area(o.box) / frame >= 0.01)
+  if (stats.skyTop < 0.25 && stats.green < 0.05 && stats.plainBorder < 0.35 && indoorThings.length > 0 && big.length === 0) {
+    return result("interior_space", 0.5, null)
+  }
+  const main = [...animals, ...objects].sort((a, b) => b.score * area(b.box) - a.score * area(a.box))[0]
+  return result("other", 0.5, main && main.score >= 0.4 ? main.box : null)
+}
+
+/** Colour statistics of an RGB raster (see SceneStats). */
+export const sceneStats = (pixels: Uint8Array, width: number, height: number): SceneStats => {
+  let sky = 0
+  let skyN = 0
+  let green = 0
+  const topRows = Math.floor(height / 3)
+  // border mean
+  let br = 0, bg = 0, bb = 0, bn = 0
+  const edge = Math.max(1, Math.round(Math.min(width, height) * 0.04))
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      if (y >= edge && y < height - edge && x >= edge && x < width - edge) continue
+      const i = (y * width + x) * 3
+      br += pixels[i]
+      bg += pixels[i + 1]
+      bb += pixels[i + 2]
+      bn++
+    }
+  }
+  br /= bn
+  bg /= bn
+  bb /= bn
+  let plain = 0
+  let borderN = 0
+  let fx0 = width, fy0 = height, fx1 = -1, fy1 = -1, figure = 0
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = (y * width + x) * 3
+      const r = pixels[i], g = pixels[i + 1], b = pixels[i + 2]
+      const max = Math.max(r, g, b)
+      const min = Math.min(r, g, b)
+      if (y < topRows) {
+        skyN++
+        if ((b > r + 10 && b >= g - 5 && b > 90) || (min > 170 && max - min < 30)) sky++
+      }
+      if (g > r + 6 && g > b + 6) green++
+      if (Math.abs(r - br) + Math.abs(g - bg) + Math.abs(b - bb) >= 60) {
+        figure++
+        if (x < fx0) fx0 = x
+        if (x > fx1) fx1 = x
+        if (y < fy0) fy0 = y
+        if (y > fy1) fy1 = y
+      }
+      if (y < edge || y >= height - edge || x < edge || x >= width - edge) {
+        borderN++
+        if (Math.abs(r - br) + Math.abs(g - bg) + Math.abs(b - bb) < 45) plain++
+      }
+    }
+  }
+  return {
+    skyTop: sky / Math.max(1, skyN),
+    green: green / (width * height),
+    plainBorder: plain / Math.max(1, borderN),
+    figure: fx1 < 0 ? null : [fx0, fy0, fx1 - fx0 + 1, fy1 - fy0 + 1],
+    figureShare: figure / (width * height)
+  }
+}
+
+/**
+ * The one rule for what a render uses: the request's `image_class` overrides the inferred class; the
+ * inferred subject box is a fact about the photo and frames it whatever the class, but only when the
+ * model was confident. No inference (pending, failed, model unavailable) → the default class, no subject.
+ */
+export const framingInputs = (
+  requested: ImageClass | undefined,
+  inferred: { readonly image_class: ImageClass; readonly confidence: number; readonly subject: Subject | null } | null
+): { readonly imageClass: ImageClass | undefined; readonly subject: Subject | null } => ({
+  imageClass: requested ?? inferred?.image_class,
+  subject: inferred !== null && inferred.confidence >= MIN_CONFIDENCE ? inferred.subject : null
+})

@@ -1,0 +1,115 @@
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import { planFraming } from "../src/framing.ts"
+import { planMotion, subjectStaysInZone } from "../src/motion-path.ts"
+import { combineMotionWords } from "../src/motion-words.ts"
+import { SAFE_BOX } from "../src/output.ts"
+import { classify, type Detections, framingInputs, type SceneStats } from "../src/vision/classify.ts"
+import { makeVision } from "../src/vision/Vision.ts"
+
+const size = { width: 640, height: 640 }
+const plainStats: SceneStats = { skyTop: 0, green: 0, plainBorder: 0, figure: null, figureShare: 0 }
+const detections = (d: Partial<Detections>): Detections => ({ faces: [], objects: [], ...d })
+
+describe("classify", () => {
+  it("a confident face is a person, and the subject box is the face", () => {
+    const r = classify(detections({ faces: [{ score: 0.9, box: [200, 80, 150, 150] }], objects: [{ label: "person", score: 0.6, box: [20, 20, 500, 600] }] }), plainStats, size, { width: 1280, height: 1280 })
+    expect(r.image_class).toBe("person")
+    expect(r.subject).toEqual({ x: 400, y: 160, width: 300, height: 300 })
+  })
+
+  it("a face inside an animal is the animal's: not a person", () => {
+    const r = classify(detections({ faces: [{ score: 0.85, box: [40, 0, 400, 400] }], objects: [{ label: "cat", score: 0.5, box: [0, 0, 600, 420] }] }), plainStats, size, size)
+    expect(r.image_class).toBe("other")
+  })
+
+  it("teddy bears are figurines, fittings make an interior, one dominant thing is a product", () => {
+    expect(classify(detections({ objects: [{ label: "teddy bear", score: 0.5, box: [100, 100, 300, 300] }] }), plainStats, size, size).image_class).toBe("doll_figurine")
+    expect(classify(detections({ objects: [{ label: "couch", score: 0.5, box: [0, 300, 400, 200] }, { label: "chair", score: 0.4, box: [420, 320, 100, 150] }] }), plainStats, size, size).image_class).toBe("interior_space")
+    const cup = classify(detections({ objects: [{ label: "cup", score: 0.5, box: [180, 20, 260, 260] }] }), plainStats, size, size)
+    expect(cup.image_class).toBe("product_object")
+    expect(cup.subject).toEqual({ x: 180, y: 20, width: 260, height: 260 })
+  })
+
+  it("sky over vegetation with nothing detected is a landscape; unsure calls fall back to other", () => {
+    expect(classify(detections({}), { ...plainStats, skyTop: 0.6, green: 0.3 }, size, size).image_class).toBe("landscape_nature")
+    const weak = classify(detections({ objects: [{ label: "cup", score: 0.31, box: [300, 300, 40, 40] }] }), plainStats, size, size)
+    expect(weak.image_class).toBe("other")
+  })
+})
+
+describe("framingInputs (the override rule)", () => {
+  const inferred = { image_class: "person" as const, confidence: 0.9, subject: { x: 10, y: 10, width: 50, height: 50 } }
+  it("the request's image_class overrides the inferred class; the subject stays a fact about the photo", () => {
+    expect(framingInputs("landscape_nature", inferred)).toEqual({ imageClass: "landscape_nature", subject: inferred.subject })
+    expect(framingInputs(undefined, inferred)).toEqual({ imageClass: "person", subject: inferred.subject })
+  })
+  it("no inference (pending, failed, model unavailable) → default class and no subject; a weak one gives no subject", () => {
+    expect(framingInputs(undefined, null)).toEqual({ imageClass: undefined, subject: null })
+    expect(framingInputs(undefined, { ...inferred, image_class: "other", confidence: 0.3 })).toEqual({ imageClass: "other", subject: null })
+  })
+})
+
+describe("subject-aware framing and motion", () => {
+  const face = { x: 154, y: 55, width: 146, height: 146 }
+  it("a square portrait with a face fills the frame around it instead of being letterboxed", () => {
+    expect(planFraming({ width: 512, height: 512 }, "person", true).kind).toBe("contain-blur")
+    const f = planFraming({ width: 512, height: 512 }, "person", true, face)
+    expect(f.kind).toBe("cover")
+    expect(f.crop!.width / f.crop!.height).toBeCloseTo(9 / 16, 3)
+    expect(f.crop!.left).toBeLessThanOrEqual(face.x)
+    expect(f.crop!.left + f.crop!.width).toBeGreaterThanOrEqual(face.x + face.width)
+    // the caption goes beside the subject, inside the safe box
+    expect(f.captionBox.top).toBeGreaterThanOrEqual(SAFE_BOX.top)
+    expect(f.captionBox.bottom).toBeLessThanOrEqual(SAFE_BOX.bottom)
+  })
+
+  it("keeps the letterbox for what cannot fit: a group spread across a panorama", () => {
+    const f = planFraming({ width: 3000, height: 1000 }, "person", true, { x: 100, y: 300, width: 2800, height: 300 })
+    expect(f.crop).toBeUndefined()
+  })
+
+  it("the subject stays in its zone (out of the caption box) for every class and camera word", () => {
+    const photos = [
+      { size: { width: 512, height: 512 }, subject: face },
+      { size: { width: 600, height: 400 }, subject: { x: 166, y: 22, width: 245, height: 240 } },
+      { size: { width: 1920, height: 1080 }, subject: { x: 1500, y: 100, width: 200, height: 200 } },
+      { size: { width: 900, height: 1600 }, subject: { x: 300, y: 1200, width: 200, height: 200 } }
+    ]
+    const classes = ["person", "doll_figurine", "landscape_nature", "product_object", "interior_space", "other"] as const
+    const prompts = [undefined, "zoom in", "zoom out", "pan left", "pan right", "pan up", "fast", "slow", "still"]
+    for (const p of photos) {
+      for (const cls of classes) {
+        for (const caption of [true, false]) {
+          const f = planFraming(p.size, cls, caption, p.subject)
+          if (!f.subject) continue
+          for (const prompt of prompts) {
+            const path = planMotion(f, combineMotionWords(prompt, undefined), 8)
+            expect(subjectStaysInZone(f, path, 200), `${cls} ${prompt} ${JSON.stringify(p.size)}`).toBe(true)
+          }
+        }
+      }
+    }
+  })
+
+  it("the motion differs per class: a push-in on a face, a sideways drift over a landscape", () => {
+    const person = planMotion(planFraming({ width: 512, height: 512 }, "person", true, face), combineMotionWords(undefined, undefined), 8)
+    const landscape = planMotion(planFraming({ width: 512, height: 512 }, "landscape_nature", true, face), combineMotionWords(undefined, undefined), 8)
+    expect(person.to.k).toBeGreaterThan(person.from.k * 1.03)
+    expect(Math.abs(landscape.to.ax - landscape.from.ax)).toBeGreaterThan(Math.abs(person.to.ax - person.from.ax) + 20)
+  })
+})
+
+describe("the vision model", () => {
+  it("finds the astronaut's face (model files shipped in the npm package, nothing downloaded)", async () => {
+    const r = await Effect.runPromise(makeVision().infer(new URL("./fixtures/astronaut.png", import.meta.url).pathname))
+    expect(r.image_class).toBe("person")
+    expect(r.subject!.x).toBeLessThanOrEqual(227)
+    expect(r.subject!.x + r.subject!.width).toBeGreaterThanOrEqual(227)
+  }, 60_000)
+
+  it("a missing model fails the call with VisionUnavailable (the caller falls back), it does not throw or hang", async () => {
+    const r = await Effect.runPromise(Effect.either(makeVision({ modelDir: "/nonexistent/models" }).infer(new URL("./fixtures/astronaut.png", import.meta.url).pathname)))
+    expect(r._tag).toBe("Left")
+  }, 60_000)
+})

@@ -1,0 +1,86 @@
+import * as fs from "node:fs"
+import sharp from "sharp"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { keyed } from "../foundation/admin.ts"
+import { maxUploadBytes, pngBomb } from "../foundation/photos.ts"
+import { client } from "../support/service.ts"
+import { type Target, target } from "./support.ts"
+
+/**
+ * Finding 4: memory under concurrent uploads (docs/contract.md H4). Uploads are spooled to disk as
+ * they arrive and decoded a few at a time, so ten 15 MiB uploads at once, or fifteen decompression
+ * bombs, grow the service's resident set (from its warm value) by a bounded amount: it grew by
+ * 500 MiB and more when uploads were held in memory and decoded in full, all at once. The margin here is wide on purpose; `npm run bench:uploads` has the exact figures.
+ */
+let t: Target
+let api: ReturnType<typeof client>
+/** the service's RSS once warm (one upload done): what both tests measure growth from */
+let baseline: number
+
+/**
+ * A 24 MP JPEG padded with comment segments to just under 15 MiB: big on the wire and, decoded at full
+ * size, 72 MB of pixels.
+ */
+const bigJpeg = async () => {
+  const jpeg = await sharp({ create: { width: 6000, height: 4000, channels: 3, background: "#5a7d9a" } }).jpeg().toBuffer()
+  const segments: Array<Buffer> = []
+  let size = jpeg.length
+  while (size + 65_537 < maxUploadBytes - 4096) {
+    const seg = Buffer.alloc(65_537, 0x20)
+    seg[0] = 0xff
+    seg[1] = 0xfe // COM
+    seg.writeUInt16BE(65_535, 2)
+    segments.push(seg)
+    size += seg.length
+  }
+  return new Uint8Array(Buffer.concat([jpeg.subarray(0, 2), ...segments, jpeg.subarray(2)]))
+}
+
+beforeAll(async () => {
+  // the upload path alone: the vision model (loaded on the first upload, ~300 MB, its own bound in
+  // `npm run bench:classify`) would otherwise land inside the measured growth
+  t = await target({ VISION_MODEL_DIR: "/nonexistent-vision-models" })
+  const uploader = await keyed(t.admin, "studio", ["--uploads-per-minute", "1000"])
+  api = client(t.service.baseUrl, uploader.secret)
+  // one first, so what loads on first use (the decoder) is not counted
+  expect((await api.upload(await bigJpeg(), { filename: "warm.jpg" })).status).toBe(201)
+  baseline = rssMiB(t.service.process.pid!)
+})
+afterAll(() => t?.close())
+
+const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024
+
+const growthDuring = async (work: () => Promise<unknown>) => {
+  const pid = t.service.process.pid!
+  let peak = rssMiB(pid)
+  const timer = setInterval(() => (peak = Math.max(peak, rssMiB(pid))), 50)
+  try {
+    await work()
+  } finally {
+    clearInterval(timer)
+  }
+  peak = Math.max(peak, rssMiB(pid))
+  return { peak, growth: peak - baseline, text: `RSS ${baseline.toFixed(0)} → peak ${peak.toFixed(0)} MiB` }
+}
+
+describe("memory under concurrent uploads", () => {
+  // retry once: in one full CI run one of the ten answered 400 under the suite's load (not reproduced
+  // alone in 3 runs; cause open in issue 14); the memory bound itself is checked on every attempt
+  it("ten 15 MiB uploads at once grow the service by well under 300 MiB", { retry: 1, timeout: 120_000 }, async () => {
+    const photo = await bigJpeg()
+    const { growth, text } = await growthDuring(async () => {
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => api.upload(photo, { filename: `p${i}.jpg` })))
+      expect(answers.map((r) => r.status)).toEqual(Array(10).fill(201))
+    })
+    expect(growth, text).toBeLessThan(300)
+  })
+
+  it("fifteen 99.9 MP bombs at once are decoded a few at a time, growing the service by well under 300 MiB", async () => {
+    const bomb = pngBomb(10_000, 9_990)
+    const { growth, text } = await growthDuring(async () => {
+      const answers = await Promise.all(Array.from({ length: 15 }, (_, i) => api.upload(bomb, { filename: `b${i}.png` })))
+      expect(answers.map((r) => r.status)).toEqual(Array(15).fill(201))
+    })
+    expect(growth, text).toBeLessThan(300)
+  }, 120_000)
+})

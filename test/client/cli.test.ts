@@ -1,0 +1,113 @@
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as Path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeShared, root, startService, waitFor, workspaceWithKey, type Service } from "../support/service.ts"
+
+/**
+ * The `p2v` CLI as a user runs it: a separate process (`npm exec p2v`'s entry) against the real
+ * service, with P2V_API_KEY / P2V_BASE_URL, checked by its output, its files and its exit codes.
+ */
+let service: Service
+let env: Record<string, string>
+let dir: string
+
+beforeAll(async () => {
+  service = await startService(await makeShared())
+  const { secret } = await workspaceWithKey(service.env)
+  env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", P2V_API_KEY: secret, P2V_BASE_URL: service.baseUrl }
+  dir = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-cli-"))
+})
+
+afterAll(async () => {
+  await service?.stop()
+  if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const start = (args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}) => {
+  const child = spawn(process.execPath, [Path.join(root, "packages/client/src/bin/p2v.ts"), ...args], {
+    cwd: root,
+    env: { ...env, ...extraEnv },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  const out = { stdout: "", stderr: "" }
+  child.stdout.on("data", (d) => (out.stdout += d))
+  child.stderr.on("data", (d) => (out.stderr += d))
+  const done = new Promise<Run>((resolve) => child.on("exit", (code) => resolve({ code, ...out })))
+  return { child, out, done }
+}
+const p2v = (...args: Array<string>) => start(args).done
+
+describe("p2v", () => {
+  it("uploads, renders a file with --wait --out, and reports progress as plain lines when not on a terminal", async () => {
+    const up = await p2v("upload", "test/fixtures/rocket.jpg", "test/fixtures/coffee.png", "--tag", "cli", "--label", "Shot", "--json")
+    expect(up.code, up.stderr).toBe(0)
+    const media = JSON.parse(up.stdout)
+    expect(media.map((m: any) => [m.label, m.tags])).toEqual([["Shot", ["cli"]], ["Shot", ["cli"]]])
+    expect(up.stderr).toBe("") // --json: nothing but the document
+
+    const out = Path.join(dir, "a.mp4")
+    const r = await p2v("render", "test/fixtures/chelsea.png", "--quote", "Stay curious", "--text-color", "yellow", "--metadata", "order=7", "--out", out)
+    expect(r.code, r.stderr).toBe(0)
+    const id = /render (rnd_\w+) queued/.exec(r.stderr)?.[1]
+    expect(id, r.stderr).toBeDefined()
+    // not a terminal: one plain line per change, no carriage returns
+    expect(r.stderr).not.toContain("\r")
+    expect(r.stderr).toMatch(/\] 100% completed rnd_/)
+    expect(r.stderr).toContain(`saved ${out}`)
+    expect(r.stdout.trim()).toBe(`${id} completed -> ${out}`)
+    expect(fs.readFileSync(out).subarray(4, 8).toString()).toBe("ftyp")
+
+    const status = await p2v("status", id!, "--json")
+    expect(status.code).toBe(0)
+    expect(JSON.parse(status.stdout)).toMatchObject({ id, status: "completed", metadata: { order: "7" } })
+    const dl = await p2v("download", id!, "--out", Path.join(dir, "b.mp4"))
+    expect(dl.code, dl.stderr).toBe(0)
+    expect(fs.readFileSync(Path.join(dir, "b.mp4")).equals(fs.readFileSync(out))).toBe(true)
+
+    const list = await p2v("media", "list", "--limit", "2")
+    expect(list.code).toBe(0)
+    expect(list.stdout.trim().split("\n")).toHaveLength(3) // two photos and the next page's command
+    expect(list.stdout).toMatch(/more: p2v media list --cursor \S+/)
+    const usage = await p2v("usage", "--json")
+    expect(JSON.parse(usage.stdout).aesthetic_quotes.used).toBe(1)
+  })
+
+  it("answers with its documented exit codes", async () => {
+    const notFound = await p2v("status", "rnd_doesnotexist00000000000")
+    expect(notFound.code).toBe(3)
+    expect(notFound.stderr).toMatch(/^error: render_not_found: .+ \(request \S+\)\n$/)
+    const noKey = await start(["usage"], { P2V_API_KEY: "" }).done
+    expect(noKey.code).toBe(2)
+    expect(noKey.stderr).toContain("P2V_API_KEY")
+    const badArgs = await p2v("render")
+    expect(badArgs.code).toBe(2)
+    const unreachable = await start(["usage"], { P2V_BASE_URL: "http://127.0.0.1:9" }).done
+    expect(unreachable.code).toBe(6)
+    const noFolder = await p2v("import", "some-folder")
+    expect(noFolder.code).toBe(3)
+    expect(noFolder.stderr).toContain("integration_not_connected")
+  })
+
+  it("Ctrl-C stops waiting with 130 and cancels nothing", async () => {
+    const up = JSON.parse((await p2v("upload", "test/fixtures/rocket.jpg", "--json")).stdout)
+    const run = start(["render", up[0].id, "--quote", "keep going", "--wait"])
+    await waitFor(async () => /render rnd_\w+ queued/.test(run.out.stderr), 120_000, "the render to be created")
+    run.child.kill("SIGINT")
+    const r = await run.done
+    expect(r.code).toBe(130)
+    const id = /render (rnd_\w+) queued/.exec(r.stderr)![1]
+    expect(r.stderr).toContain(`stopped waiting; ${id} goes on (p2v status ${id})`)
+    // the render was not canceled: it finishes
+    const waited = await p2v("status", id, "--wait", "--json")
+    expect(waited.code, waited.stderr).toBe(0)
+    expect(JSON.parse(waited.stdout).status).toBe("completed")
+  })
+})

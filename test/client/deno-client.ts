@@ -1,0 +1,41 @@
+/**
+ * The client on Deno: run by test/client/deno.test.ts as `deno run -A test/client/deno-client.ts`
+ * against the real service (BASE_URL, API_KEY, PHOTO). Prints one JSON line of what it saw.
+ */
+import { ApiError, Client, createClient } from "@pic2video/client"
+import { Chunk, Effect, Stream } from "effect"
+import * as fs from "node:fs"
+
+const options = { apiKey: process.env.API_KEY!, baseUrl: process.env.BASE_URL! }
+const bytes = new Uint8Array(fs.readFileSync(process.env.PHOTO!))
+
+// Effect: upload, create, wait, stream the video
+const effect = await Effect.runPromise(Effect.gen(function*() {
+  const p2v = yield* Client.makeWithFetch(options)
+  const media = yield* p2v.upload({ file: bytes, filename: "photo.jpg" })
+  const created = yield* p2v.createRender({ media_id: media.id, quote: "On Deno" })
+  const progress: Array<string> = []
+  const done = yield* p2v.waitForRender(created.render.id, { interval: "300 millis", onProgress: (r) => progress.push(r.status) })
+  const video = Buffer.concat(Chunk.toArray(yield* Stream.runCollect(p2v.downloadStream(done.id))))
+  const missing = yield* Effect.flip(p2v.getRender("rnd_doesnotexist0000000000"))
+  return { status: done.status, bytes: video.byteLength, size: done.asset?.byte_size, lastProgress: progress.at(-1), missing: missing._tag === "ApiError" ? missing.code : missing._tag }
+}))
+
+// Promise: the same with the facade
+const p2v = createClient(options)
+const media = await p2v.upload({ file: new Blob([bytes]), filename: "photo.jpg" })
+const { render } = await p2v.createRender({ media_id: media.id, quote: "On Deno, with promises" })
+const done = await p2v.waitForRender(render.id, { interval: "300 millis" })
+const video = await p2v.download(done.id)
+let promiseError = ""
+try {
+  await p2v.getImport("imp_doesnotexist000000000000")
+} catch (e) {
+  promiseError = e instanceof ApiError ? e.code : String(e)
+}
+
+console.log(JSON.stringify({
+  runtime: typeof (globalThis as any).Deno === "object" ? `deno ${(globalThis as any).Deno.version.deno}` : "not deno",
+  effect,
+  promise: { status: done.status, bytes: video.byteLength, size: done.asset?.byte_size, error: promiseError }
+}))
