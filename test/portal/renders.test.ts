@@ -175,9 +175,10 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
     expect(await row.count()).toBe(1)
     expect((await row.innerText()).toLowerCase()).toContain("completed")
     await check(page, "renders")
-    await page.getByLabel("Status").selectOption("failed")
+    // the select submits its form: wait for that page (and its script) before the next change
+    await Promise.all([page.waitForURL(/status=failed/), page.getByLabel("Status").selectOption("failed")])
     await until(async () => (await page.getByRole("table", { name: "Renders" }).getByRole("row").filter({ hasText: renderId }).count()) === 0, "the filter to hide it")
-    await page.getByLabel("Status").selectOption("completed")
+    await Promise.all([page.waitForURL(/status=completed/), page.getByLabel("Status").selectOption("completed")])
     await until(async () => (await page.getByRole("table", { name: "Renders" }).getByRole("row").filter({ hasText: renderId }).count()) === 1, "the filter to show it")
 
     // the Overview counts it
