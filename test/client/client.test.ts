@@ -5,6 +5,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { pngOfSize } from "../foundation/photos.ts"
 import { makeShared, photo, root, startService, workspaceWithKey, type Service } from "../support/service.ts"
 
 /**
@@ -40,6 +41,66 @@ describe("Effect client", () => {
     expect(list.data.map((m) => m.id)).toEqual([media.id])
     const preview = await Effect.runPromise(client.preview(media.id))
     expect([...preview.subarray(0, 2)]).toEqual([0xff, 0xd8])
+  })
+
+  it("reports an upload's bytes as the request sends them, ending at the file's size", async () => {
+    const big = await pngOfSize(6 * 1024 * 1024 + 12_345)
+    // fetch is handed the body as a stream; this one passes it on a piece at a time, counting what
+    // the request has read, so the callback can be compared with what has really gone
+    const bodies: Array<unknown> = []
+    let read = 0
+    const relaying: typeof fetch = (input, init) => {
+      bodies.push(init?.body)
+      const source = (init!.body as ReadableStream<Uint8Array>).getReader()
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const r = await source.read()
+          if (r.done) return controller.close()
+          read += r.value.byteLength
+          controller.enqueue(r.value)
+        }
+      }, { highWaterMark: 0 })
+      return fetch(input, { ...init, body, duplex: "half" } as RequestInit)
+    }
+    const client = effectClient({ fetch: relaying })
+    const seen: Array<[number, number]> = []
+    let lead = 0
+    const media = await Effect.runPromise(client.upload({
+      file: big,
+      filename: "big.png",
+      onProgress: (sent, total) => {
+        seen.push([sent, total])
+        lead = Math.max(lead, sent - read)
+      }
+    }))
+    expect(media.file_size_bytes).toBe(big.byteLength)
+    expect(bodies).toHaveLength(1)
+    expect(bodies[0]).toBeInstanceOf(ReadableStream)
+    expect(seen.length).toBeGreaterThan(10)
+    expect(seen.at(-1)).toEqual([big.byteLength, big.byteLength])
+    expect(seen.every(([sent, total], i) => total === big.byteLength && sent > (i === 0 ? 0 : seen[i - 1][0]))).toBe(true)
+    // the count runs at most a few 64 KiB pieces ahead of what the request has taken
+    expect(lead).toBeLessThanOrEqual(4 * 64 * 1024)
+  })
+
+  it("encodes the multipart body as fetch encodes a FormData (quotes, line breaks, non-ASCII)", async () => {
+    const bodies: Array<unknown> = []
+    const recording: typeof fetch = (input, init) => (bodies.push(init?.body), fetch(input, init))
+    const streamed = effectClient({ fetch: recording })
+    const plain = effectClient({ fetch: recording, streamUploads: false })
+    const inputs = [
+      { file: photo("rocket.jpg"), filename: 'we"ird\r\nname é.jpg', label: 'She said "hi"\nthen, naïvely, left', tags: ["é", "two words", 'q"uote'] },
+      { file: photo("rocket.jpg"), filename: 'we"ird\nname.jpg' }
+    ]
+    for (const input of inputs) {
+      const seen: Array<[number, number]> = []
+      const a = await Effect.runPromise(streamed.upload(input))
+      const b = await Effect.runPromise(plain.upload({ ...input, onProgress: (x, y) => seen.push([x, y]) }))
+      expect(bodies.splice(0)).toEqual([expect.any(ReadableStream), expect.any(FormData)])
+      expect({ label: a.label, tags: a.tags, size: a.file_size_bytes }).toEqual({ label: b.label, tags: b.tags, size: b.file_size_bytes })
+      // without a stream the callback hears once, when the service has answered
+      expect(seen).toEqual([[input.file.byteLength, input.file.byteLength]])
+    }
   })
 
   it("creates a render with an automatic Idempotency-Key, waits for it with progress, and downloads it", async () => {

@@ -83,6 +83,28 @@ const download = (c: Client.Client, id: string, out: string, mode: Progress.Mode
   ).pipe(Effect.tap((f) => Effect.sync(() => progress.done(`saved ${f.path} (${Progress.bytes(f.bytes)})`))))
 }
 
+/**
+ * Uploads one file with a bar of its bytes: on a terminal redrawn as the percentage changes, as plain
+ * lines each quarter otherwise; once every byte is sent, the bar says the service is reading them.
+ */
+const uploadWithBar = (c: Client.Client, file: string, mode: Progress.Mode, options: { label?: string; tags?: ReadonlyArray<string> } = {}) => {
+  const progress = Progress.reporter(mode)
+  let shown = -1
+  const onProgress = (sent: number, total: number) => {
+    const percent = total === 0 ? 100 : Math.floor((sent / total) * 100)
+    if (percent === shown) return
+    shown = percent
+    const what = sent === total ? "sent, waiting for the service" : `uploading ${file}`
+    progress.update(`${Progress.bar(total === 0 ? 1 : sent / total)} ${Progress.bytes(sent)} of ${Progress.bytes(total)} ${what}`, `${file} ${Math.floor(percent / 25)}`)
+  }
+  progress.update(`${Progress.bar(0)} uploading ${file}`, `${file} start`)
+  return uploadFile(c, file, { ...options, onProgress }).pipe(
+    Effect.tap((m) => Effect.sync(() => progress.done(`uploaded ${file} as ${m.id}`))),
+    Effect.onInterrupt(() => Effect.sync(() => progress.done())),
+    Effect.tapError(() => Effect.sync(() => progress.done()))
+  )
+}
+
 const upload = Command.make(
   "upload",
   {
@@ -94,13 +116,11 @@ const upload = Command.make(
   ({ files, label, tags, json }) =>
     Effect.gen(function*() {
       const c = yield* client
-      const progress = Progress.reporter(Progress.modeFor(json))
+      const mode = Progress.modeFor(json)
       const uploaded: Array<Client.Media> = []
-      for (const [i, file] of files.entries()) {
-        progress.update(`${Progress.bar(i / files.length)} uploading ${file}`)
-        uploaded.push(yield* uploadFile(c, file, { label: Option.getOrUndefined(label), tags }))
+      for (const file of files) {
+        uploaded.push(yield* uploadWithBar(c, file, mode, { label: Option.getOrUndefined(label), tags }))
       }
-      progress.done(`${Progress.bar(1)} uploaded ${files.length} file${files.length === 1 ? "" : "s"}`)
       yield* print(json, uploaded, () => uploaded.map(mediaLine).join("\n"))
     })
 ).pipe(Command.withDescription("Upload photos (JPEG, PNG, WebP, GIF; up to 15 MiB each). Prints each photo's media id."))
@@ -132,10 +152,7 @@ const render = Command.make(
       const mode = Progress.modeFor(o.json)
       let mediaId = o.source
       if (fs.existsSync(o.source) && fs.statSync(o.source).isFile()) {
-        const progress = Progress.reporter(mode)
-        progress.update(`uploading ${o.source}`)
-        mediaId = (yield* uploadFile(c, o.source)).id
-        progress.done(`uploaded ${o.source} as ${mediaId}`)
+        mediaId = (yield* uploadWithBar(c, o.source, mode)).id
       }
       const optional = <A>(o: Option.Option<A>) => Option.getOrUndefined(o)
       const body: Client.CreateRenderBody = {

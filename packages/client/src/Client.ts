@@ -3,8 +3,9 @@ import { Api } from "@pic2video/api/Api"
 // domain modules, not its index (which brings node:crypto): this file runs in browsers
 import type * as Requests from "@pic2video/domain/Requests"
 import * as Resources from "@pic2video/domain/Resources"
-import { Duration, Effect, Layer, Option, Schema, Stream } from "effect"
+import { Duration, Effect, FiberRef, Layer, Option, Schema, Stream } from "effect"
 import { ApiError, type ErrorCode, TransportError, WaitTimeout } from "./Errors.ts"
+import * as Multipart from "./Multipart.ts"
 
 /**
  * The Pic-to-Video client. Every call is one of the HttpApi definition's endpoints, made by
@@ -24,7 +25,31 @@ export interface ClientOptions {
   readonly maxAttempts?: number
   /** Longest wait before one retry, whatever `Retry-After` says. Default 60 s. */
   readonly maxRetryDelay?: Duration.DurationInput
+  /**
+   * Send uploads as a stream, so that `onProgress` follows the bytes as they go. Default: yes on
+   * Node and Deno; no in a browser, where fetch streams a request body only in Chromium over HTTP/2
+   * (elsewhere it fails), and the upload is sent as a FormData, its progress reported when it is done.
+   */
+  readonly streamUploads?: boolean
 }
+
+/** A page or a worker: request streams cannot be relied on (see `streamUploads`). */
+const inBrowser = () => "document" in globalThis || "WorkerGlobalScope" in globalThis
+
+/** The progress callback of the upload running in this fiber, read when its request is sent. */
+const uploadProgress = FiberRef.unsafeMake<((sent: number, total: number) => void) | undefined>(undefined)
+
+/**
+ * The upload's FormData, written out by this client as a stream whose file bytes are counted as the
+ * request pulls them (Multipart.ts). Every attempt encodes afresh, so a retry sends the whole body.
+ */
+const streamForms = HttpClient.mapRequestEffect((request: HttpClientRequest.HttpClientRequest) =>
+  request.body._tag !== "FormData"
+    ? Effect.succeed(request)
+    : Effect.map(FiberRef.get(uploadProgress), (onBytes) => {
+      const body = Multipart.encode((request.body as { readonly formData: FormData }).formData, onBytes)
+      return HttpClientRequest.bodyStream(request, body.stream, { contentType: body.contentType, contentLength: body.length })
+    }))
 
 // ---- the derived client -------------------------------------------------------------------
 
@@ -34,7 +59,11 @@ const makeRaw = (options: ClientOptions) =>
     // errors become ApiError here, before the derived client decodes them by status: the cast is
     // because HttpApiClient types its HTTP client's failures as HttpClientError only
     transformClient: (client) =>
-      client.pipe(HttpClient.mapRequest(HttpClientRequest.bearerToken(options.apiKey)), failOnError) as unknown as HttpClient.HttpClient
+      client.pipe(
+        HttpClient.mapRequest(HttpClientRequest.bearerToken(options.apiKey)),
+        (c) => (options.streamUploads ?? !inBrowser()) ? streamForms(c) : c,
+        failOnError
+      ) as unknown as HttpClient.HttpClient
   })
 
 type Raw = Effect.Effect.Success<ReturnType<typeof makeRaw>>
@@ -139,6 +168,12 @@ export interface UploadInput {
   readonly contentType?: string
   readonly label?: string
   readonly tags?: ReadonlyArray<string>
+  /**
+   * Called as the photo's bytes are sent: `sent` grows to `total`, the photo's size (once with
+   * `total, total` when `streamUploads` is off: fetch tells nothing before the answer). A retried
+   * upload counts again from the start.
+   */
+  readonly onProgress?: (sent: number, total: number) => void
 }
 
 export interface WaitOptions<A> {
@@ -216,8 +251,13 @@ export const make = (options: ClientOptions) =>
       form.append("file", blob, input.filename ?? "photo")
       if (input.label !== undefined) form.append("label", input.label)
       for (const tag of input.tags ?? []) form.append("tags", tag)
+      const streamed = options.streamUploads ?? !inBrowser()
+      const call = raw.media.uploadMedia({ payload: form as any }).pipe(
+        Effect.tap(() => Effect.sync(() => streamed || input.onProgress?.(blob.size, blob.size))),
+        Effect.locally(uploadProgress, input.onProgress)
+      )
       // a network error may have stored the photo: not retried (429 and 503 were refusals, and are)
-      return write<Media, CodesOf<Raw["media"]["uploadMedia"]>>(raw.media.uploadMedia({ payload: form as any }), false)
+      return write<Media, CodesOf<Raw["media"]["uploadMedia"]>>(call, false)
     }
 
     const createRender = (body: CreateRenderBody, create: CreateOptions = {}) => {
