@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { pngOfSize } from "../foundation/photos.ts"
 import { makeShared, root, startService, waitFor, workspaceWithKey, type Service } from "../support/service.ts"
 
 /**
@@ -62,6 +63,7 @@ describe("p2v", () => {
     expect(r.stderr).not.toContain("\r")
     expect(r.stderr).toMatch(/\] 100% completed rnd_/)
     expect(r.stderr).toContain(`saved ${out}`)
+    expect(r.stderr).toMatch(/\] 100% 234\.9 KB of 234\.9 KB sent, waiting for the service\nuploaded test\/fixtures\/chelsea\.png as \S+\n/)
     expect(r.stdout.trim()).toBe(`${id} completed -> ${out}`)
     expect(fs.readFileSync(out).subarray(4, 8).toString()).toBe("ftyp")
 
@@ -78,6 +80,18 @@ describe("p2v", () => {
     expect(list.stdout).toMatch(/more: p2v media list --cursor \S+/)
     const usage = await p2v("usage", "--json")
     expect(JSON.parse(usage.stdout).aesthetic_quotes.used).toBe(1)
+  })
+
+  it("shows an upload's bytes as plain lines, a line each quarter, when not on a terminal", async () => {
+    const big = Path.join(dir, "big.png")
+    fs.writeFileSync(big, await pngOfSize(3 * 1024 * 1024))
+    const up = await p2v("upload", big)
+    expect(up.code, up.stderr).toBe(0)
+    const lines = up.stderr.trim().split("\n")
+    expect(lines.map((l) => /\]\s+(\d+)%/.exec(l)?.[1] ?? l.split(" ")[0])).toEqual(["0", "25", "50", "75", "100", "uploaded"])
+    expect(lines[1]).toMatch(/^\[#{7}-{21}\]  25% 768\.0 KB of 3\.0 MB uploading .*big\.png$/)
+    expect(lines[4]).toMatch(/ 3\.0 MB of 3\.0 MB sent, waiting for the service$/)
+    expect(lines[5]).toBe(`uploaded ${big} as ${up.stdout.trim().split(" ")[0]}`)
   })
 
   it("answers with its documented exit codes", async () => {

@@ -1,6 +1,6 @@
 /**
  * The client on Deno: run by test/client/deno.test.ts as `deno run -A test/client/deno-client.ts`
- * against the real service (BASE_URL, API_KEY, PHOTO). Prints one JSON line of what it saw.
+ * against the real service (BASE_URL, API_KEY, PHOTO, BIG_PHOTO). Prints one JSON line of what it saw.
  */
 import { ApiError, Client, createClient } from "@pic2video/client"
 import { Chunk, Effect, Stream } from "effect"
@@ -21,6 +21,29 @@ const effect = await Effect.runPromise(Effect.gen(function*() {
   return { status: done.status, bytes: video.byteLength, size: done.asset?.byte_size, lastProgress: progress.at(-1), missing: missing._tag === "ApiError" ? missing.code : missing._tag }
 }))
 
+// an upload's progress: the bytes counted as the request sends them, with the Effect client (a
+// Uint8Array) and the Promise facade (a Blob)
+const big = new Uint8Array(fs.readFileSync(process.env.BIG_PHOTO!))
+const counts = (seen: Array<[number, number]>) => ({
+  calls: seen.length,
+  last: seen.at(-1),
+  increasing: seen.every(([sent, total], i) => total === big.byteLength && sent > (i === 0 ? 0 : seen[i - 1][0]))
+})
+const effectSeen: Array<[number, number]> = []
+const effectBig = await Effect.runPromise(Effect.flatMap(Client.makeWithFetch(options), (p2v) =>
+  p2v.upload({ file: big, filename: "big.png", onProgress: (sent, total) => effectSeen.push([sent, total]) })))
+const promiseSeen: Array<[number, number]> = []
+const promiseBig = await createClient(options).upload({
+  file: new Blob([big], { type: "image/png" }),
+  filename: "big.png",
+  onProgress: (sent, total) => promiseSeen.push([sent, total])
+})
+const upload = {
+  size: big.byteLength,
+  effect: { ...counts(effectSeen), stored: effectBig.file_size_bytes },
+  promise: { ...counts(promiseSeen), stored: promiseBig.file_size_bytes }
+}
+
 // Promise: the same with the facade
 const p2v = createClient(options)
 const media = await p2v.upload({ file: new Blob([bytes]), filename: "photo.jpg" })
@@ -37,5 +60,6 @@ try {
 console.log(JSON.stringify({
   runtime: typeof (globalThis as any).Deno === "object" ? `deno ${(globalThis as any).Deno.version.deno}` : "not deno",
   effect,
+  upload,
   promise: { status: done.status, bytes: video.byteLength, size: done.asset?.byte_size, error: promiseError }
 }))

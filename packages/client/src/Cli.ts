@@ -97,7 +97,7 @@ const uploadWithBar = (c: Client.Client, file: string, mode: Progress.Mode, opti
     const what = sent === total ? "sent, waiting for the service" : `uploading ${file}`
     progress.update(`${Progress.bar(total === 0 ? 1 : sent / total)} ${Progress.bytes(sent)} of ${Progress.bytes(total)} ${what}`, `${file} ${Math.floor(percent / 25)}`)
   }
-  progress.update(`${Progress.bar(0)} uploading ${file}`, `${file} start`)
+  progress.update(`${Progress.bar(0)} uploading ${file}`, `${file} 0`)
   return uploadFile(c, file, { ...options, onProgress }).pipe(
     Effect.tap((m) => Effect.sync(() => progress.done(`uploaded ${file} as ${m.id}`))),
     Effect.onInterrupt(() => Effect.sync(() => progress.done())),
