@@ -92,6 +92,7 @@ describe("p2v", () => {
     expect(lines[1]).toMatch(/^\[#{7}-{21}\]  25% 768\.0 KB of 3\.0 MB uploading .*big\.png$/)
     expect(lines[4]).toMatch(/ 3\.0 MB of 3\.0 MB sent, waiting for the service$/)
     expect(lines[5]).toBe(`uploaded ${big} as ${up.stdout.trim().split(" ")[0]}`)
+    expect(up.stdout.trim()).toMatch(/ "big\.png"$/) // labelled by the file name, as --help says
   })
 
   it("answers with its documented exit codes", async () => {

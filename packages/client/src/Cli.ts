@@ -2,6 +2,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { Requests } from "@pic2video/domain"
 import { Console, Effect, HashMap, Option } from "effect"
 import * as fs from "node:fs"
+import * as Path from "node:path"
 import * as Client from "./Client.ts"
 import { ApiError, TransportError, WaitTimeout } from "./Errors.ts"
 import { downloadToFile, uploadFile } from "./Files.ts"
@@ -98,7 +99,8 @@ const uploadWithBar = (c: Client.Client, file: string, mode: Progress.Mode, opti
     progress.update(`${Progress.bar(total === 0 ? 1 : sent / total)} ${Progress.bytes(sent)} of ${Progress.bytes(total)} ${what}`, `${file} ${Math.floor(percent / 25)}`)
   }
   progress.update(`${Progress.bar(0)} uploading ${file}`, `${file} 0`)
-  return uploadFile(c, file, { ...options, onProgress }).pipe(
+  // the service's default label is "" (decisions.md); p2v labels by the file name, as its help and the portal do
+  return uploadFile(c, file, { ...options, label: options.label ?? Path.basename(file), onProgress }).pipe(
     Effect.tap((m) => Effect.sync(() => progress.done(`uploaded ${file} as ${m.id}`))),
     Effect.onInterrupt(() => Effect.sync(() => progress.done())),
     Effect.tapError(() => Effect.sync(() => progress.done()))
