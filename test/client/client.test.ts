@@ -83,6 +83,16 @@ describe("Effect client", () => {
     expect(lead).toBeLessThanOrEqual(4 * 64 * 1024)
   })
 
+  it("answers a streamed upload's refusals as ApiError by code: too large (413) and not a photo (415)", async () => {
+    const client = effectClient()
+    const seen: Array<number> = []
+    const tooLarge = await failure(client.upload({ file: new Uint8Array(16 * 1024 * 1024).fill(1), filename: "big.jpg", onProgress: (sent) => seen.push(sent) }))
+    expect(tooLarge).toMatchObject({ _tag: "ApiError", code: "payload_too_large", status: 413 })
+    expect(seen.length).toBeGreaterThan(0)
+    const notPhoto = await failure(client.upload({ file: new TextEncoder().encode("just text, not a photo"), filename: "a.jpg" }))
+    expect(notPhoto).toMatchObject({ _tag: "ApiError", code: "unsupported_media_type", status: 415 })
+  })
+
   it("encodes the multipart body as fetch encodes a FormData (quotes, line breaks, non-ASCII)", async () => {
     const bodies: Array<unknown> = []
     const recording: typeof fetch = (input, init) => (bodies.push(init?.body), fetch(input, init))

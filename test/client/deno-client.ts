@@ -38,8 +38,12 @@ const promiseBig = await createClient(options).upload({
   filename: "big.png",
   onProgress: (sent, total) => promiseSeen.push([sent, total])
 })
+// a refusal of a streamed body is an ApiError by code, not a broken pipe
+const tooLarge = await Effect.runPromise(Effect.flip(Effect.flatMap(Client.makeWithFetch(options), (p2v) =>
+  p2v.upload({ file: new Uint8Array(16 * 1024 * 1024).fill(1), filename: "big.jpg" }))))
 const upload = {
   size: big.byteLength,
+  tooLarge: tooLarge._tag === "ApiError" ? tooLarge.code : `${tooLarge._tag}: ${tooLarge.message}`,
   effect: { ...counts(effectSeen), stored: effectBig.file_size_bytes },
   promise: { ...counts(promiseSeen), stored: promiseBig.file_size_bytes }
 }

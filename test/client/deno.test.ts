@@ -41,6 +41,7 @@ describe("the client on Deno", () => {
     // the bytes are counted as Deno's fetch sends them: many calls, growing, ending at the file's size
     const size = 5 * 1024 * 1024 + 777
     expect(out.upload.size).toBe(size)
+    expect(out.upload.tooLarge).toBe("payload_too_large")
     for (const client of [out.upload.effect, out.upload.promise]) {
       expect(client).toMatchObject({ last: [size, size], increasing: true, stored: size })
       expect(client.calls).toBeGreaterThan(10)
