@@ -125,4 +125,25 @@ describe("p2v", () => {
     expect(waited.code, waited.stderr).toBe(0)
     expect(JSON.parse(waited.stdout).status).toBe("completed")
   })
+
+  it("Ctrl-C during an upload stops it with 130, and says truly whether it can have been stored", async () => {
+    const big = Path.join(dir, "stop.png")
+    fs.writeFileSync(big, await pngOfSize(14 * 1024 * 1024))
+    const count = async () => JSON.parse((await p2v("media", "list", "--limit", "100", "--json")).stdout).data.length as number
+    const before = await count()
+    const run = start(["upload", big])
+    await waitFor(async () => / MB of /.test(run.out.stderr), 60_000, "the upload to be under way")
+    run.child.kill("SIGINT")
+    const r = await run.done
+    expect(r.code, r.stderr).toBe(130)
+    expect(r.stdout).toBe("")
+    const line = r.stderr.trim().split("\n").at(-1)!
+    if (line.startsWith("stopped uploading")) {
+      // cut short: the service cannot have stored it
+      expect(line).toBe(`stopped uploading ${big}; it was not stored`)
+      expect(await count()).toBe(before)
+    } else {
+      expect(line).toBe(`stopped; ${big} was sent whole and may have been stored (p2v media list)`)
+    }
+  })
 })

@@ -91,19 +91,35 @@ const download = (c: Client.Client, id: string, out: string, mode: Progress.Mode
 const uploadWithBar = (c: Client.Client, file: string, mode: Progress.Mode, options: { label?: string; tags?: ReadonlyArray<string> } = {}) => {
   const progress = Progress.reporter(mode)
   let shown = -1
+  let sentAll = false
+  // once the upload has ended (or was stopped), a late count from the body draws nothing
+  let ended = false
+  const end = (line?: string) => {
+    ended = true
+    progress.done(line)
+  }
   const onProgress = (sent: number, total: number) => {
     const percent = total === 0 ? 100 : Math.floor((sent / total) * 100)
-    if (percent === shown) return
+    if (ended || percent === shown) return
     shown = percent
-    const what = sent === total ? "sent, waiting for the service" : `uploading ${file}`
+    sentAll = sent === total
+    const what = sentAll ? "sent, waiting for the service" : `uploading ${file}`
     progress.update(`${Progress.bar(total === 0 ? 1 : sent / total)} ${Progress.bytes(sent)} of ${Progress.bytes(total)} ${what}`, `${file} ${Math.floor(percent / 25)}`)
   }
   progress.update(`${Progress.bar(0)} uploading ${file}`, `${file} 0`)
   // the service's default label is "" (decisions.md); p2v labels by the file name, as its help and the portal do
   return uploadFile(c, file, { ...options, label: options.label ?? Path.basename(file), onProgress }).pipe(
-    Effect.tap((m) => Effect.sync(() => progress.done(`uploaded ${file} as ${m.id}`))),
-    Effect.onInterrupt(() => Effect.sync(() => progress.done())),
-    Effect.tapError(() => Effect.sync(() => progress.done()))
+    Effect.tap((m) => Effect.sync(() => end(`uploaded ${file} as ${m.id}`))),
+    Effect.onInterrupt(() =>
+      Effect.sync(() => {
+        end()
+        // a body cut short cannot be stored; one sent whole may have been
+        process.stderr.write(sentAll
+          ? `stopped; ${file} was sent whole and may have been stored (p2v media list)\n`
+          : `stopped uploading ${file}; it was not stored\n`)
+      })
+    ),
+    Effect.tapError(() => Effect.sync(() => end()))
   )
 }
 
