@@ -8,8 +8,9 @@ import { Effect, Stream } from "effect"
  * streams, and the closing boundary; it is encoded exactly as fetch encodes a FormData (the HTML
  * spec's algorithm: names and file names with `"`, CR and LF escaped, line breaks in values as CRLF).
  *
- * The body is sent without `Content-Length` (chunked on HTTP/1.1): @effect/platform's fetch client
- * removes that header from every request, and Deno drops it from a stream body. The service reads a
+ * The body's length is known (`length`) and given to the request, but over fetch it goes chunked
+ * (HTTP/1.1) without `Content-Length`: @effect/platform's fetch client removes that header from every
+ * request, and Deno drops it from a stream body (Node's fetch would send it). The service reads a
  * chunked upload as it reads any other (packages/api/src/UploadBody.ts).
  */
 export interface Encoded {
