@@ -444,7 +444,7 @@ const documentApi = (spec: Record<string, any>): Record<string, any> => {
   const upload = spec.paths["/api/v1/media"]?.post?.requestBody?.content?.["multipart/form-data"]
   if (upload !== undefined) {
     upload.schema.properties.file = { type: "string", format: "binary", contentMediaType: "application/octet-stream", description: "The photo: JPEG, PNG, WebP or GIF, up to 15 MiB." }
-    upload.schema.properties.label = { type: "string", maxLength: 200, description: "A label for the photo (default: the file name)." }
+    upload.schema.properties.label = { type: "string", maxLength: 200, description: "A label for the photo, 0 to 200 characters (default: the empty string)." }
     upload.schema.properties.tags = { type: "array", items: { type: "string", minLength: 1, maxLength: 50 }, maxItems: Requests.maxTags, description: "Tags; repeat the part for each tag." }
   }
   // schemas only the framework's own error or the file part referred to
