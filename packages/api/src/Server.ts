@@ -29,9 +29,8 @@ import * as RendersHandlers from "./handlers/Renders.ts"
 import * as SystemHandlers from "./handlers/System.ts"
 import * as Pipeline from "./Pipeline.ts"
 import { layerInfra } from "./Infra.ts"
-import { Authenticated, authenticatedFromPipeline } from "./Principal.ts"
 
-/** The HttpApi with its handlers, the request pipeline, /openapi.json and the /docs page. */
+/** The HttpApi with its handlers and the checks of the request pipeline (Pipeline.ts). */
 const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([
     SystemHandlers.layer,
@@ -41,7 +40,8 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
     IntegrationsHandlers.layer,
     OAuthHandlers.layer
   ]),
-  Layer.provide(Layer.succeed(Authenticated, authenticatedFromPipeline)),
+  Layer.provide(Pipeline.layerAdmission),
+  Layer.provide(ImportsHandlers.layerCurrentImport),
   Layer.provide(Services.layer)
 )
 
