@@ -190,6 +190,14 @@ export const layerAdmission = Layer.effect(
   })
 )
 
+/**
+ * Paths match exactly as declared (contract §4.1): case-sensitive, no trailing or doubled slash
+ * folded away (find-my-way's defaults fold all three). The router and the 405 probe use the same.
+ */
+const routerConfig = { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false }
+
+export const layerRouterConfig = HttpRouter.setRouterConfig(routerConfig)
+
 /** HTTP methods the API's routes are declared under, for `Allow`. */
 const methods = ["DELETE", "GET", "PATCH", "POST", "PUT"] as const
 
@@ -209,7 +217,7 @@ export const layer = HttpApiBuilder.middleware(
     const allowed = (url: string) =>
       Effect.map(router.router, (routes) => {
         if (finder === undefined) {
-          finder = FindMyWay.make()
+          finder = FindMyWay.make(routerConfig)
           for (const route of routes.routes) finder.on(route.method, route.path, route)
         }
         return methods.filter((m) => finder!.find(m, url) !== undefined)

@@ -102,6 +102,7 @@ export const layerHttp = HttpApiBuilder.serve(withPortal).pipe(
   Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar }).pipe(Layer.provide(DocumentedApi))),
   Layer.provide(Pipeline.layer),
   Layer.provide(ApiLive),
+  Layer.provide(Pipeline.layerRouterConfig),
   // the portal's pages call the same services (one instance: layers are shared within a build)
   Layer.provide(Services.layer),
   HttpServer.withLogAddress,
