@@ -284,6 +284,37 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
     expect((await (await client.get("/api/v1/usage")).json()).aesthetic_quotes.used).toBe(before + 1)
   })
 
+  it("the form's key sent again with other values is 409 idempotency_conflict, said in the form's words, nothing charged", async () => {
+    const client = api(portal.baseUrl, ws.secret)
+    const media = await (await client.upload("chelsea.png", "edited")).json()
+    const page = await portal.signIn(ws.workspace.id)
+    await page.goto(`${portal.baseUrl}/portal/renders/new?media_id=${media.id}`)
+    await page.getByLabel("Quote").fill("first words")
+    const form = page.locator("form").filter({ has: page.getByRole("button", { name: "Create render" }) })
+    const action = new URL((await form.getAttribute("action")) ?? "", page.url()).toString()
+    const fields = await form.evaluate((f) => [...new FormData(f as HTMLFormElement).entries()].map(([k, v]) => [k, String(v)]))
+    const cookie = (await page.context().cookies()).filter((c) => c.path === "/portal").map((c) => `${c.name}=${c.value}`).join("; ")
+    const send = (quote: string) =>
+      fetch(action, {
+        method: "POST",
+        redirect: "manual",
+        headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams(fields.map(([k, v]) => [k, k === "quote" ? quote : v]) as Array<[string, string]>)
+      })
+    expect((await send("first words")).status).toBe(303)
+    const before = (await (await client.get("/api/v1/usage")).json()).aesthetic_quotes.used
+    const edited = await send("other words")
+    expect(edited.status).toBe(409)
+    const text = await edited.text()
+    expect(text).toContain("This form was already sent with other values")
+    // the page hands a fresh key, so sending these values again is a new render
+    const key = fields.find(([k]) => k === "idempotency_key")?.[1]
+    expect(text).toMatch(/name="idempotency_key" value="[^"]+"/)
+    expect(text).not.toContain(`value="${key}"`)
+    expect((await (await client.get("/api/v1/usage")).json()).aesthetic_quotes.used).toBe(before)
+    expect((await send("first words")).status, "the same values still replay").toBe(303)
+  })
+
   it("archives a photo after a confirmation; it leaves the grid and the API's library", async () => {
     const client = api(portal.baseUrl, ws.secret)
     const up = await client.upload("rocket.jpg", "to archive")
