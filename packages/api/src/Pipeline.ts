@@ -261,7 +261,10 @@ export const layer = HttpApiBuilder.middleware(
         )
       })
   })
-).pipe(Layer.provide(HttpApiBuilder.Router.Live))
+).pipe(
+  // the router the groups, /openapi.json and /docs add their routes to (layers are shared within a build)
+  Layer.provide(HttpApiBuilder.Router.Live)
+)
 
 /**
  * The one place the request is adjusted for the router, because find-my-way refuses a path it
