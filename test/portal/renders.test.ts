@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Page } from "playwright-core"
 import { keyed, type Keyed } from "../foundation/admin.ts"
 import {
   api,
@@ -19,6 +20,22 @@ import {
 } from "./support.ts"
 
 const RENDER_SECONDS = 2
+
+/** The page's render form, to send over HTTP as it stands (hidden fields included), fields replaced as asked. */
+const renderFormOf = async (page: Page) => {
+  const form = page.locator("form").filter({ has: page.getByRole("button", { name: "Create render" }) })
+  const action = new URL((await form.getAttribute("action")) ?? "", page.url()).toString()
+  const fields = await form.evaluate((f) => [...new FormData(f as HTMLFormElement).entries()].map(([k, v]) => [k, String(v)] as [string, string]))
+  const cookie = (await page.context().cookies()).filter((c) => c.path === "/portal").map((c) => `${c.name}=${c.value}`).join("; ")
+  const send = (replace: Record<string, string> = {}) =>
+    fetch(action, {
+      method: "POST",
+      redirect: "manual",
+      headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(fields.map(([k, v]) => [k, replace[k] ?? v]))
+    })
+  return { fields, send }
+}
 
 /**
  * The library and renders in the browser: upload two photos through the file input, render one
@@ -261,17 +278,7 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
     await page.goto(`${portal.baseUrl}/portal/renders/new?media_id=${media.id}`)
     await page.getByLabel("Quote").fill("only once")
     // the browser's form, sent twice over HTTP exactly as it stands (hidden fields included)
-    const form = page.locator("form").filter({ has: page.getByRole("button", { name: "Create render" }) })
-    const action = new URL((await form.getAttribute("action")) ?? "", page.url()).toString()
-    const fields = await form.evaluate((f) => [...new FormData(f as HTMLFormElement).entries()].map(([k, v]) => [k, String(v)]))
-    const cookie = (await page.context().cookies()).filter((c) => c.path === "/portal").map((c) => `${c.name}=${c.value}`).join("; ")
-    const send = () =>
-      fetch(action, {
-        method: "POST",
-        redirect: "manual",
-        headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams(fields as Array<[string, string]>)
-      })
+    const { send } = await renderFormOf(page)
     const [first, second] = await Promise.all([send(), send()])
     const third = await send()
     // at once: one creates, the other replays it or is told the first is still in progress (409)
@@ -282,6 +289,29 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
     expect(new Set(locations).size, JSON.stringify(locations)).toBe(1)
     expect(locations[0]).toMatch(/\/portal\/renders\/rnd_[A-Za-z0-9]+$/)
     expect((await (await client.get("/api/v1/usage")).json()).aesthetic_quotes.used).toBe(before + 1)
+  })
+
+  it("the form's key sent again with other values is 409 idempotency_conflict, said in the form's words, nothing charged", async () => {
+    const client = api(portal.baseUrl, ws.secret)
+    const media = await (await client.upload("chelsea.png", "edited")).json()
+    const page = await portal.signIn(ws.workspace.id)
+    await page.goto(`${portal.baseUrl}/portal/renders/new?media_id=${media.id}`)
+    await page.getByLabel("Quote").fill("first words")
+    const form = await renderFormOf(page)
+    const send = (quote: string) => form.send({ quote })
+    const fields = form.fields
+    expect((await send("first words")).status).toBe(303)
+    const before = (await (await client.get("/api/v1/usage")).json()).aesthetic_quotes.used
+    const edited = await send("other words")
+    expect(edited.status).toBe(409)
+    const text = await edited.text()
+    expect(text).toContain("This form was already sent with other values")
+    // the page hands a fresh key, so sending these values again is a new render
+    const key = fields.find(([k]) => k === "idempotency_key")?.[1]
+    expect(text).toMatch(/name="idempotency_key" value="[^"]+"/)
+    expect(text).not.toContain(`value="${key}"`)
+    expect((await (await client.get("/api/v1/usage")).json()).aesthetic_quotes.used).toBe(before)
+    expect((await send("first words")).status, "the same values still replay").toBe(303)
   })
 
   it("archives a photo after a confirmation; it leaves the grid and the API's library", async () => {

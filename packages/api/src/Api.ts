@@ -4,7 +4,7 @@ import * as Errors from "@pic2video/domain/Errors"
 import * as Requests from "@pic2video/domain/Requests"
 import * as Resources from "@pic2video/domain/Resources"
 import { Context, Option, Schema } from "effect"
-import { Authenticated, Idempotent, PublicEndpoint, RateBucket, RequiredScope } from "./Principal.ts"
+import { Admission, BodyRule, CurrentImport, Idempotent, PublicEndpoint, RateBucket, ReplayCurrent, RequiredScope } from "./Principal.ts"
 
 /**
  * The one definition of the v1 HTTP API: the server, the OpenAPI document, the /docs page and the
@@ -128,6 +128,14 @@ const Media = Resources.Media.annotations({
     preview_expires_at: null
   }]
 })
+/** contract §4.8: a render type the service does not offer is named, before the schema reports fields. */
+const offeredRenderType = (body: unknown): Errors.ApiFailure | undefined => {
+  const type = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>).render_type : undefined
+  return typeof type === "string" && type !== "aesthetic_quote"
+    ? Errors.fail("unsupported_render_type", "only render_type `aesthetic_quote` is available")
+    : undefined
+}
+
 const RenderCreated = Resources.RenderCreated.annotations({ identifier: "RenderCreated", examples: [{ object: "render", id: exampleRenderId, status: "queued" }] })
 const Render = Resources.Render.annotations({
   identifier: "Render",
@@ -171,6 +179,7 @@ export class SystemGroup extends HttpApiGroup.make("system")
       .addSuccess(Schema.Struct({ status: Schema.Literal("ready") }))
       .addError(ErrorBody(503), { status: 503 })
   )
+  .middleware(Admission)
   .annotate(PublicEndpoint, true)
   .annotate(OpenApi.Exclude, true)
 {}
@@ -223,7 +232,7 @@ export class MediaGroup extends HttpApiGroup.make("media")
       ["unknown_media"]
     )
   )
-  .middleware(Authenticated)
+  .middleware(Admission)
   .annotate(RateBucket, "reads")
   .annotate(OpenApi.Description, "The workspace's photo library: upload, list, preview.")
 {}
@@ -238,6 +247,7 @@ export class ImportsGroup extends HttpApiGroup.make("imports")
         .annotate(RequiredScope, "media:write")
         .annotate(RateBucket, "uploads")
         .annotate(Idempotent, true)
+        .annotate(ReplayCurrent, CurrentImport)
         .annotate(OpenApi.Summary, "Import a drive folder")
         .annotate(OpenApi.Description, "Starts importing the photos of one folder of the connected cloud drive (not its subfolders; at most 500 files). Poll the import until its status is no longer `pending`. Send `Idempotency-Key` to make retries safe."),
       ["validation_failed", "payload_too_large", "integration_not_connected", "unknown_folder", "idempotency_conflict", "idempotency_in_progress"]
@@ -254,7 +264,7 @@ export class ImportsGroup extends HttpApiGroup.make("imports")
       ["import_not_found"]
     )
   )
-  .middleware(Authenticated)
+  .middleware(Admission)
   .annotate(RateBucket, "reads")
   .annotate(OpenApi.Description, "Imports of photos from a folder of the connected cloud drive.")
 {}
@@ -302,7 +312,7 @@ export class IntegrationsGroup extends HttpApiGroup.make("integrations")
       ["validation_failed", "integration_not_connected", "unknown_folder"]
     )
   )
-  .middleware(Authenticated)
+  .middleware(Admission)
   .annotate(RateBucket, "reads")
   .annotate(OpenApi.Description, "The workspace's cloud drive connection and its folders.")
 {}
@@ -319,6 +329,7 @@ export class OAuthGroup extends HttpApiGroup.make("oauth")
       .addSuccess(HttpApiSchema.Text({ contentType: "text/html" }))
       .addError(HttpApiSchema.Text({ contentType: "text/html" }), { status: 400 })
   )
+  .middleware(Admission)
   .annotate(PublicEndpoint, true)
   .annotate(OpenApi.Exclude, true)
 {}
@@ -333,6 +344,7 @@ export class RendersGroup extends HttpApiGroup.make("renders")
         .annotate(RequiredScope, "renders:create")
         .annotate(RateBucket, "creates")
         .annotate(Idempotent, true)
+        .annotate(BodyRule, offeredRenderType)
         .annotate(OpenApi.Summary, "Create a render")
         .annotate(OpenApi.Description, "Queues a render of a library photo with a caption. The only call that costs money. Send `Idempotency-Key` to make retries safe. Poll the render until it is `completed`, `failed` or `canceled`."),
       [
@@ -371,7 +383,7 @@ export class RendersGroup extends HttpApiGroup.make("renders")
       []
     )
   )
-  .middleware(Authenticated)
+  .middleware(Admission)
   .annotate(RateBucket, "reads")
   .annotate(OpenApi.Description, "Renders (the only calls that cost money), their videos, and the cycle's usage.")
 {}

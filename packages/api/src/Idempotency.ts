@@ -1,5 +1,6 @@
 import type { CreateIdempotency } from "@pic2video/cluster/services/RenderService"
 import { Effect, FiberRef, Option } from "effect"
+import { Admitted } from "./Principal.ts"
 
 /**
  * Idempotency records (contract §4.6, §6, §7) are kept in the cluster's repository; the request
@@ -7,11 +8,14 @@ import { Effect, FiberRef, Option } from "effect"
  */
 export { begin, type Begin, finish } from "@pic2video/cluster/repositories/IdempotencyRecords"
 
-/** The record the current request runs under, for the handler that charges (render) or creates (import). */
-export const CurrentRecord = FiberRef.unsafeMake<Option.Option<number>>(Option.none())
+/**
+ * The record this request began and has yet to finish: set by the pipeline's checks (Admission,
+ * inside the router), read by the pipeline around the router once the answer is known.
+ */
+export const Pending = FiberRef.unsafeMake<Option.Option<number>>(Option.none())
 
 /** The create's idempotency: the header's key and the record the pipeline began for it. */
-export const currentIdempotency = (key: string | undefined): Effect.Effect<CreateIdempotency | null> =>
+export const currentIdempotency = (key: string | undefined): Effect.Effect<CreateIdempotency | null, never, Admitted> =>
   key === undefined
     ? Effect.succeed(null)
-    : Effect.map(FiberRef.get(CurrentRecord), (record) => ({ key, recordId: Option.getOrNull(record) }))
+    : Effect.map(Admitted, (a) => ({ key, recordId: Option.getOrNull(a.record) }))

@@ -4,17 +4,20 @@ import * as Bounds from "@pic2video/domain/JsonBody"
 import { Effect, Option } from "effect"
 
 /**
- * A JSON request body read and parsed within bounds (docs/contract.md H1): at most 1 MiB (a
- * Content-Length over it is refused before reading; a chunked body is cut off at the bound) and at most
- * `maxDepth` levels deep. The text is cached on the request, so whatever reads it later (the
- * idempotency fingerprint, the HttpApi router) reads these same bounded bytes, never more.
+ * A JSON request body read within bounds (docs/contract.md H1): at most 1 MiB (a Content-Length
+ * over it is refused before reading; a chunked body is cut off at the bound), then parsed once and
+ * measured against `maxDepth`. The pipeline reads it; nothing else reads the body again.
  */
 const tooLarge = () => Errors.fail("payload_too_large", "a JSON body may be at most 1 MiB")
 
-export const text = (request: HttpServerRequest.HttpServerRequest) =>
-  Number(request.headers["content-length"] ?? 0) > Bounds.maxBytes
-    ? Effect.fail(tooLarge())
-    : request.text.pipe(
+/** A declared length over the bound, refused before anything is read. */
+export const declaredTooLarge = (request: HttpServerRequest.HttpServerRequest) =>
+  Number(request.headers["content-length"] ?? 0) > Bounds.maxBytes ? Effect.fail(tooLarge()) : Effect.void
+
+const text = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.zipRight(
+    declaredTooLarge(request),
+    request.text.pipe(
       HttpIncomingMessage.withMaxBodySize(Option.some(Bounds.maxBytes)),
       Effect.mapError((e) =>
         String((e as { cause?: { message?: unknown } }).cause?.message).includes("maxBytes")
@@ -22,24 +25,27 @@ export const text = (request: HttpServerRequest.HttpServerRequest) =>
           : Errors.fail("invalid_request", "the request body cannot be read")
       )
     )
+  )
 
-/** The parsed body: 400 `invalid_request` when it is not JSON, 422 `validation_failed` when too deep. */
-export const parse = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.flatMap(text(request), (raw) => {
-    const parsed = Bounds.parse(raw)
-    switch (parsed._tag) {
-      case "Invalid":
-        return Effect.fail(Errors.fail("invalid_request", "the body is not valid JSON"))
-      case "TooDeep":
-        return Effect.fail(Errors.fail("validation_failed", Bounds.tooDeepMessage))
-      case "Ok":
-        return Effect.succeed(parsed.value)
-    }
-  })
+/** The body's text and what parsing it gave (the idempotency fingerprint needs both). */
+export const read = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.map(text(request), (raw) => ({ text: raw, parsed: Bounds.parse(raw) }))
+
+/** The parsed value: 400 `invalid_request` when it is not JSON, 422 `validation_failed` when too deep. */
+export const value = (parsed: Bounds.Parsed) => {
+  switch (parsed._tag) {
+    case "Invalid":
+      return Effect.fail(Errors.fail("invalid_request", "the body is not valid JSON"))
+    case "TooDeep":
+      return Effect.fail(Errors.fail("validation_failed", Bounds.tooDeepMessage))
+    case "Ok":
+      return Effect.succeed(parsed.value)
+  }
+}
 
 /**
- * The bound alone, for routes that take JSON among other kinds (the public ones): a body labelled JSON is
- * read within the size bound and refused when too deep; its syntax is left to the endpoint.
+ * The bound alone, for the public routes: a body labelled JSON is read within the size bound and
+ * refused when too deep; its syntax is left to the endpoint.
  */
 export const guard = (request: HttpServerRequest.HttpServerRequest) =>
   /json/i.test(request.headers["content-type"] ?? "")

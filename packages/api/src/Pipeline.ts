@@ -1,28 +1,36 @@
-import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { FileSystem, HttpApiBuilder, HttpApp, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse, Multipart, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { ApiKeyEntity } from "@pic2video/cluster/ApiKeyEntity"
-import * as Imports from "@pic2video/cluster/Imports"
 import { KeyHasher } from "@pic2video/cluster/KeyHasher"
 import { Errors, Idempotency as IdempotencyPolicy, RateLimit, Scopes } from "@pic2video/domain"
+import type { Parsed } from "@pic2video/domain/JsonBody"
 import { randomBase62 } from "@pic2video/domain/Random"
-import { Effect, Exit, Option } from "effect"
+import { Cause, Context, Data, Effect, FiberRef, Layer, Option } from "effect"
+import * as FindMyWay from "find-my-way-ts"
 import { Api } from "./Api.ts"
 import { authenticate, type Caller } from "./Authentication.ts"
 import { causeToResponse, errorResponse } from "./ErrorResponse.ts"
 import * as Idempotency from "./Idempotency.ts"
 import * as JsonBody from "./JsonBody.ts"
-import { CurrentPrincipal } from "./Principal.ts"
+import { Admission, type AdmittedShape, CurrentImport } from "./Principal.ts"
 import * as RouteTable from "./RouteTable.ts"
-import { withUploadBody } from "./UploadBody.ts"
+import * as UploadBody from "./UploadBody.ts"
 
 /**
- * The request pipeline, in the order contract §4 fixes (first failure wins): route (404/405),
- * authentication, account gates, scope, rate limit, idempotency, body, validation; then the
- * handler. It wraps the HttpApi router so that every outcome, the router's decoding failures
- * included, passes through one error mapping and can be remembered for idempotent replay.
+ * The request pipeline, in the order contract §4 fixes (first failure wins), on HttpApi's own router:
+ *
+ * 1. route: the router matches; when it finds nothing, the same router's routes, asked under the
+ *    other methods, tell 404 from 405 and fill `Allow` (`layer` below);
+ * 2–7. authentication, account gates, scope, rate limit, idempotency, body: the `Admission`
+ *    middleware of every group, which runs once the route matched and before anything is decoded,
+ *    and reads what the matched endpoint declares (RouteTable.ts, from the Api.ts annotations);
+ * 8. validation: the framework decodes path, headers and query; the handler decodes the body the
+ *    pipeline read (`payload` in Principal.ts).
+ *
+ * Every outcome, the router's included, passes through one error mapping, carries X-Request-Id,
+ * and finishes the idempotency record it ran under.
  */
 const entityTimeout = "3 seconds"
-const maxJsonBytes = 1024 * 1024
 
 const rateLimitHeaders = (a: { limit: number; remaining: number; resetSeconds: number }) => ({
   "ratelimit-limit": String(a.limit),
@@ -39,12 +47,28 @@ const bodyJson = (response: HttpServerResponse.HttpServerResponse): unknown => {
   }
 }
 
-export const layer = HttpApiBuilder.middleware(
-  Api,
+/** A remembered outcome: the checks answer it instead of the handler (contract §6). */
+class Replay extends Data.TaggedError("Replay")<{ readonly status: number; readonly body: unknown }> {}
+
+/** A replay with a fresh request id in error bodies (contract §6). */
+const replayResponse = ({ body, status }: Replay, requestId: string) => {
+  const fresh = typeof body === "object" && body !== null && "request_id" in body ? { ...body, request_id: requestId } : body
+  return HttpServerResponse.unsafeJson(fresh, { status, headers: { "idempotency-replayed": "true" } })
+}
+
+/** Steps 2–7 for the endpoint the router matched. */
+export const layerAdmission = Layer.effect(
+  Admission,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const hasher = yield* KeyHasher
     const keyClient = yield* ApiKeyEntity.client
+    // the services a ReplayCurrent annotation names (checked here, at start, for every endpoint)
+    const services = yield* Effect.context<CurrentImport>()
+    for (const route of RouteTable.routes) if (route.replayCurrent !== undefined) Context.unsafeGet(services, route.replayCurrent)
+    const withSql = Effect.provideService(SqlClient.SqlClient, sql)
+    // the upload reader spools to temp files
+    const files = Effect.provide(Context.make(FileSystem.FileSystem, yield* FileSystem.FileSystem).pipe(Context.add(Path.Path, yield* Path.Path)))
 
     /** Step 5: the key's entity keeps the window; reads fail open if it cannot be reached in time. */
     const admit = (caller: Caller, bucket: RateLimit.Bucket) =>
@@ -59,101 +83,15 @@ export const layer = HttpApiBuilder.middleware(
         )
       )
 
-    /** Steps 7–8 that need the raw body: content type, JSON syntax, and the render type. */
-    const checkBody = (route: RouteTable.Route, request: HttpServerRequest.HttpServerRequest) =>
+    /** Step 6: begin the record, or answer from it. The body is read here, once, for its fingerprint. */
+    const idempotency = (route: RouteTable.Route, caller: Caller, key: string, request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
-        const type = (request.headers["content-type"] ?? "").toLowerCase()
-        if (route.body === "multipart") {
-          // without a boundary parameter the parser cannot even start
-          if (!type.startsWith("multipart/form-data") || !/;\s*boundary=/i.test(type)) {
-            return yield* Effect.fail(Errors.fail("invalid_request", "send the upload as multipart/form-data"))
-          }
-          return
-        }
-        if (route.body !== "json") return
-        if (!/^application\/([a-z.+-]*\+)?json\b/.test(type)) {
-          return yield* Effect.fail(Errors.fail("invalid_request", "send the body as application/json"))
-        }
-        const body = yield* JsonBody.parse(request)
-        if (route.name === "createRender" && typeof body === "object" && body !== null && !Array.isArray(body)) {
-          const type = (body as Record<string, unknown>).render_type
-          if (typeof type === "string" && type !== "aesthetic_quote") {
-            return yield* Effect.fail(Errors.fail("unsupported_render_type", "only render_type `aesthetic_quote` is available"))
-          }
-        }
-      })
-
-    const run = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>, requestId: string) =>
-      Effect.catchAllCause(app, (cause) => causeToResponse(cause, requestId))
-
-    const handle = (app: HttpApp.Default, request: HttpServerRequest.HttpServerRequest, requestId: string) =>
-      Effect.gen(function*() {
-        const url = new URL(request.url, "http://localhost")
-        const matched = RouteTable.match(request.method, url.pathname)
-        switch (matched._tag) {
-          case "NotFound":
-            // contract §4.1: the route's own statuses (404/405) with the code invalid_request
-            return errorResponse(Errors.fail("invalid_request", `no endpoint at ${url.pathname}`), requestId).pipe(
-              HttpServerResponse.setStatus(404)
-            )
-          case "MethodNotAllowed":
-            return errorResponse(
-              Errors.fail("invalid_request", `${request.method} is not allowed here; use ${matched.allow.join(", ")}`, {
-                headers: { allow: matched.allow.join(", ") }
-              }),
-              requestId
-            ).pipe(HttpServerResponse.setStatus(405))
-          case "Extra":
-            return yield* run(app, requestId)
-        }
-        const route = matched.route
-        if (route.public) return yield* run(Effect.zipRight(JsonBody.guard(request), app), requestId)
-        if (route.bucket === undefined) return yield* run(app, requestId)
-
-        // steps 2–4: who is calling, may the account act, does the key hold the scope
-        const caller = yield* authenticate(request.headers.authorization).pipe(
-          Effect.provideService(SqlClient.SqlClient, sql),
-          Effect.provideService(KeyHasher, hasher)
-        )
-        if (route.scope !== undefined && !Scopes.grants(caller.scopes, route.scope)) {
-          return yield* Effect.fail(Errors.fail("insufficient_scope", `this endpoint needs the ${route.scope} scope`))
-        }
-        // step 5
-        const admission = yield* admit(caller, route.bucket)
-        const limitHeaders = rateLimitHeaders(admission)
-        yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeaders(res, limitHeaders)))
-        if (!admission.allowed) {
-          return yield* Effect.fail(Errors.fail("rate_limit_exceeded", "too many requests this minute for this key", {
-            retryAfter: admission.resetSeconds
-          }))
-        }
-
-        // JSON bodies are small; refuse a huge one before reading it (the upload has its own limit)
-        if (route.body === "json" && Number(request.headers["content-length"] ?? 0) > maxJsonBytes) {
-          return yield* Effect.fail(Errors.fail("payload_too_large", "a JSON body may be at most 1 MiB"))
-        }
-
-        const principal = Option.some({ keyId: caller.keyId, workspaceId: caller.workspaceId, scopes: caller.scopes, spendCap24h: caller.spendCap24h })
-        // uploads are read by our multipart reader (UploadBody.ts), which answers a truncated body at once
-        const routed = route.body === "multipart"
-          ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, withUploadBody(request))
-          : Effect.provideService(app, HttpServerRequest.HttpServerRequest, forRouter(route, request))
-        const proceed = Effect.zipRight(checkBody(route, request), routed).pipe(
-          (e) => run(e, requestId),
-          Effect.locally(CurrentPrincipal, principal)
-        )
-
-        // step 6: idempotency, when the header is sent on an endpoint that takes it
-        const key = request.headers["idempotency-key"]
-        if (!route.idempotent || key === undefined) return yield* proceed
         if (!IdempotencyPolicy.isValidKey(key)) {
           return yield* Effect.fail(Errors.fail("validation_failed", "Idempotency-Key must be 1 to 255 printable ASCII characters"))
         }
-        // `text` is cached on the request, so the router can still read the body after us
-        const raw = yield* JsonBody.text(request)
-        const begun = yield* Idempotency.begin(caller.keyId, route.name, key, IdempotencyPolicy.fingerprint(new TextEncoder().encode(raw))).pipe(
-          Effect.provideService(SqlClient.SqlClient, sql)
-        )
+        const json = yield* JsonBody.read(request)
+        const fingerprint = IdempotencyPolicy.fingerprintParsed(json.text, json.parsed)
+        const begun = yield* withSql(Idempotency.begin(caller.keyId, route.name, key, fingerprint))
         switch (begun._tag) {
           case "Conflict":
             return yield* Effect.fail(Errors.fail("idempotency_conflict", "this Idempotency-Key was used with a different body"))
@@ -162,54 +100,179 @@ export const layer = HttpApiBuilder.middleware(
               retryAfter: 1
             }))
           case "Replay": {
-            // contract §7: a replayed import create answers the import's CURRENT state (creation
-            // shape), not the body stored when it was pending; every other replay is verbatim
-            if (route.name === "createImport" && begun.status === 202) {
-              const current = yield* currentImport(caller.workspaceId, begun.body).pipe(Effect.provideService(SqlClient.SqlClient, sql))
-              if (current !== undefined) return replay(202, current, requestId)
-            }
-            return replay(begun.status, begun.body, requestId)
+            // a success may be answered with the current state of what it created (contract §7)
+            const current = route.replayCurrent !== undefined && begun.status < 300
+              ? yield* Context.unsafeGet(services, route.replayCurrent).current(caller.workspaceId, begun.body)
+              : undefined
+            return yield* Effect.fail(new Replay({ status: begun.status, body: current ?? begun.body }))
           }
-          case "New": {
-            const exit = yield* proceed.pipe(Effect.locally(Idempotency.CurrentRecord, Option.some(begun.recordId)), Effect.exit)
-            const response = Exit.isSuccess(exit) ? exit.value : yield* causeToResponse(exit.cause, requestId)
-            yield* Idempotency.finish(begun.recordId, response.status, bodyJson(response)).pipe(
-              Effect.provideService(SqlClient.SqlClient, sql)
-            )
-            return response
+          case "New":
+            // finished by `layer` with whatever the request is answered
+            yield* FiberRef.set(Idempotency.Pending, Option.some(begun.recordId))
+            return { record: begun.recordId, json }
+        }
+      })
+
+    /** Step 7: the content type the endpoint takes, and its body read once. */
+    const body = (route: RouteTable.Route, request: HttpServerRequest.HttpServerRequest, json: { readonly parsed: Parsed } | undefined) =>
+      Effect.gen(function*() {
+        const type = (request.headers["content-type"] ?? "").toLowerCase()
+        switch (route.body) {
+          case "none":
+            return Option.none()
+          case "multipart": {
+            // without a boundary parameter the parser cannot even start
+            if (!type.startsWith("multipart/form-data") || !/;\s*boundary=/i.test(type)) {
+              return yield* Effect.fail(Errors.fail("invalid_request", "send the upload as multipart/form-data"))
+            }
+            const parts = files(UploadBody.read(request))
+            return Option.some(yield* Option.match(route.multipartLimits, {
+              onNone: () => parts,
+              onSome: (limits) => Multipart.withLimits(parts, limits)
+            }))
+          }
+          case "json": {
+            if (!/^application\/([a-z.+-]*\+)?json\b/.test(type)) {
+              return yield* Effect.fail(Errors.fail("invalid_request", "send the body as application/json"))
+            }
+            const value = yield* JsonBody.value((json ?? (yield* JsonBody.read(request))).parsed)
+            const refused = route.bodyRule?.(value)
+            if (refused !== undefined) return yield* Effect.fail(refused)
+            return Option.some(value)
           }
         }
       })
 
+    const check = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const matched = yield* HttpRouter.RouteContext
+      const route = RouteTable.forRoute(matched.route)
+      if (route === undefined) return yield* Effect.dieMessage(`no endpoint declared for ${matched.route.method} ${matched.route.path}`)
+      if (route.public) {
+        yield* JsonBody.guard(request)
+        return { principal: Option.none(), record: Option.none(), body: Option.none() } satisfies AdmittedShape
+      }
+
+      // steps 2–4: who is calling, may the account act, does the key hold the scope
+      const caller = yield* authenticate(request.headers.authorization).pipe(
+        withSql,
+        Effect.provideService(KeyHasher, hasher)
+      )
+      if (route.scope !== undefined && !Scopes.grants(caller.scopes, route.scope)) {
+        return yield* Effect.fail(Errors.fail("insufficient_scope", `this endpoint needs the ${route.scope} scope`))
+      }
+      // step 5, with RateLimit-* on every answer from here on
+      const admission = yield* admit(caller, route.bucket!)
+      const limitHeaders = rateLimitHeaders(admission)
+      yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeaders(res, limitHeaders)))
+      if (!admission.allowed) {
+        return yield* Effect.fail(Errors.fail("rate_limit_exceeded", "too many requests this minute for this key", {
+          retryAfter: admission.resetSeconds
+        }))
+      }
+      // JSON bodies are small; a huge one is refused before it is read (uploads have their own limit)
+      if (route.body === "json") yield* JsonBody.declaredTooLarge(request)
+
+      // step 6, when the header is sent on an endpoint that takes it
+      const key = route.idempotent ? request.headers["idempotency-key"] : undefined
+      const begun = key === undefined ? undefined : yield* idempotency(route, caller, key, request)
+
+      return {
+        principal: Option.some({ keyId: caller.keyId, workspaceId: caller.workspaceId, scopes: caller.scopes, spendCap24h: caller.spendCap24h }),
+        record: Option.fromNullable(begun?.record),
+        body: yield* body(route, request, begun?.json)
+      } satisfies AdmittedShape
+    })
+
+    // The middleware declares no failure of its own: a refusal travels as a defect to `layer`,
+    // which answers every cause with the catalogue's error body.
+    return Admission.of({ bearer: () => Effect.orDie(check) })
+  })
+)
+
+/**
+ * Paths match exactly as declared (contract §4.1): case-sensitive, no trailing or doubled slash
+ * folded away (find-my-way's defaults fold all three). The router and the 405 probe use the same.
+ */
+const routerConfig = { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false }
+
+export const layerRouterConfig = HttpRouter.setRouterConfig(routerConfig)
+
+/** HTTP methods the API's routes are declared under, for `Allow`. */
+const methods = ["DELETE", "GET", "PATCH", "POST", "PUT"] as const
+
+/**
+ * The pipeline around HttpApi's router: the request id, the router's own answer for a path it
+ * does not route (404, or 405 with `Allow`), one error mapping, and the idempotency record finished
+ * with the answer.
+ */
+export const layer = HttpApiBuilder.middleware(
+  Api,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const router = yield* HttpApiBuilder.Router
+    let finder: FindMyWay.Router<unknown> | undefined
+
+    /** Step 1: the methods under which the same router routes this path (none: 404). */
+    const allowed = (url: string) =>
+      Effect.map(router.router, (routes) => {
+        if (finder === undefined) {
+          finder = FindMyWay.make(routerConfig)
+          for (const route of routes.routes) finder.on(route.method, route.path, route)
+        }
+        return methods.filter((m) => finder!.find(m, url) !== undefined)
+      })
+
+    const notRouted = (request: HttpServerRequest.HttpServerRequest, requestId: string) =>
+      Effect.map(allowed(request.url), (allow) => {
+        const { pathname } = new URL(request.url, "http://localhost")
+        // contract §4.1: the route's own statuses (404/405) with the code invalid_request
+        return allow.length === 0
+          ? errorResponse(Errors.fail("invalid_request", `no endpoint at ${pathname}`), requestId).pipe(HttpServerResponse.setStatus(404))
+          : errorResponse(
+            Errors.fail("invalid_request", `${request.method} is not allowed here; use ${allow.join(", ")}`, {
+              headers: { allow: allow.join(", ") }
+            }),
+            requestId
+          ).pipe(HttpServerResponse.setStatus(405))
+      })
+
+    const answer = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest, requestId: string) => {
+      const e = Cause.squash(cause)
+      if (e instanceof Replay) return Effect.succeed(replayResponse(e, requestId))
+      if (e instanceof HttpServerError.RouteNotFound) return notRouted(request, requestId)
+      return causeToResponse(cause, requestId)
+    }
+
     return (app: HttpApp.Default) =>
       Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
+        const request = routable(yield* HttpServerRequest.HttpServerRequest)
         const requestId = `req_${randomBase62(24)}`
         yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeader(res, "x-request-id", requestId)))
-        return yield* handle(app, request, requestId).pipe(
+        const response = yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, request).pipe(
+          Effect.catchAllCause((cause) => answer(cause, request, requestId))
+        )
+        const pending = yield* FiberRef.get(Idempotency.Pending)
+        if (Option.isNone(pending)) return response
+        return yield* Idempotency.finish(pending.value, response.status, bodyJson(response)).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.as(response),
           Effect.catchAllCause((cause) => causeToResponse(cause, requestId))
         )
       })
   })
+).pipe(
+  // the router the groups, /openapi.json and /docs add their routes to (layers are shared within a build)
+  Layer.provide(HttpApiBuilder.Router.Live)
 )
 
-/** The creation-shaped document of the import a remembered 202 named, as it is now. */
-const currentImport = (workspaceId: string, stored: unknown) =>
-  Effect.gen(function*() {
-    const id = typeof stored === "object" && stored !== null && "id" in stored && typeof stored.id === "string" ? stored.id : undefined
-    const row = id === undefined ? undefined : yield* Imports.find(workspaceId, id)
-    return row === undefined ? undefined : yield* Imports.createdDocument(row)
-  })
-
 /**
- * The request as the router is given it. A path id is opaque (contract §4.8: the wrong shape is the
- * endpoint's own 404): a `%` that starts no valid escape is taken literally, so the handler looks the
- * id up instead of the router refusing the path as if it did not exist. A JSON body sent as
- * `application/…+json` is JSON to the router too (it would otherwise read the body as bytes, again).
- * The same request object underneath, so the body `checkBody` already read stays read.
+ * The one place the request is adjusted for the router, because find-my-way refuses a path it
+ * cannot percent-decode as if it did not exist: a `%` that starts no valid escape is taken
+ * literally (`%25`), so a malformed path id reaches its endpoint, whose lookup answers its own 404
+ * (contract §4.8: ids are opaque). Any other request is passed as it came.
  */
-const forRouter = (route: RouteTable.Route, request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
-  const overrides: PropertyDescriptorMap = {}
+const routable = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
   const q = request.url.indexOf("?")
   const path = q === -1 ? request.url : request.url.slice(0, q)
   const fixed = path.split("/").map((segment) => {
@@ -220,17 +283,5 @@ const forRouter = (route: RouteTable.Route, request: HttpServerRequest.HttpServe
       return segment.replace(/%/g, "%25")
     }
   }).join("/")
-  if (fixed !== path) overrides.url = { value: fixed + (q === -1 ? "" : request.url.slice(q)) }
-  const type = request.headers["content-type"] ?? ""
-  if (route.body === "json" && !type.toLowerCase().includes("application/json")) {
-    overrides.headers = { value: { ...request.headers, "content-type": "application/json" } }
-  }
-  return Object.keys(overrides).length === 0 ? request : Object.create(request, overrides)
+  return fixed === path ? request : request.modify({ url: fixed + (q === -1 ? "" : request.url.slice(q)) })
 }
-
-/** A remembered outcome, with a fresh request id in error bodies (contract §6). */
-const replay = (status: number, body: unknown, requestId: string) => {
-  const fresh = typeof body === "object" && body !== null && "request_id" in body ? { ...body, request_id: requestId } : body
-  return HttpServerResponse.unsafeJson(fresh, { status, headers: { "idempotency-replayed": "true" } })
-}
-

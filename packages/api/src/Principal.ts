@@ -1,7 +1,12 @@
-import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
-import { Context, Effect, FiberRef, Option, Schema } from "effect"
-import type { RateLimit, Scopes } from "@pic2video/domain"
+import { HttpApiError, HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import { Context, Effect, Option, Schema } from "effect"
+import type { Errors, RateLimit, Scopes } from "@pic2video/domain"
 import type { Payer } from "@pic2video/cluster/services/RenderService"
+
+/**
+ * What the endpoints of the API declare for the request pipeline (contract §4), and what the
+ * pipeline hands their handlers. Browser-safe: the definition (Api.ts) imports it.
+ */
 
 /** The authenticated caller: the API key and the workspace it belongs to. */
 export interface PrincipalShape {
@@ -12,48 +17,84 @@ export interface PrincipalShape {
   readonly spendCap24h: number | null
 }
 
-export class Principal extends Context.Tag("pic2video/Principal")<Principal, PrincipalShape>() {}
-
-/** Who pays for what this request creates: the key, and through it its workspace. */
-export const payer: Effect.Effect<Payer, never, Principal> = Effect.map(Principal, (p) => ({
-  workspaceId: p.workspaceId,
-  keyId: p.keyId,
-  spendCap24h: p.spendCap24h
-}))
-
-/** Set by the request pipeline once the key has been verified (contract §4 steps 2–5). */
-export const CurrentPrincipal = FiberRef.unsafeMake<Option.Option<PrincipalShape>>(Option.none())
-
-/** The scope an endpoint requires, as an endpoint annotation the pipeline reads from the definition. */
+/** The scope an endpoint requires (contract §4.4). */
 export class RequiredScope extends Context.Tag("pic2video/RequiredScope")<RequiredScope, Scopes.Scope>() {}
 
 /**
  * The rate-limit bucket an endpoint draws from (contract §4.5): a group names its default, an
- * endpoint that differs names its own. The pipeline reads it from the definition.
+ * endpoint that differs names its own.
  */
 export class RateBucket extends Context.Tag("pic2video/RateBucket")<RateBucket, RateLimit.Bucket>() {}
 
 /** Endpoints that take an `Idempotency-Key` (contract §4.6): their outcomes are remembered and replayed. */
 export class Idempotent extends Context.Tag("pic2video/Idempotent")<Idempotent, true>() {}
 
-/** Endpoints that need no key (health, docs, the OAuth callback authenticated by its state). */
+/** Endpoints that need no key (health, the OAuth callback authenticated by its state). */
 export class PublicEndpoint extends Context.Tag("pic2video/PublicEndpoint")<PublicEndpoint, true>() {}
 
 /**
- * The security middleware of every authenticated group. The pipeline has already authenticated
- * the request before routing (it must answer 401/403/429 before the body is read), so this only
- * lifts the verified key into the handler's context, and documents bearer auth in OpenAPI.
+ * A rule on the parsed JSON body that answers before the schema does (contract §4.8: an
+ * `unsupported_render_type` is named rather than reported as a field error).
  */
-export class Authenticated extends HttpApiMiddleware.Tag<Authenticated>()("pic2video/Authenticated", {
-  provides: Principal,
+export class BodyRule extends Context.Tag("pic2video/BodyRule")<BodyRule, (body: unknown) => Errors.ApiFailure | undefined>() {}
+
+/** Reads what a remembered success created, as it is now (undefined: gone; the stored answer stands). */
+export interface CurrentState {
+  readonly current: (workspaceId: string, stored: unknown) => Effect.Effect<unknown>
+}
+
+/**
+ * A replayed success of this endpoint answers the current state of what it created, read by the
+ * service under this tag, instead of the stored body (contract §7: an import create).
+ */
+export class ReplayCurrent extends Context.Tag("pic2video/ReplayCurrent")<ReplayCurrent, Context.Tag<any, CurrentState>>() {}
+
+/** The import a remembered import create named, in its creation shape, as it is now. */
+export class CurrentImport extends Context.Tag("pic2video/CurrentImport")<CurrentImport, CurrentState>() {}
+
+/**
+ * What the request pipeline admitted (contract §4 steps 2–7): the caller (none on a public
+ * endpoint), the idempotency record the request runs under, and the body read once.
+ */
+export interface AdmittedShape {
+  readonly principal: Option.Option<PrincipalShape>
+  readonly record: Option.Option<number>
+  /** the parsed JSON value, or the persisted multipart parts; none on an endpoint without a body */
+  readonly body: Option.Option<unknown>
+}
+
+export class Admitted extends Context.Tag("pic2video/Admitted")<Admitted, AdmittedShape>() {}
+
+/**
+ * The one middleware of every group: it runs once the router has matched the endpoint and before
+ * anything is decoded, reads the endpoint's annotations above and applies contract §4 steps 2–7
+ * (Pipeline.ts). Declared as bearer security so the document shows how to authenticate.
+ */
+export class Admission extends HttpApiMiddleware.Tag<Admission>()("pic2video/Admission", {
+  provides: Admitted,
   security: { bearer: HttpApiSecurity.bearer },
   failure: Schema.Never
 }) {}
 
-export const authenticatedFromPipeline = Authenticated.of({
-  bearer: () =>
-    Effect.flatMap(FiberRef.get(CurrentPrincipal), Option.match({
-      onNone: () => Effect.dieMessage("an authenticated route ran without the pipeline's principal"),
-      onSome: Effect.succeed
-    }))
-})
+/** The verified caller of an authenticated endpoint. */
+export const Principal: Effect.Effect<PrincipalShape, never, Admitted> = Effect.flatMap(Admitted, (a) =>
+  Option.match(a.principal, {
+    onNone: () => Effect.dieMessage("an authenticated endpoint ran without a verified key"),
+    onSome: Effect.succeed
+  }))
+
+/** Who pays for what this request creates: the key, and through it its workspace. */
+export const payer: Effect.Effect<Payer, never, Admitted> = Effect.map(Principal, (p) => ({
+  workspaceId: p.workspaceId,
+  keyId: p.keyId,
+  spendCap24h: p.spendCap24h
+}))
+
+/** The request's body, decoded with the endpoint's schema (contract §4.8; a failure is 422). */
+export const payload = <A, I, R>(schema: Schema.Schema<A, I, R>) =>
+  Effect.flatMap(Admitted, (a) =>
+    Effect.catchTag(
+      Schema.decodeUnknown(schema)(Option.getOrUndefined(a.body)),
+      "ParseError",
+      (e) => Effect.flatMap(HttpApiError.HttpApiDecodeError.fromParseError(e), Effect.fail)
+    ))

@@ -1,54 +1,60 @@
-import { HttpApi } from "@effect/platform"
+import { HttpApi, HttpApiSchema, type Multipart } from "@effect/platform"
 import { Context, Option } from "effect"
-import type { RateLimit, Scopes } from "@pic2video/domain"
+import type { Errors, RateLimit, Scopes } from "@pic2video/domain"
 import { Api } from "./Api.ts"
-import { Idempotent, PublicEndpoint, RateBucket, RequiredScope } from "./Principal.ts"
+import { BodyRule, type CurrentState, Idempotent, PublicEndpoint, RateBucket, ReplayCurrent, RequiredScope } from "./Principal.ts"
 
 /**
- * The route table the request pipeline consults before anything else (contract §4.1): which
- * path and method exist, and what the definition's annotations say of each — the scope it requires,
- * its rate bucket, whether it takes an Idempotency-Key, whether it is public. Derived from the
- * HttpApi definition, so a new endpoint cannot be added without its scope and bucket.
+ * What each endpoint of the definition declares for the request pipeline (contract §4): the scope
+ * it requires, its rate bucket, whether it takes an Idempotency-Key, how its body is read, and its
+ * own rules. Read from the HttpApi annotations, so an endpoint cannot be added without its scope
+ * and bucket; keyed by the route the router matched (method and declared path), never matched here.
  */
 export interface Route {
   readonly name: string
   readonly method: string
   readonly path: string
-  readonly pattern: RegExp
   readonly scope: Scopes.Scope | undefined
   /** the rate-limit bucket (contract §4.5); undefined only on public routes */
   readonly bucket: RateLimit.Bucket | undefined
   readonly public: boolean
-  /** takes an Idempotency-Key (contract §6, §7) */
+  /** takes an Idempotency-Key (contract §4.6, §6) */
   readonly idempotent: boolean
-  /** how the body is read: JSON, multipart, or none */
+  /** how the body is read (contract §4.7): JSON, multipart (with the endpoint's limits), or none */
   readonly body: "json" | "multipart" | "none"
+  readonly multipartLimits: Option.Option<Multipart.withLimits.Options>
+  /** checked on the parsed body before the schema (contract §4.8) */
+  readonly bodyRule: ((body: unknown) => Errors.ApiFailure | undefined) | undefined
+  /** a replayed success answers the current state read by this service (contract §7) */
+  readonly replayCurrent: Context.Tag<any, CurrentState> | undefined
 }
-
-const toPattern = (path: string) =>
-  new RegExp(`^${path.split("/").map((s) => (s.startsWith(":") ? "([^/]+)" : s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/")}$`)
 
 const build = (): ReadonlyArray<Route> => {
   const routes: Array<Route> = []
   HttpApi.reflect(Api, {
     onGroup() {},
-    onEndpoint({ endpoint, mergedAnnotations, payloads }) {
-      const scope = Option.getOrUndefined(Context.getOption(mergedAnnotations, RequiredScope))
-      const isPublic = Option.isSome(Context.getOption(mergedAnnotations, PublicEndpoint))
-      const bucket = Option.getOrUndefined(Context.getOption(mergedAnnotations, RateBucket))
+    onEndpoint({ endpoint, mergedAnnotations }) {
+      const annotation = <I, S>(tag: Context.Tag<I, S>) => Option.getOrUndefined(Context.getOption(mergedAnnotations, tag))
+      const scope = annotation(RequiredScope)
+      const isPublic = annotation(PublicEndpoint) === true
+      const bucket = annotation(RateBucket)
       if (scope === undefined && !isPublic) throw new Error(`endpoint ${endpoint.name} declares no scope`)
       if (bucket === undefined && !isPublic) throw new Error(`endpoint ${endpoint.name} declares no rate bucket`)
-      const multipart = [...payloads.keys()].some((contentType) => contentType.startsWith("multipart/"))
+      const multipartLimits = Option.flatMapNullable(endpoint.payloadSchema, (s) => HttpApiSchema.getMultipart(s.ast))
       routes.push({
         name: endpoint.name,
         method: endpoint.method,
         path: endpoint.path,
-        pattern: toPattern(endpoint.path),
         scope,
         bucket,
         public: isPublic,
-        idempotent: Option.isSome(Context.getOption(mergedAnnotations, Idempotent)),
-        body: endpoint.method === "GET" || endpoint.method === "DELETE" ? "none" : multipart ? "multipart" : "json"
+        idempotent: annotation(Idempotent) === true,
+        body: endpoint.method === "GET" || endpoint.method === "DELETE"
+          ? "none"
+          : Option.isSome(multipartLimits) ? "multipart" : "json",
+        multipartLimits,
+        bodyRule: annotation(BodyRule),
+        replayCurrent: annotation(ReplayCurrent)
       })
     }
   })
@@ -57,23 +63,8 @@ const build = (): ReadonlyArray<Route> => {
 
 export const routes = build()
 
-/** Served outside the HttpApi groups (docs); public, GET only. */
-const extraPublic = new Set(["/openapi.json", "/docs"])
+const byRoute = new Map(routes.map((r) => [`${r.method} ${r.path}`, r]))
 
-export type Match =
-  | { readonly _tag: "Route"; readonly route: Route }
-  | { readonly _tag: "Extra" }
-  | { readonly _tag: "NotFound" }
-  | { readonly _tag: "MethodNotAllowed"; readonly allow: ReadonlyArray<string> }
-
-/** HEAD is answered as GET (RFC 9110 §9.3.2; Node sends the head without the body). */
-export const routingMethod = (method: string): string => (method === "HEAD" ? "GET" : method)
-
-export const match = (method: string, pathname: string): Match => {
-  const routed = routingMethod(method)
-  if (extraPublic.has(pathname)) return routed === "GET" ? { _tag: "Extra" } : { _tag: "MethodNotAllowed", allow: ["GET"] }
-  const candidates = routes.filter((r) => r.pattern.test(pathname))
-  if (candidates.length === 0) return { _tag: "NotFound" }
-  const route = candidates.find((r) => r.method === routed)
-  return route !== undefined ? { _tag: "Route", route } : { _tag: "MethodNotAllowed", allow: [...new Set(candidates.map((r) => r.method))].sort() }
-}
+/** The endpoint behind the route the router matched (HEAD is routed as GET). */
+export const forRoute = (route: { readonly method: string; readonly path: string }): Route | undefined =>
+  byRoute.get(`${route.method} ${route.path}`)

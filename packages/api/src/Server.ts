@@ -29,9 +29,8 @@ import * as RendersHandlers from "./handlers/Renders.ts"
 import * as SystemHandlers from "./handlers/System.ts"
 import * as Pipeline from "./Pipeline.ts"
 import { layerInfra } from "./Infra.ts"
-import { Authenticated, authenticatedFromPipeline } from "./Principal.ts"
 
-/** The HttpApi with its handlers, the request pipeline, /openapi.json and the /docs page. */
+/** The HttpApi with its handlers and the checks of the request pipeline (Pipeline.ts). */
 const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([
     SystemHandlers.layer,
@@ -41,7 +40,8 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
     IntegrationsHandlers.layer,
     OAuthHandlers.layer
   ]),
-  Layer.provide(Layer.succeed(Authenticated, authenticatedFromPipeline)),
+  Layer.provide(Pipeline.layerAdmission),
+  Layer.provide(ImportsHandlers.layerCurrentImport),
   Layer.provide(Services.layer)
 )
 
@@ -102,6 +102,7 @@ export const layerHttp = HttpApiBuilder.serve(withPortal).pipe(
   Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar }).pipe(Layer.provide(DocumentedApi))),
   Layer.provide(Pipeline.layer),
   Layer.provide(ApiLive),
+  Layer.provide(Pipeline.layerRouterConfig),
   // the portal's pages call the same services (one instance: layers are shared within a build)
   Layer.provide(Services.layer),
   HttpServer.withLogAddress,

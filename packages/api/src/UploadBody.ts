@@ -50,7 +50,11 @@ const internal = (cause: unknown) => new Multipart.MultipartError({ reason: "Int
 const settled = (sinks: ReadonlyArray<nodeFs.WriteStream>) =>
   Effect.promise(() => Promise.all(sinks.map((s) => s.closed || s.destroyed ? undefined : new Promise<void>((r) => s.once("close", () => r())))))
 
-const persisted = (request: HttpServerRequest.HttpServerRequest) =>
+/**
+ * The upload's parts, read once by the request pipeline (contract §4.7) within the limits in force
+ * (`Multipart.withLimits`, from the endpoint's definition).
+ */
+export const read = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const config = yield* Multipart.makeConfig(request.headers)
     const fs = yield* FileSystem.FileSystem
@@ -148,12 +152,4 @@ const discardRest = (req: IncomingMessage) => {
       req.once("close", close)
     }
   }
-}
-
-/** The request as the router sees it on an upload route: the same request with this multipart reader. */
-export const withUploadBody = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
-  let cached: HttpServerRequest.HttpServerRequest["multipart"] | undefined
-  return Object.create(request, {
-    multipart: { get: () => (cached ??= Effect.runSync(Effect.cached(persisted(request)))) }
-  })
 }

@@ -24,15 +24,18 @@ export const canonicalJson = (value: unknown): string => {
  * nested past the depth bound (answered 422) is fingerprinted by its bytes: `canonicalJson` recurses.
  */
 export const fingerprint = (raw: Uint8Array): string => {
-  let material: Uint8Array | string = raw
   try {
-    const parsed = JsonBody.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw))
-    if (parsed._tag === "Ok") material = canonicalJson(parsed.value)
+    const text = new TextDecoder("utf-8", { fatal: true }).decode(raw)
+    return fingerprintParsed(text, JsonBody.parse(text))
   } catch {
     // not UTF-8: the raw bytes are the fingerprint
+    return createHash("sha256").update(raw).digest("hex")
   }
-  return createHash("sha256").update(material).digest("hex")
 }
+
+/** The same fingerprint of a body already read as text and parsed (the API reads a body once). */
+export const fingerprintParsed = (text: string, parsed: JsonBody.Parsed): string =>
+  createHash("sha256").update(parsed._tag === "Ok" ? canonicalJson(parsed.value) : text).digest("hex")
 
 /**
  * Which outcomes are remembered and replayed (contract §6: every outcome the create handler decides;

@@ -1,17 +1,30 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { ImportService } from "@pic2video/cluster/services/ImportService"
-import { Effect, FiberRef, Option } from "effect"
+import * as Requests from "@pic2video/domain/Requests"
+import { Effect, Layer, Option } from "effect"
 import { Api } from "../Api.ts"
-import { CurrentRecord } from "../Idempotency.ts"
-import { Principal } from "../Principal.ts"
+import { Admitted, CurrentImport, payload, Principal } from "../Principal.ts"
 
 /** Bulk import from a drive folder (contract §7). */
 export const layer = HttpApiBuilder.group(Api, "imports", (handlers) =>
   Effect.gen(function*() {
     const imports = yield* ImportService
     return handlers
-      .handle("createImport", ({ payload }) =>
-        Effect.flatMap(Effect.all([Principal, FiberRef.get(CurrentRecord)]), ([p, record]) =>
-          imports.create(p, payload.folder_id, Option.getOrNull(record))))
+      // the body was read once by the pipeline; decoded here (contract §4.8)
+      .handleRaw("createImport", () =>
+        Effect.flatMap(Effect.all([Principal, payload(Requests.CreateImportBody), Admitted]), ([p, body, admitted]) =>
+          imports.create(p, body.folder_id, Option.getOrNull(admitted.record))))
       .handle("getImport", ({ path }) => Effect.flatMap(Principal, (p) => imports.get(p.workspaceId, path.id)))
   }))
+
+/** A replayed import create answers the import as it is now (contract §7), in its creation shape. */
+export const layerCurrentImport = Layer.effect(
+  CurrentImport,
+  Effect.map(ImportService, (imports) =>
+    CurrentImport.of({
+      current: (workspaceId, stored) => {
+        const id = typeof stored === "object" && stored !== null && "id" in stored && typeof stored.id === "string" ? stored.id : undefined
+        return id === undefined ? Effect.succeed(undefined) : imports.created(workspaceId, id)
+      }
+    }))
+)

@@ -1,8 +1,8 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { Effect } from "effect"
-import { Api } from "../Api.ts"
-import { Principal } from "../Principal.ts"
+import { Api, UploadPayload } from "../Api.ts"
+import { payload, Principal } from "../Principal.ts"
 
 const sendPreview = (preview: { readonly bytes: Uint8Array; readonly contentType: string }) =>
   HttpServerResponse.uint8Array(preview.bytes, { contentType: preview.contentType, headers: { "cache-control": "private, no-store" } })
@@ -12,8 +12,9 @@ export const layer = HttpApiBuilder.group(Api, "media", (handlers) =>
     const media = yield* MediaService
     return handlers
       .handle("listMedia", ({ urlParams }) => Effect.flatMap(Principal, (p) => media.list(p.workspaceId, urlParams)))
-      .handle("uploadMedia", ({ payload }) =>
-        Effect.flatMap(Principal, (p) =>
+      // the parts were read once by the pipeline (UploadBody.ts); decoded here (contract §4.8)
+      .handleRaw("uploadMedia", () =>
+        Effect.flatMap(Effect.all([Principal, payload(UploadPayload)]), ([p, payload]) =>
           media.upload(p.workspaceId, {
             path: payload.file.path,
             filename: payload.file.name,

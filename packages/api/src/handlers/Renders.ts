@@ -1,10 +1,11 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import type { OpenedBlob } from "@pic2video/cluster/BlobStore"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
+import * as Requests from "@pic2video/domain/Requests"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { currentIdempotency } from "../Idempotency.ts"
-import { Principal, payer } from "../Principal.ts"
+import { payer, payload, Principal } from "../Principal.ts"
 
 /** streamed from the store (local directory or object store); 503 when it cannot be reached */
 const sendVideo = (file: { readonly blob: OpenedBlob; readonly contentType: string; readonly filename: string }) =>
@@ -23,9 +24,12 @@ export const layer = HttpApiBuilder.group(Api, "renders", (handlers) =>
   Effect.gen(function*() {
     const renders = yield* RenderService
     return handlers
-      .handle("createRender", ({ headers, payload }) =>
-        Effect.flatMap(Effect.all([payer, currentIdempotency(headers["idempotency-key"])]), ([p, idempotency]) =>
-          renders.create(p, payload, idempotency)))
+      // the body was read once by the pipeline; decoded here (contract §4.8)
+      .handleRaw("createRender", ({ headers }) =>
+        Effect.flatMap(
+          Effect.all([payer, payload(Requests.CreateRenderBody), currentIdempotency(headers["idempotency-key"])]),
+          ([p, body, idempotency]) => renders.create(p, body, idempotency)
+        ))
       .handle("getRender", ({ path }) => Effect.flatMap(Principal, (p) => renders.get(p.workspaceId, path.id)))
       .handle("downloadRender", ({ path }) =>
         Effect.flatMap(Principal, (p) => Effect.map(renders.download(p.workspaceId, path.id), sendVideo)))

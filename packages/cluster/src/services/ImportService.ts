@@ -57,6 +57,13 @@ export class ImportService extends Effect.Service<ImportService>()("pic2video/Im
         return Imports.toDocument(row, yield* Imports.items(row.id))
       }))
 
-    return { create, get } as const
+    /** The import in its creation shape as it is now (a replayed create answers it); undefined when gone. */
+    const created = (workspaceId: string, id: string) =>
+      withSql(Effect.gen(function*() {
+        const row = yield* Imports.find(workspaceId, id)
+        return row === undefined ? undefined : yield* Imports.createdDocument(row)
+      }))
+
+    return { create, get, created } as const
   })
 }) {}

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Errors, Ids, RenderState, type Requests } from "@pic2video/domain"
+import { Errors, Idempotency, Ids, RenderState, type Requests } from "@pic2video/domain"
 import { framingInputs, prepareCaption } from "@pic2video/renderer"
 import { Effect } from "effect"
 import { ApiKeyEntity } from "../entities/ApiKeyEntity.ts"
@@ -25,6 +25,16 @@ const entityTimeout = "13 seconds"
  * Generous: a burst of creates on one key queues on the key's row lock, and a failover takes ~10 s.
  */
 const chargeBudgetMillis = 12_000
+
+/**
+ * Whether a create sent again under a key asks for the render the key already made: the same body
+ * (the stored request and metadata, compared as canonical JSON, as the API's fingerprint does).
+ */
+const sameCreate = (earlier: Renders.RenderRow, body: Requests.CreateRenderBody) => {
+  const { metadata, ...request } = body
+  const canonical = (value: unknown) => Idempotency.canonicalJson(JSON.parse(JSON.stringify(value)))
+  return canonical({ request, metadata: metadata ?? {} }) === canonical({ request: earlier.request, metadata: earlier.metadata })
+}
 
 const notFound = (id: string) => Errors.fail("render_not_found", `no render ${id} for this account`)
 
@@ -104,7 +114,13 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
         const earlier = payer.keyId === null && idempotency !== null
           ? yield* withSql(Renders.findKeyless(payer.workspaceId, idempotency.key))
           : undefined
-        if (earlier !== undefined) return { object: "render" as const, id: earlier.id, status: "queued" as const }
+        if (earlier !== undefined) {
+          // the same key with another body is refused, as the API refuses it (contract §4.6)
+          if (!sameCreate(earlier, body)) {
+            return yield* Effect.fail(Errors.fail("idempotency_conflict", "this Idempotency-Key was used with a different body"))
+          }
+          return { object: "render" as const, id: earlier.id, status: "queued" as const }
+        }
         // a cheap look before the caption work; the charge transaction decides for real
         const refusal = yield* withSql(Renders.chargeRefusal(payer))
         if (refusal !== undefined) return yield* Effect.fail(refusal)

@@ -1,7 +1,7 @@
 import { HttpApiError, HttpApiSchema, HttpServerResponse, Multipart } from "@effect/platform"
 import { UploadPayload } from "@pic2video/api/Api"
 import { toFailure } from "@pic2video/api/ErrorResponse"
-import { withUploadBody } from "@pic2video/api/UploadBody"
+import * as UploadBody from "@pic2video/api/UploadBody"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
 import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { Cursor, Errors, Ids } from "@pic2video/domain"
@@ -74,8 +74,7 @@ export const upload = (s: Signed) =>
     if (!type.startsWith("multipart/form-data") || !/;\s*boundary=/i.test(type)) {
       return outcome(400, "send the upload as multipart/form-data (invalid_request)")
     }
-    const request = withUploadBody(s.request)
-    const read = request.multipart.pipe(
+    const read = UploadBody.read(s.request).pipe(
       (m) => limits === undefined ? m : Multipart.withLimits(m, limits),
       Effect.flatMap((parts) => Effect.catchTag(decodePayload(parts), "ParseError", (e) => Effect.flatMap(HttpApiError.HttpApiDecodeError.fromParseError(e), Effect.fail))),
       Effect.flatMap((payload) =>

@@ -7,7 +7,7 @@ import { RenderService } from "@pic2video/cluster/services/RenderService"
 import { Errors, Idempotency, Ids, Requests } from "@pic2video/domain"
 import * as JsonBody from "@pic2video/domain/JsonBody"
 import { Cause, Effect, Either, ParseResult, Schema } from "effect"
-import { type Form, orNotFound, type Signed } from "../Context.ts"
+import { Form, orNotFound, type Signed } from "../Context.ts"
 import { dateTime, flag, html, type Markup } from "../Html.ts"
 import { alert, document, htmlResponse, sentence } from "../Layout.ts"
 
@@ -182,7 +182,13 @@ export const create = (s: Signed) =>
     if (Either.isLeft(decoded)) return yield* refuse(yield* decodeFailure(decoded.left))
     const service = yield* RenderService
     const created = yield* Effect.either(service.create({ workspaceId: s.workspace.id, keyId: null, spendCap24h: null }, decoded.right, { key, recordId: null }))
-    if (Either.isLeft(created)) return yield* refuse(created.left)
+    if (Either.isLeft(created)) {
+      if (created.left.code !== "idempotency_conflict") return yield* refuse(created.left)
+      // the form's key already made a render from other values (sent again after going back and
+      // editing): 409 as the API answers, in the form's words, with a fresh key to send these values
+      const fresh = new Form([...form.entries.filter(([k]) => k !== "idempotency_key"), ["idempotency_key", crypto.randomUUID()]])
+      return yield* renderForm(s, fresh, "This form was already sent with other values. Check them and send it again to create another render. (idempotency_conflict)", 409)
+    }
     return HttpServerResponse.redirect(`/portal/renders/${created.right.id}`, { status: 303 })
   })
 
