@@ -91,7 +91,7 @@ const signIn = (url: URL, secure: boolean) =>
         400,
         "This sign-in link cannot be used",
         html`<p>The link has already been used, has expired, or is not valid. A sign-in link works once, for a short time.</p>
-<p>Ask the operator of this service for a new link.</p>`
+<p>Ask the operator of this service for a new link. If you are still signed in in this browser, <a href="/portal">open the portal</a>.</p>`
       )
     }
     return HttpServerResponse.redirect("/portal", { status: 303, headers: { "cache-control": "no-store", ...securityHeaders } }).pipe(

@@ -51,7 +51,7 @@ ${notice(archived === undefined ? undefined : archived === "" ? "The photo was a
       <p class="muted small"><span class="nowrap">${m.width ?? "?"} × ${m.height ?? "?"}</span> · <span class="nowrap">${bytes(m.file_size_bytes)}</span> · <span class="nowrap">${dateTime(m.created_at)}</span></p>
       ${m.tags.length === 0 ? "" : html`<p>${m.tags.map((t) => html`<span class="chip">${t}</span> `)}</p>`}
       <div class="actions">
-        <a class="button small" href="/portal/renders/new?media_id=${m.id}">Render</a>
+        <a class="button small" href="/portal/renders/new?media_id=${m.id}" aria-label="Render ${m.label === "" ? "photo" : m.label}">Render</a>
         <a role="button" class="button quiet small" href="/portal/media/${m.id}/archive" aria-label="Archive ${m.label === "" ? "photo" : m.label}">Archive</a>
       </div>
     </div>
