@@ -7,7 +7,7 @@ import { api, check, fixture, heading, noChromium, startPortal, suite, until, ty
  * What a new user's walk through the portal found (2026-11-25), each pinned by a test that failed
  * before its fix: an import's skipped files said only a code; a New render link to a photo that had
  * left the library quietly preselected another photo; the upload list kept every earlier batch (and
- * a stale "choose first"); the library's Render links were all named just "Render"; a connected
+ * a stale "choose first"); a photo older than the newest 100 could not be chosen from its link; the library's Render links were all named just "Render"; a connected
  * drive still offered "Connect drive"; the revoked-key notice named only the id.
  */
 describe.skipIf(noChromium)(suite("portal: findings of the new-user walk"), () => {
@@ -76,6 +76,29 @@ describe.skipIf(noChromium)(suite("portal: findings of the new-user walk"), () =
     // a photo still in the library is preselected as before, with no notice
     await page.goto(`${portal.baseUrl}/portal/renders/new?media_id=${kept.id}`)
     expect(await photo.inputValue()).toBe(kept.id)
+    expect(await page.getByRole("status").filter({ hasText: "no longer in the library" }).count()).toBe(0)
+  })
+
+  it("a New render link to a photo older than the newest 100 preselects that photo, not the newest", async () => {
+    const ws = await keyed(portal.admin, "studio", ["--uploads-per-minute", "1000"])
+    const client = api(portal.baseUrl, ws.secret)
+    const upload = async (label: string, i: number) => {
+      const png = await sharp({ create: { width: 64 + i, height: 64, channels: 3, background: { r: i % 256, g: 80, b: 160 } } }).png().toBuffer()
+      const form = new FormData()
+      form.append("file", new Blob([new Uint8Array(png)], { type: "image/png" }), `${label}.png`)
+      form.append("label", label)
+      const r = await fetch(`${portal.baseUrl}/api/v1/media`, { method: "POST", headers: { authorization: `Bearer ${ws.secret}` }, body: form })
+      expect(r.status, await r.clone().text()).toBe(201)
+      return (await r.json()).id as string
+    }
+    const oldest = await upload("The oldest", 0)
+    for (let i = 1; i <= 100; i++) await upload(`Newer ${i}`, i)
+    expect((await (await client.get("/api/v1/media?limit=100")).json()).data.map((m: any) => m.id)).not.toContain(oldest)
+
+    const page = await portal.signIn(ws.workspace.id)
+    await page.goto(`${portal.baseUrl}/portal/renders/new?media_id=${oldest}`)
+    // before: the newest 100 only, and the select showed "Newer 100"
+    expect(await page.getByLabel("Photo", { exact: true }).inputValue()).toBe(oldest)
     expect(await page.getByRole("status").filter({ hasText: "no longer in the library" }).count()).toBe(0)
   })
 
