@@ -6,9 +6,11 @@ import { api, check, fixture, heading, noChromium, startPortal, suite, until, ty
 /**
  * What a new user's walk through the portal found (2026-11-25), each pinned by a test that failed
  * before its fix: an import's skipped files said only a code; a New render link to a photo that had
- * left the library quietly preselected another photo; the upload list kept every earlier batch (and
- * a stale "choose first"); a photo older than the newest 100 could not be chosen from its link; the library's Render links were all named just "Render"; a connected
- * drive still offered "Connect drive"; the revoked-key notice named only the id.
+ * left the library quietly preselected another photo, and one to a photo older than the newest 100
+ * could not preselect it; the upload list kept every earlier batch (and a stale "choose first"); the
+ * library's Render links were all named just "Render"; a connected drive still offered "Connect
+ * drive"; the revoked-key notice named only the id; a plan holding no photos let one try to upload
+ * before saying so.
  */
 describe.skipIf(noChromium)(suite("portal: findings of the new-user walk"), () => {
   let portal: Portal
@@ -123,6 +125,16 @@ describe.skipIf(noChromium)(suite("portal: findings of the new-user walk"), () =
     expect(await uploads.getByText("Choose one or more photos first.").count()).toBe(0)
     expect(await uploads.getByRole("listitem").count()).toBe(1)
     await check(page, "findings-upload-batch")
+  })
+
+  it("a plan that holds no photos says so on the Library before an upload is refused", async () => {
+    const ws = await portal.admin.ok("workspace", "create", "--name", "Free", "--plan", "free")
+    const page = await portal.signIn(ws.id)
+    await page.goto(`${portal.baseUrl}/portal/library`)
+    const note = page.getByRole("note").filter({ hasText: "holds no photos" })
+    expect(await note.innerText()).toContain("This workspace's plan (free) holds no photos: an upload is refused (quota_exceeded).")
+    expect(await page.locator("main").innerText()).not.toContain("Upload some above")
+    await check(page, "findings-library-free")
   })
 
   it("the revoked-key notice names the key, and its confirmation quotes the name", async () => {
