@@ -115,7 +115,7 @@ const renderForm = (s: Signed, values: Form | undefined, error: string | undefin
     const shown = photos.rows.find((m) => m.id === chosen) ?? (missing ? undefined : photos.rows[0])
     const body = html`<h1>New render</h1>
 ${alert(error)}
-${missing && error === undefined ? html`<p class="notice" role="status">The photo you chose is no longer in the library (it was archived, or the link is wrong). Choose another photo below.</p>` : ""}
+${missing && error === undefined && photos.rows.length > 0 ? html`<p class="notice" role="status">The photo you chose is no longer in the library (it was archived, or the link is wrong). Choose another photo below.</p>` : ""}
 ${noRenders ? html`<p class="notice" role="note">This workspace's plan (${s.workspace.plan}) includes no renders: a create is refused (<span class="code">quota_exceeded</span>).</p>` : ""}
 ${photos.rows.length === 0 ? html`<section class="card"><p>Your library has no photos yet. <a href="/portal/library">Upload one</a> first.</p></section>` : html`<form method="post" action="/portal/renders" class="card stack" aria-label="New render" data-once>
   <input type="hidden" name="csrf" value="${s.session.csrf}">
