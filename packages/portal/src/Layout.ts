@@ -59,7 +59,7 @@ export const document = (frame: Frame): Markup =>
     </nav>
     <form class="signout" method="post" action="/portal/sign-out">
       <input type="hidden" name="csrf" value="${frame.signedIn.csrf}">
-      <span class="workspace" title="Workspace">${frame.signedIn.workspaceName}</span>
+      <span class="workspace" title="Workspace: ${frame.signedIn.workspaceName}">${frame.signedIn.workspaceName}</span>
       <button type="submit" class="button quiet">Sign out</button>
     </form>`
   }

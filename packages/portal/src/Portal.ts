@@ -91,7 +91,7 @@ const signIn = (url: URL, secure: boolean) =>
         400,
         "This sign-in link cannot be used",
         html`<p>The link has already been used, has expired, or is not valid. A sign-in link works once, for a short time.</p>
-<p>Ask the operator of this service for a new link.</p>`
+<p>Ask the operator of this service for a new link. If you are still signed in in this browser, <a href="/portal">open the portal</a>.</p>`
       )
     }
     return HttpServerResponse.redirect("/portal", { status: 303, headers: { "cache-control": "no-store", ...securityHeaders } }).pipe(
@@ -185,6 +185,7 @@ export const app = Effect.gen(function*() {
     if (method === "GET" && token === undefined && request.cookies[hopCookie] === "1") {
       return htmlResponse(html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0"><title>Signing in · pic2video portal</title>
+<link rel="icon" href="/portal/static/icon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/portal/static/portal.css"></head>
 <body><main id="main"><h1>Signing in…</h1><p><a href="${path}">Continue to the portal</a></p></main></body></html>
 `).pipe(HttpServerResponse.expireCookie(hopCookie, { path: "/portal", httpOnly: true, sameSite: "lax", secure }))
@@ -200,7 +201,7 @@ export const app = Effect.gen(function*() {
   const writes = mutation ? admit(`mutations:${workspace.id}`, mutationsPerMinute) : overall
   if (!overall.allowed || !writes.allowed) {
     const wait = Math.max(overall.allowed ? 0 : overall.resetSeconds, writes.allowed ? 0 : writes.resetSeconds)
-    return messagePage(429, "Too many requests", html`<p>This workspace sent too many requests this minute. Wait ${wait} seconds and try again.</p>`, frame(undefined), {
+    return messagePage(429, "Too many requests", html`<p>This workspace sent too many requests this minute, so this one was not carried out: nothing was changed.</p><p>Wait ${wait} seconds and try again.</p>`, frame(undefined), {
       "retry-after": String(wait)
     })
   }

@@ -57,8 +57,19 @@
   // The New render form shows the chosen photo.
   var photoSelect = document.querySelector("select[data-preview]")
   if (photoSelect) {
-    var thumb = document.getElementById(photoSelect.getAttribute("data-preview"))
+    var thumbId = photoSelect.getAttribute("data-preview")
+    var thumb = document.getElementById(thumbId)
     photoSelect.addEventListener("change", function() {
+      // no photo was shown yet (the chosen one had left the library): the empty box becomes one
+      var none = document.getElementById(thumbId + "-none")
+      if (!thumb && none) {
+        thumb = document.createElement("img")
+        thumb.id = thumbId
+        thumb.className = "thumb big"
+        thumb.width = 96
+        thumb.height = 96
+        none.replaceWith(thumb)
+      }
       if (!thumb) return
       var option = photoSelect.options[photoSelect.selectedIndex]
       thumb.src = "/portal/media/" + encodeURIComponent(photoSelect.value) + "/preview"
@@ -139,6 +150,7 @@
           outcome.className = "outcome " + (ok ? "ok" : "bad")
           outcome.setAttribute("role", ok ? "status" : "alert")
           outcome.textContent = ok ? xhr.responseText : file.name + ": " + problem(xhr)
+          item.setAttribute("data-done", "1")
           resolve(ok)
         }
         xhr.onerror = function() {
@@ -146,6 +158,7 @@
           outcome.className = "outcome bad"
           outcome.setAttribute("role", "alert")
           outcome.textContent = file.name + ": the upload could not be sent; check the connection and try again"
+          item.setAttribute("data-done", "1")
           resolve(false)
         }
         xhr.send(data)
@@ -161,8 +174,12 @@
       return "the upload failed (HTTP " + xhr.status + ")"
     }
     var uploadAll = function(files) {
+      // a new batch: the finished outcomes of the last one (and any "choose first") give way to it;
+      // uploads still running keep their rows
+      list.querySelectorAll("li[data-done]").forEach(function(li) { li.remove() })
       if (!files || files.length === 0) {
         var none = document.createElement("li")
+        none.setAttribute("data-done", "1")
         var p = document.createElement("p")
         p.className = "outcome bad"
         p.setAttribute("role", "alert")

@@ -4,7 +4,7 @@ import { Integrations, toApiFailure } from "@pic2video/cluster/Integrations"
 import * as PortalViews from "@pic2video/cluster/portal/PortalViews"
 import { ImportService } from "@pic2video/cluster/services/ImportService"
 import { IntegrationService } from "@pic2video/cluster/services/IntegrationService"
-import { Errors, Requests } from "@pic2video/domain"
+import { Errors, ImportState, Requests } from "@pic2video/domain"
 import { Effect, Either, Option } from "effect"
 import { orNotFound, type Signed } from "../Context.ts"
 import { dateTime, html } from "../Html.ts"
@@ -23,6 +23,23 @@ const connectMessages: Record<string, { readonly ok: boolean; readonly text: str
   invalidstate: { ok: false, text: "That connection link expired or was already used. Start again with Connect drive." },
   unavailable: { ok: false, text: "The drive provider could not be reached. Try again in a few minutes." }
 }
+
+/**
+ * Why a file was skipped or failed, and why an import stopped, in a sentence; the code follows in
+ * brackets as everywhere in the portal (the API's items carry only the code).
+ */
+const reasons: Record<string, string> = {
+  unsupported_media_type: "Not a photo the service can use (JPEG, PNG, WebP or GIF)",
+  already_imported: "Already in the library from an earlier import",
+  payload_too_large: `Larger than the ${Requests.maxUploadBytes / 1024 / 1024} MB a photo may have`,
+  download_failed: "The file could not be downloaded from the drive",
+  file_limit_reached: `The import reached its limit of ${ImportState.maxFilesPerImport} files`,
+  storage_budget_exceeded: "The workspace's storage is full",
+  integration_not_connected: "The drive was disconnected during the import",
+  unknown_folder: "The folder was not found in the drive, or is no longer shared with this workspace"
+}
+const reasonText = (code: string) =>
+  html`${reasons[code] ?? "Not imported"} <span class="code">(${code})</span>`
 
 export const page = (s: Signed) =>
   Effect.gen(function*() {
@@ -62,7 +79,7 @@ ${connect === undefined ? "" : connect.ok ? notice(connect.text) : alert(connect
         : html`<p class="notice neutral" role="note">Drive import is not set up on this server. Ask the operator of this service to configure it; until then, upload photos in the <a href="/portal/library">Library</a>.</p>`
     }
   ${configured || status.connected ? html`<div class="actions">
-    ${configured ? html`<form method="post" action="/portal/drive/connect"><input type="hidden" name="csrf" value="${s.session.csrf}"><button type="submit" class="button${status.connected ? "" : " primary"}">Connect drive</button></form>` : ""}
+    ${configured ? html`<form method="post" action="/portal/drive/connect"><input type="hidden" name="csrf" value="${s.session.csrf}"><button type="submit" class="button${status.connected ? "" : " primary"}">${status.connected ? "Reconnect drive" : "Connect drive"}</button></form>` : ""}
     ${status.connected ? html`<form method="post" action="/portal/drive/disconnect"><input type="hidden" name="csrf" value="${s.session.csrf}"><button type="submit" class="button quiet">Disconnect</button></form>` : ""}
   </div>` : ""}
 </section>
@@ -131,7 +148,7 @@ export const importDetail = (s: Signed, id: string) =>
       Effect.timeout("3 seconds"),
       Effect.orElseSucceed(() => undefined)
     )
-    const body = html`<h1>Import ${doc.id}</h1>
+    const body = html`<h1>Import <span class="h1-id">${doc.id}</span></h1>
 <div id="import-live" data-live="import"${running(doc.status) ? html` data-live-active` : ""}>
 <section class="card">
   <p class="big"><span class="status ${doc.status}">${doc.status}</span></p>
@@ -143,7 +160,7 @@ export const importDetail = (s: Signed, id: string) =>
     <dt>Failed</dt><dd>${doc.counts.failed}</dd>
     <dt>Started</dt><dd>${dateTime(new Date(doc.created_at))}</dd>
     <dt>Finished</dt><dd>${dateTime(doc.completed_at === null ? null : new Date(doc.completed_at))}</dd>
-    ${doc.stopped_reason === null ? "" : html`<dt>Stopped</dt><dd>${doc.stopped_reason}</dd>`}
+    ${doc.stopped_reason === null ? "" : html`<dt>Stopped</dt><dd>${reasonText(doc.stopped_reason)}</dd>`}
   </dl>
 </section>
 <section class="card">
@@ -153,7 +170,7 @@ export const importDetail = (s: Signed, id: string) =>
     <tbody>${doc.items.map((item) => html`<tr>
       <th scope="row">${item.name}</th>
       <td data-label="Status"><span class="status ${item.status === "imported" ? "completed" : item.status === "failed" ? "failed" : ""}">${item.status}</span></td>
-      <td data-label="Reason">${"reason" in item ? item.reason : html`<span class="muted">—</span>`}</td>
+      <td data-label="Reason">${"reason" in item && item.reason !== undefined ? reasonText(item.reason) : html`<span class="muted">—</span>`}</td>
       <td data-label="Photo">${"media_id" in item ? html`<a href="/portal/renders/new?media_id=${item.media_id}">Render it</a>` : html`<span class="muted">—</span>`}</td>
     </tr>`)}</tbody>
   </table></div>`}

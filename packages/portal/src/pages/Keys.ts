@@ -43,7 +43,7 @@ ${view.secret === undefined ? "" : html`<section class="card secret" role="regio
   <h2>Key “${view.secret.name}” created</h2>
   <p class="warning"><strong>Copy this key now. It will not be shown again.</strong></p>
   <div class="secret-row"><code data-testid="new-key-secret" id="new-key-secret">${view.secret.value}</code>
-  <button type="button" class="button" data-copy="new-key-secret">Copy key</button></div>
+  <button type="button" class="button" data-copy="new-key-secret" aria-live="polite">Copy key</button></div>
   <p class="muted small">Send it as <code>Authorization: Bearer &lt;key&gt;</code>. Store it like a password.</p>
 </section>`}
 ${notice(view.message)}
@@ -99,7 +99,12 @@ ${canHold ? html`<section class="card">
 
 export const page = (s: Signed) => {
   const revoked = s.url.searchParams.get("revoked")
-  return render(s, revoked === null ? {} : { message: `Key ${revoked} was revoked. Requests with it are now refused.` })
+  if (revoked === null) return render(s, {})
+  // named as the list names it (its own workspace's key only; anything else is just an id)
+  return Effect.flatMap(ApiKeys.find(revoked), (k) => {
+    const name = k !== undefined && k.workspace_id === s.workspace.id && k.name !== "" ? `“${k.name}” (${revoked})` : revoked
+    return render(s, { message: `Key ${name} was revoked. Requests with it are now refused.` })
+  })
 }
 
 const whole = (form: Form, name: string, label: string) => {
@@ -154,7 +159,7 @@ export const mint = (s: Signed) =>
 export const confirmRevoke = (s: Signed, id: string) =>
   Effect.gen(function*() {
     const key = yield* keyOf(s, id)
-    const body = html`<h1>Revoke key ${key.name === "" ? key.id : key.name}?</h1>
+    const body = html`<h1>Revoke key ${key.name === "" ? html`<span class="h1-id">${key.id}</span>` : `“${key.name}”`}?</h1>
 <section class="card stack">
   <p>Every request with this key is refused from the moment you revoke it (<span class="code">api_key_revoked</span>). This cannot be undone; a new key can be created at any time.</p>
   <dl class="facts"><dt>ID</dt><dd><code>${key.id}</code></dd><dt>Scopes</dt><dd>${key.scopes.join(", ")}</dd></dl>

@@ -30,6 +30,7 @@ export const page = (s: Signed) =>
 ${notice(archived === undefined ? undefined : archived === "" ? "The photo was archived." : `The photo “${archived}” was archived.`)}
 <section class="card" aria-labelledby="upload-h">
   <h2 id="upload-h">Add to the library</h2>
+  ${s.workspace.storage_budget_bytes === 0 ? html`<p class="notice" role="note">This workspace's plan (${s.workspace.plan}) holds no photos: an upload is refused (<span class="code">quota_exceeded</span>). Ask the operator to move the workspace to a paid plan.</p>` : ""}
   <form class="upload stack" method="post" action="/portal/library/upload" enctype="multipart/form-data" data-upload data-csrf="${s.session.csrf}">
     <div class="dropzone" data-dropzone>
       <label for="photos">Photos</label>
@@ -44,14 +45,14 @@ ${notice(archived === undefined ? undefined : archived === "" ? "The photo was a
 </section>
 <section aria-labelledby="photos-h" data-live="library-grid" id="library-grid">
   <h2 id="photos-h">In the library</h2>
-  ${list.rows.length === 0 ? html`<p class="muted">No photos yet. Upload some above.</p>` : html`<ul class="photos" aria-label="Photos">${list.rows.map((m) => html`<li class="photo card">
+  ${list.rows.length === 0 ? html`<p class="muted">${s.workspace.storage_budget_bytes === 0 ? "No photos." : "No photos yet. Upload some above."}</p>` : html`<ul class="photos" aria-label="Photos">${list.rows.map((m) => html`<li class="photo card">
     <img src="/portal/media/${m.id}/preview" alt="${m.label === "" ? "Photo" : m.label}" loading="lazy" width="${m.width ?? 300}" height="${m.height ?? 300}">
     <div class="photo-body">
       <p class="photo-label">${m.label === "" ? html`<span class="muted">Untitled</span>` : m.label}</p>
       <p class="muted small"><span class="nowrap">${m.width ?? "?"} × ${m.height ?? "?"}</span> · <span class="nowrap">${bytes(m.file_size_bytes)}</span> · <span class="nowrap">${dateTime(m.created_at)}</span></p>
       ${m.tags.length === 0 ? "" : html`<p>${m.tags.map((t) => html`<span class="chip">${t}</span> `)}</p>`}
       <div class="actions">
-        <a class="button small" href="/portal/renders/new?media_id=${m.id}">Render</a>
+        <a class="button small" href="/portal/renders/new?media_id=${m.id}" aria-label="Render ${m.label === "" ? "photo" : m.label}">Render</a>
         <a role="button" class="button quiet small" href="/portal/media/${m.id}/archive" aria-label="Archive ${m.label === "" ? "photo" : m.label}">Archive</a>
       </div>
     </div>

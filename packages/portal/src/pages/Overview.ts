@@ -84,7 +84,7 @@ export const page = (s: Signed) =>
         }</tbody>
     </table>`
     }
-    <p class="muted small">A key's cap counts only that key's renders; renders made in the portal use no key.</p>
+    ${canHoldKeys ? html`<p class="muted small">A key's cap counts only that key's renders; renders made in the portal use no key.</p>` : ""}
   </section>
 </div>`
     return htmlResponse(document({ title: "Overview", signedIn: s.frame("Overview"), body }))

@@ -99,22 +99,31 @@ const options = (name: string, values: ReadonlyArray<string>, chosen: string | u
 
 const renderForm = (s: Signed, values: Form | undefined, error: string | undefined, status = 200) =>
   Effect.gen(function*() {
-    const photos = yield* MediaLibrary.list(s.workspace.id, 100, undefined)
+    const recent = yield* MediaLibrary.list(s.workspace.id, 100, undefined)
     const chosen = values?.get("media_id") ?? s.url.searchParams.get("media_id") ?? undefined
+    // a photo chosen from the library's later pages (or an import) may be older than the newest 100:
+    // it is offered too, so the form never falls back silently to another photo
+    const older = chosen === undefined || chosen === "" || recent.rows.some((m) => m.id === chosen)
+      ? undefined
+      : yield* MediaLibrary.find(s.workspace.id, chosen)
+    const photos = { rows: older === undefined ? recent.rows : [older, ...recent.rows] }
+    // chosen but gone (archived, another workspace's, mistyped): say so and preselect nothing
+    const missing = chosen !== undefined && chosen !== "" && !photos.rows.some((m) => m.id === chosen)
     const v = (name: string) => values?.get(name) ?? ""
     const noRenders = s.workspace.included === 0
-    // the photo the select shows first: the chosen one, or else the first
-    const shown = photos.rows.find((m) => m.id === chosen) ?? photos.rows[0] ?? { id: "", label: "" }
+    // the photo the select shows first: the chosen one, or else the first (none when the chosen one is gone)
+    const shown = photos.rows.find((m) => m.id === chosen) ?? (missing ? undefined : photos.rows[0])
     const body = html`<h1>New render</h1>
 ${alert(error)}
+${missing && error === undefined && photos.rows.length > 0 ? html`<p class="notice" role="status">The photo you chose is no longer in the library (it was archived, or the link is wrong). Choose another photo below.</p>` : ""}
 ${noRenders ? html`<p class="notice" role="note">This workspace's plan (${s.workspace.plan}) includes no renders: a create is refused (<span class="code">quota_exceeded</span>).</p>` : ""}
 ${photos.rows.length === 0 ? html`<section class="card"><p>Your library has no photos yet. <a href="/portal/library">Upload one</a> first.</p></section>` : html`<form method="post" action="/portal/renders" class="card stack" aria-label="New render" data-once>
   <input type="hidden" name="csrf" value="${s.session.csrf}">
   <input type="hidden" name="idempotency_key" value="${values?.get("idempotency_key") ?? crypto.randomUUID()}">
   <div class="photo-pick">
-    <img id="r-photo-thumb" class="thumb big" src="/portal/media/${shown.id}/preview" alt="${shown.label === "" ? "Photo" : shown.label}" width="96" height="96">
+    ${shown === undefined ? html`<span id="r-photo-thumb-none" class="thumb big none" aria-hidden="true"></span>` : html`<img id="r-photo-thumb" class="thumb big" src="/portal/media/${shown.id}/preview" alt="${shown.label === "" ? "Photo" : shown.label}" width="96" height="96">`}
     <div class="field"><label for="r-photo">Photo</label>
-    <select id="r-photo" name="media_id" required data-preview="r-photo-thumb">${photos.rows.map((m) => html`<option value="${m.id}" data-label="${m.label === "" ? "Photo" : m.label}"${flag(chosen === m.id, "selected")}>${photoName(m)} — ${m.width ?? "?"} × ${m.height ?? "?"}</option>`)}</select></div>
+    <select id="r-photo" name="media_id" required data-preview="r-photo-thumb">${missing ? html`<option value="" selected disabled>Choose a photo</option>` : ""}${photos.rows.map((m) => html`<option value="${m.id}" data-label="${m.label === "" ? "Photo" : m.label}"${flag(chosen === m.id, "selected")}>${photoName(m)} — ${m.width ?? "?"} × ${m.height ?? "?"}</option>`)}</select></div>
   </div>
   <div class="field"><label for="r-quote">Quote</label>
     <textarea id="r-quote" name="quote" maxlength="500" aria-describedby="r-quote-hint">${v("quote")}</textarea><span class="hint" id="r-quote-hint">Up to 500 characters. Empty: no caption.</span></div>
@@ -213,7 +222,7 @@ export const detail = (s: Signed, id: string) =>
 <div class="player">
   <div>${r.status === "completed"
     ? html`<video controls preload="metadata" playsinline src="/portal/renders/${r.id}/video" aria-label="Video of render ${r.id}">${typeof r.request.quote === "string" && r.request.quote.trim() !== "" ? html`<track kind="captions" srclang="en" label="Caption" src="/portal/renders/${r.id}/captions.vtt">` : ""}</video>`
-    : html`<div class="placeholder${live ? "" : " ended"}">${live ? html`<div><p>Rendering…</p><progress max="100" value="${r.progress}" aria-label="Render progress">${r.progress}%</progress></div>` : html`<p>No video: this render ${r.status === "failed" ? "failed" : "was canceled"}.</p>`}</div>`}</div>
+    : html`<div class="placeholder${live ? "" : " ended"}">${live ? html`<div><p>${r.status === "queued" ? "Waiting to start…" : "Rendering…"}</p><progress max="100" value="${r.progress}" aria-label="Render progress">${r.progress}%</progress></div>` : html`<p>No video: this render ${r.status === "failed" ? "failed" : "was canceled"}.</p>`}</div>`}</div>
   <div class="stack">
     <section class="card">
       <h2>Status</h2>

@@ -1,0 +1,152 @@
+import sharp from "sharp"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { keyed } from "../foundation/admin.ts"
+import { api, check, fixture, heading, noChromium, startPortal, suite, until, type Portal } from "./support.ts"
+
+/**
+ * What a new user's walk through the portal found (2026-11-25), each pinned by a test that failed
+ * before its fix: an import's skipped files said only a code; a New render link to a photo that had
+ * left the library quietly preselected another photo, and one to a photo older than the newest 100
+ * could not preselect it; the upload list kept every earlier batch (and a stale "choose first"); the
+ * library's Render links were all named just "Render"; a connected drive still offered "Connect
+ * drive"; the revoked-key notice named only the id; a plan holding no photos let one try to upload
+ * before saying so.
+ */
+describe.skipIf(noChromium)(suite("portal: findings of the new-user walk"), () => {
+  let portal: Portal
+
+  beforeAll(async () => {
+    portal = await startPortal({ drive: true })
+  })
+  afterAll(async () => {
+    await portal?.close()
+  })
+
+  const noisy = () =>
+    sharp({ create: { width: 200, height: 150, channels: 3, background: "#808080", noise: { type: "gaussian", mean: 128, sigma: 40 } } }).jpeg().toBuffer().then((b) => new Uint8Array(b))
+
+  it("an import's skipped file says why in a sentence, with its code; a connected drive offers Reconnect", async () => {
+    const emulator = portal.emulator!
+    const folder = emulator.addFolder({ name: "Findings" })
+    emulator.addFile({ name: "photo.jpg", parent: folder, mimeType: "image/jpeg", bytes: await noisy() })
+    emulator.addFile({ name: "notes.txt", parent: folder, mimeType: "text/plain", bytes: "not a photo" })
+    const ws = await keyed(portal.admin, "studio")
+    const page = await portal.signIn(ws.workspace.id)
+    await page.goto(`${portal.baseUrl}/portal/drive`)
+    await page.getByRole("button", { name: "Connect drive", exact: true }).click()
+    await page.waitForURL(/\/portal\/drive(\?.*)?$/, { timeout: 30_000 })
+    await page.getByRole("list", { name: "Folders" }).waitFor()
+    // connected: the same form now says what it does again
+    expect(await page.getByRole("button", { name: "Reconnect drive", exact: true }).count()).toBe(1)
+    expect(await page.getByRole("button", { name: "Connect drive", exact: true }).count()).toBe(0)
+
+    await page.getByRole("list", { name: "Folders" }).getByRole("link", { name: "Findings" }).click()
+    await page.getByRole("link", { name: "Up" }).waitFor()
+    await page.getByRole("button", { name: "Import this folder" }).click()
+    await page.waitForURL(/\/portal\/imports\/imp_/)
+    const files = page.getByRole("table", { name: "Files" })
+    await until(async () => (await files.innerText().catch(() => "")).includes("notes.txt") && !(await page.locator("main").innerText()).includes("pending"), "the import's items", 60_000)
+    const row = await files.getByRole("row").filter({ hasText: "notes.txt" }).innerText()
+    expect(row).toContain("Not a photo the service can use (JPEG, PNG, WebP or GIF)")
+    expect(row).toContain("(unsupported_media_type)")
+    await check(page, "findings-import-reasons")
+  })
+
+  it("a New render link to a photo no longer in the library preselects nothing and says so", async () => {
+    const ws = await keyed(portal.admin, "studio")
+    const client = api(portal.baseUrl, ws.secret)
+    const kept = await (await client.upload("chelsea.png", "kept")).json()
+    const gone = await (await client.upload("rocket.jpg", "gone")).json()
+    await portal.admin.ok("media", "archive", gone.id)
+    const page = await portal.signIn(ws.workspace.id)
+
+    await page.goto(`${portal.baseUrl}/portal/renders/new?media_id=${gone.id}`)
+    expect(await heading(page)).toBe("New render")
+    const photo = page.getByLabel("Photo", { exact: true })
+    // before: the select fell back to the newest photo, and Create render would have rendered it
+    expect(await photo.inputValue()).toBe("")
+    expect(await page.getByRole("status").filter({ hasText: "no longer in the library" }).count()).toBe(1)
+    await check(page, "findings-render-photo-gone")
+    // nothing chosen: the browser keeps the form (required), no render is made
+    await page.getByRole("button", { name: "Create render" }).click()
+    expect(new URL(page.url()).pathname).toBe("/portal/renders/new")
+    expect((await (await client.get("/api/v1/usage")).json()).aesthetic_quotes.used).toBe(0)
+    // choosing a photo shows it
+    await photo.selectOption(kept.id)
+    await until(async () => (await page.locator("#r-photo-thumb").getAttribute("src")) === `/portal/media/${kept.id}/preview`, "the chosen photo's preview")
+
+    // a photo still in the library is preselected as before, with no notice
+    await page.goto(`${portal.baseUrl}/portal/renders/new?media_id=${kept.id}`)
+    expect(await photo.inputValue()).toBe(kept.id)
+    expect(await page.getByRole("status").filter({ hasText: "no longer in the library" }).count()).toBe(0)
+  })
+
+  it("a New render link to a photo older than the newest 100 preselects that photo, not the newest", async () => {
+    const ws = await keyed(portal.admin, "studio", ["--uploads-per-minute", "1000"])
+    const client = api(portal.baseUrl, ws.secret)
+    const upload = async (label: string, i: number) => {
+      const png = await sharp({ create: { width: 64 + i, height: 64, channels: 3, background: { r: i % 256, g: 80, b: 160 } } }).png().toBuffer()
+      const form = new FormData()
+      form.append("file", new Blob([new Uint8Array(png)], { type: "image/png" }), `${label}.png`)
+      form.append("label", label)
+      const r = await fetch(`${portal.baseUrl}/api/v1/media`, { method: "POST", headers: { authorization: `Bearer ${ws.secret}` }, body: form })
+      expect(r.status, await r.clone().text()).toBe(201)
+      return (await r.json()).id as string
+    }
+    const oldest = await upload("The oldest", 0)
+    for (let i = 1; i <= 100; i++) await upload(`Newer ${i}`, i)
+    expect((await (await client.get("/api/v1/media?limit=100")).json()).data.map((m: any) => m.id)).not.toContain(oldest)
+
+    const page = await portal.signIn(ws.workspace.id)
+    await page.goto(`${portal.baseUrl}/portal/renders/new?media_id=${oldest}`)
+    // before: the newest 100 only, and the select showed "Newer 100"
+    expect(await page.getByLabel("Photo", { exact: true }).inputValue()).toBe(oldest)
+    expect(await page.getByRole("status").filter({ hasText: "no longer in the library" }).count()).toBe(0)
+  })
+
+  it("the library's Render links name their photo; a new upload batch replaces the last batch's outcomes", async () => {
+    const ws = await keyed(portal.admin, "studio")
+    const client = api(portal.baseUrl, ws.secret)
+    const cat = await (await client.upload("chelsea.png", "Cat")).json()
+    const page = await portal.signIn(ws.workspace.id)
+    await page.goto(`${portal.baseUrl}/portal/library`)
+    const grid = page.getByRole("list", { name: "Photos" })
+    const render = grid.getByRole("link", { name: "Render Cat", exact: true })
+    expect(await render.count()).toBe(1)
+    expect(await render.getAttribute("href")).toBe(`/portal/renders/new?media_id=${cat.id}`)
+
+    // Upload with nothing chosen says so; the next batch's outcome replaces that message
+    const uploads = page.getByRole("list", { name: "Uploads" })
+    await page.getByRole("button", { name: "Upload" }).click()
+    await uploads.getByRole("alert").filter({ hasText: "Choose one or more photos first." }).waitFor()
+    await page.locator("#photos").setInputFiles(fixture("rocket.jpg"))
+    await page.getByRole("button", { name: "Upload" }).click()
+    await uploads.getByText("Uploaded rocket.jpg").waitFor({ timeout: 60_000 })
+    expect(await uploads.getByText("Choose one or more photos first.").count()).toBe(0)
+    expect(await uploads.getByRole("listitem").count()).toBe(1)
+    await check(page, "findings-upload-batch")
+  })
+
+  it("a plan that holds no photos says so on the Library before an upload is refused", async () => {
+    const ws = await portal.admin.ok("workspace", "create", "--name", "Free", "--plan", "free")
+    const page = await portal.signIn(ws.id)
+    await page.goto(`${portal.baseUrl}/portal/library`)
+    const note = page.getByRole("note").filter({ hasText: "holds no photos" })
+    expect(await note.innerText()).toContain("This workspace's plan (free) holds no photos: an upload is refused (quota_exceeded).")
+    expect(await page.locator("main").innerText()).not.toContain("Upload some above")
+    await check(page, "findings-library-free")
+  })
+
+  it("the revoked-key notice names the key, and its confirmation quotes the name", async () => {
+    const ws = await keyed(portal.admin, "studio", ["--name", "Build server"])
+    const page = await portal.signIn(ws.workspace.id)
+    await page.goto(`${portal.baseUrl}/portal/keys`)
+    await page.getByRole("button", { name: "Revoke Build server" }).click()
+    await page.waitForURL(/\/revoke$/)
+    expect(await heading(page)).toBe("Revoke key “Build server”?")
+    await page.getByRole("button", { name: "Revoke key" }).click()
+    await page.waitForURL(/\/portal\/keys\?revoked=/)
+    const notice = await page.getByRole("status").filter({ hasText: "was revoked" }).innerText()
+    expect(notice).toContain(`Key “Build server” (${ws.key.id}) was revoked.`)
+  })
+})
