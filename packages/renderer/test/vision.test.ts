@@ -20,6 +20,23 @@ describe("classify", () => {
     expect(r.subject).toEqual({ x: 400, y: 160, width: 300, height: 300 })
   })
 
+  it("a believed face with no body around it is a doll or figurine; in a furnished room it is a portrait on the wall", () => {
+    const painted = detections({ faces: [{ score: 0.8, box: [260, 100, 80, 80] }], objects: [{ label: "vase", score: 0.3, box: [250, 180, 100, 300] }] })
+    const doll = classify(painted, plainStats, size, size)
+    expect(doll.image_class).toBe("doll_figurine")
+    expect(doll.subject).toEqual({ x: 260, y: 100, width: 80, height: 80 })
+    // the same face with a person detected around it is a person
+    const real = detections({ faces: [{ score: 0.8, box: [260, 100, 80, 80] }], objects: [{ label: "person", score: 0.5, box: [180, 60, 260, 560] }] })
+    expect(classify(real, plainStats, size, size).image_class).toBe("person")
+    // a close-up that is nearly all face stays a person even without a body
+    expect(classify(detections({ faces: [{ score: 0.9, box: [100, 100, 400, 400] }] }), plainStats, size, size).image_class).toBe("person")
+    const salon = detections({
+      faces: [{ score: 0.7, box: [300, 100, 30, 30] }],
+      objects: [{ label: "chair", score: 0.5, box: [50, 350, 120, 150] }, { label: "couch", score: 0.45, box: [250, 380, 200, 100] }]
+    })
+    expect(classify(salon, plainStats, size, size).image_class).toBe("interior_space")
+  })
+
   it("a face inside an animal is the animal's: not a person", () => {
     const r = classify(detections({ faces: [{ score: 0.85, box: [40, 0, 400, 400] }], objects: [{ label: "cat", score: 0.5, box: [0, 0, 600, 420] }] }), plainStats, size, size)
     expect(r.image_class).toBe("other")

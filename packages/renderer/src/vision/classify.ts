@@ -132,13 +132,22 @@ export const classify = (
     return result("doll_figurine", 0.5 + (0.75 - face.score), stats.figure ?? face.box)
   }
 
+  // A face without a body: faces the detector believes, none of them inside a person the object
+  // detector sees, is a painted or moulded face — a doll, a figurine, a statue (or a portrait on the
+  // wall of a room: fittings, below, decide first). Real people come with a body (CenterNet finds a
+  // person around the face even in a head-and-shoulders portrait); a close-up that is nearly all
+  // face is left to the person rule.
+  const believed = faces.filter((f) => f.score >= 0.6)
+  const bodied = (f: { readonly box: BoxTuple }) => people.some((p) => p.score >= 0.3 && overlap(f.box, p.box) > 0.5)
+  const bodiless = believed.length > 0 && !believed.some(bodied) && area(believed[0].box) / frame < 0.2
+
   // People: a confident face, or a large person. The subject is every confident face (a group keeps
   // everyone: framing decides whether they fit); without a face, the person's upper body.
   const person = people[0]
   const personShare = person ? area(person.box) / frame : 0
   // A face alone must be confident; a slightly weaker one counts when a person is detected around it.
   const corroborated = face !== undefined && people.some((p) => p.score >= 0.3 && overlap(face.box, p.box) > 0.5)
-  if (face && (face.score >= 0.75 || (face.score >= 0.7 && corroborated))) {
+  if (face && !bodiless && (face.score >= 0.75 || (face.score >= 0.7 && corroborated))) {
     const group = faces.filter((f) => f.score >= 0.6).map((f) => f.box)
     const conf = Math.min(1, face.score * 0.7 + (person ? person.score * 0.3 + 0.1 : 0))
     return result("person", conf, union(group))
@@ -154,6 +163,11 @@ export const classify = (
   if (fittings.length >= 2 || fittingShare >= 0.15) {
     const conf = Math.min(1, 0.4 + 0.15 * fittings.length + fittingShare)
     return result("interior_space", conf, null)
+  }
+
+  if (bodiless) {
+    const top = Math.max(...believed.map((f) => f.score))
+    return result("doll_figurine", Math.min(1, 0.45 + 0.3 * top), union(believed.map((f) => f.box)))
   }
 
   // What the picture is made of (see SceneStats): a built scene has many straight uprights (walls,
