@@ -5,12 +5,16 @@
  *   - the confusion matrix (rows: label, columns: inferred), top-1 accuracy, per-class recall
  *   - whether every `person` photo's subject box contains its face centre
  *   - per-photo time: median / p90 of the labelled pass (after one warm-up photo; the model load is
- *     printed separately)
- *   - memory: RSS after the first pass and after BENCH_REPEAT (default 200) more inferences
+ *     printed separately), as wall time and as the process's CPU time (all its threads), which does
+ *     not stretch when other work shares the cores
+ *   - accuracy on the `dev` part (what the rules were tuned on) and the `held-out` part separately
+ *   - memory and time: RSS and the median of the last 50 after every 50 of BENCH_REPEAT (default
+ *     200) more inferences over the set (a plateau means no growth), with the load average
  * Timings on a shared 2-core VM drift with load: compare within one run.
  */
 import { Effect } from "effect"
 import { readFileSync } from "node:fs"
+import { loadavg } from "node:os"
 import { makeVision, type VisionResult } from "../src/vision/Vision.ts"
 
 const CLASSES = ["person", "doll_figurine", "landscape_nature", "product_object", "interior_space", "other"] as const
@@ -20,15 +24,16 @@ interface Entry {
   readonly file: string
   readonly label: (typeof CLASSES)[number]
   readonly face: readonly [number, number] | undefined
+  readonly split: "dev" | "held-out"
 }
 
 const entries: Array<Entry> = readFileSync(dir + "MANIFEST.tsv", "utf8")
   .split("\n")
   .filter((l) => l.trim() !== "" && !l.startsWith("#") && !l.startsWith("file\t"))
   .map((l) => {
-    const [file, label, face] = l.split("\t")
+    const [file, label, face, , , split] = l.split("\t")
     const xy = face && face !== "-" ? (face.split(",").map(Number) as [number, number]) : undefined
-    return { file, label: label as Entry["label"], face: xy }
+    return { file, label: label as Entry["label"], face: xy, split: split === "held-out" ? "held-out" : "dev" }
   })
 
 const vision = makeVision()
@@ -39,23 +44,31 @@ const pct = (a: ReadonlyArray<number>, p: number) => {
 }
 const mb = () => Math.round(process.memoryUsage().rss / 1e6)
 
+const load = () => loadavg().map((l) => l.toFixed(2)).join(" ")
+console.log(`load average at start: ${load()}`)
 const t0 = performance.now()
 await infer(entries[0].file)
 console.log(`model load + first photo: ${Math.round(performance.now() - t0)} ms, rss ${mb()} MB`)
 
-const results: Array<{ e: Entry; r: VisionResult; ms: number }> = []
+/** CPU time of the whole process (main thread, the model's worker thread, sharp's threads) in ms. */
+const cpuMs = () => {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1000
+}
+const results: Array<{ e: Entry; r: VisionResult; ms: number; cpu: number }> = []
 for (const e of entries) {
   const t = performance.now()
+  const c = cpuMs()
   const r = await infer(e.file)
-  results.push({ e, r, ms: performance.now() - t })
+  results.push({ e, r, ms: performance.now() - t, cpu: cpuMs() - c })
 }
 
 const pad = (s: string | number, n: number) => String(s).padEnd(n)
-console.log("\n" + pad("file", 34) + pad("label", 18) + pad("inferred", 18) + pad("conf", 7) + pad("ms", 6) + "subject")
+console.log("\n" + pad("file", 34) + pad("split", 9) + pad("label", 18) + pad("inferred", 18) + pad("conf", 7) + pad("ms", 6) + "subject")
 for (const { e, r, ms } of results) {
   const mark = r.image_class === e.label ? " " : "✗"
   const s = r.subject ? `${r.subject.x},${r.subject.y} ${r.subject.width}x${r.subject.height}` : "-"
-  console.log(pad(e.file, 34) + pad(e.label, 18) + pad(mark + r.image_class, 18) + pad(r.confidence.toFixed(2), 7) + pad(Math.round(ms), 6) + s)
+  console.log(pad(e.file, 34) + pad(e.split === "dev" ? "dev" : "held", 9) + pad(e.label, 18) + pad(mark + r.image_class, 18) + pad(r.confidence.toFixed(2), 7) + pad(Math.round(ms), 6) + s)
 }
 
 console.log("\nconfusion (rows: label, columns: inferred)")
@@ -66,10 +79,18 @@ for (const a of CLASSES) {
 }
 const correct = results.filter((x) => x.r.image_class === x.e.label).length
 console.log(`\ntop-1 accuracy: ${correct}/${results.length} = ${((100 * correct) / results.length).toFixed(1)} %`)
+for (const split of ["dev", "held-out"] as const) {
+  const of = results.filter((x) => x.e.split === split)
+  const ok = of.filter((x) => x.r.image_class === x.e.label).length
+  console.log(`  ${pad(split, 9)} ${ok}/${of.length} = ${((100 * ok) / Math.max(1, of.length)).toFixed(1)} %`)
+}
+console.log("per-class accuracy (recall; dev + held-out)")
 for (const c of CLASSES) {
   const of = results.filter((x) => x.e.label === c)
   const ok = of.filter((x) => x.r.image_class === c).length
-  console.log(`  ${pad(c, 18)} recall ${ok}/${of.length}`)
+  const held = of.filter((x) => x.e.split === "held-out")
+  const heldOk = held.filter((x) => x.r.image_class === c).length
+  console.log(`  ${pad(c, 18)} ${ok}/${of.length} = ${((100 * ok) / Math.max(1, of.length)).toFixed(0).padStart(3)} %   (held-out ${heldOk}/${held.length})`)
 }
 const people = results.filter((x) => x.e.label === "person" && x.e.face)
 const faceIn = people.filter(({ e, r }) =>
@@ -80,11 +101,26 @@ const faceIn = people.filter(({ e, r }) =>
 console.log(`person subject box contains the face: ${faceIn.length}/${people.length}` +
   (faceIn.length < people.length ? ` (missed: ${people.filter((p) => !faceIn.includes(p)).map((p) => p.e.file).join(", ")})` : ""))
 const times = results.map((x) => x.ms)
-console.log(`per-photo time (decode + inference): median ${Math.round(pct(times, 0.5))} ms, p90 ${Math.round(pct(times, 0.9))} ms, max ${Math.round(Math.max(...times))} ms`)
+console.log(`per-photo time (decode + inference): median ${Math.round(pct(times, 0.5))} ms, p90 ${Math.round(pct(times, 0.9))} ms, max ${Math.round(Math.max(...times))} ms (wall; load average now ${load()})`)
+const cpus = results.map((x) => x.cpu)
+console.log(`per-photo CPU time (all threads of the process; about the wall time on idle cores, and it does not stretch with the load): median ${Math.round(pct(cpus, 0.5))} ms, p90 ${Math.round(pct(cpus, 0.9))} ms`)
 
 const repeat = Number(process.env.BENCH_REPEAT ?? 200)
 const rssBefore = mb()
-for (let i = 0; i < repeat; i++) await infer(entries[i % entries.length].file)
-const rssAfter = mb()
-console.log(`memory: rss ${rssBefore} MB after the labelled pass, ${rssAfter} MB after ${repeat} more inferences (Δ ${rssAfter - rssBefore} MB)`)
+const loopTimes: Array<number> = []
+const loopCpu: Array<number> = []
+console.log(`memory: rss ${rssBefore} MB after the labelled pass; ${repeat} more inferences over the set:`)
+for (let i = 0; i < repeat; i++) {
+  const t = performance.now()
+  const c = cpuMs()
+  await infer(entries[i % entries.length].file)
+  loopTimes.push(performance.now() - t)
+  loopCpu.push(cpuMs() - c)
+  if ((i + 1) % 50 === 0 || i + 1 === repeat) {
+    console.log(`  after ${String(i + 1).padStart(3)}: rss ${mb()} MB, median of the last ${Math.min(50, loopTimes.length)}: ${Math.round(pct(loopTimes.slice(-50), 0.5))} ms wall, ${Math.round(pct(loopCpu.slice(-50), 0.5))} ms CPU; load ${load()}`)
+  }
+}
+if (repeat > 0) {
+  console.log(`median over all ${repeat}: ${Math.round(pct(loopTimes, 0.5))} ms wall, ${Math.round(pct(loopCpu, 0.5))} ms CPU; rss Δ ${mb() - rssBefore} MB; load average at end: ${load()}`)
+}
 process.exit(0)

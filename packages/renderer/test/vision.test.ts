@@ -4,11 +4,13 @@ import { planFraming } from "../src/framing.ts"
 import { planMotion, subjectStaysInZone } from "../src/motion-path.ts"
 import { combineMotionWords } from "../src/motion-words.ts"
 import { SAFE_BOX } from "../src/output.ts"
-import { classify, type Detections, framingInputs, type SceneStats } from "../src/vision/classify.ts"
+import { classify, type Detections, framingInputs, type SceneStats, sceneStats } from "../src/vision/classify.ts"
 import { makeVision } from "../src/vision/Vision.ts"
 
 const size = { width: 640, height: 640 }
-const plainStats: SceneStats = { skyTop: 0, green: 0, plainBorder: 0, figure: null, figureShare: 0 }
+const plainStats: SceneStats = {
+  skyTop: 0, green: 0, plainBorder: 0, figure: null, figureShare: 0, vegetation: 0, edges: 0.1, rectilinear: 0.3, vertical: 0.1
+}
 const detections = (d: Partial<Detections>): Detections => ({ faces: [], objects: [], ...d })
 
 describe("classify", () => {
@@ -16,6 +18,23 @@ describe("classify", () => {
     const r = classify(detections({ faces: [{ score: 0.9, box: [200, 80, 150, 150] }], objects: [{ label: "person", score: 0.6, box: [20, 20, 500, 600] }] }), plainStats, size, { width: 1280, height: 1280 })
     expect(r.image_class).toBe("person")
     expect(r.subject).toEqual({ x: 400, y: 160, width: 300, height: 300 })
+  })
+
+  it("a believed face with no body around it is a doll or figurine; in a furnished room it is a portrait on the wall", () => {
+    const painted = detections({ faces: [{ score: 0.8, box: [260, 100, 80, 80] }], objects: [{ label: "vase", score: 0.3, box: [250, 180, 100, 300] }] })
+    const doll = classify(painted, plainStats, size, size)
+    expect(doll.image_class).toBe("doll_figurine")
+    expect(doll.subject).toEqual({ x: 260, y: 100, width: 80, height: 80 })
+    // the same face with a person detected around it is a person
+    const real = detections({ faces: [{ score: 0.8, box: [260, 100, 80, 80] }], objects: [{ label: "person", score: 0.5, box: [180, 60, 260, 560] }] })
+    expect(classify(real, plainStats, size, size).image_class).toBe("person")
+    // a close-up that is nearly all face stays a person even without a body
+    expect(classify(detections({ faces: [{ score: 0.9, box: [100, 100, 400, 400] }] }), plainStats, size, size).image_class).toBe("person")
+    const salon = detections({
+      faces: [{ score: 0.7, box: [300, 100, 30, 30] }],
+      objects: [{ label: "chair", score: 0.5, box: [50, 350, 120, 150] }, { label: "couch", score: 0.45, box: [250, 380, 200, 100] }]
+    })
+    expect(classify(salon, plainStats, size, size).image_class).toBe("interior_space")
   })
 
   it("a face inside an animal is the animal's: not a person", () => {
@@ -32,9 +51,60 @@ describe("classify", () => {
   })
 
   it("sky over vegetation with nothing detected is a landscape; unsure calls fall back to other", () => {
-    expect(classify(detections({}), { ...plainStats, skyTop: 0.6, green: 0.3 }, size, size).image_class).toBe("landscape_nature")
+    expect(classify(detections({}), { ...plainStats, skyTop: 0.6, green: 0.3, vegetation: 0.3 }, size, size).image_class).toBe("landscape_nature")
     const weak = classify(detections({ objects: [{ label: "cup", score: 0.31, box: [300, 300, 40, 40] }] }), plainStats, size, size)
     expect(weak.image_class).toBe("other")
+  })
+
+  it("an open sky over uprights is built (a street, a building), not a landscape; specks of birds do not spoil a field", () => {
+    const street = { ...plainStats, skyTop: 0.8, edges: 0.2, rectilinear: 0.55, vertical: 0.25 }
+    expect(classify(detections({}), street, size, size).image_class).toBe("other")
+    const meadow = { ...plainStats, skyTop: 0.9, edges: 0.05, rectilinear: 0.45, vertical: 0.05 }
+    const birds = detections({ objects: [{ label: "bird", score: 0.43, box: [300, 200, 20, 15] }, { label: "sheep", score: 0.36, box: [50, 400, 8, 6] }] })
+    expect(classify(birds, meadow, size, size).image_class).toBe("landscape_nature")
+    // a big animal in front is the animal's photo
+    expect(classify(detections({ objects: [{ label: "dog", score: 0.6, box: [100, 100, 400, 400] }] }), meadow, size, size).image_class).toBe("other")
+    // a frame of vegetation without sky (a flower bed) is nature too, unless something big is in front
+    const leafy = { ...plainStats, skyTop: 0.1, vegetation: 0.35, edges: 0.1 }
+    expect(classify(detections({}), leafy, size, size).image_class).toBe("landscape_nature")
+    expect(classify(detections({ objects: [{ label: "bird", score: 0.22, box: [0, 0, 600, 400] }] }), leafy, size, size).image_class).toBe("other")
+  })
+
+  it("a built scene under no sky with indoor things is a room; a small thing in it is not a product; a pile of things is not one product", () => {
+    const room = { ...plainStats, skyTop: 0.1, edges: 0.2, rectilinear: 0.6, vertical: 0.28 }
+    const keyboard = detections({ objects: [{ label: "keyboard", score: 0.4, box: [0, 400, 200, 120] }] })
+    expect(classify(keyboard, room, size, size).image_class).toBe("interior_space")
+    // the same keyboard filling a plain frame is a product shot
+    expect(classify(detections({ objects: [{ label: "keyboard", score: 0.4, box: [60, 200, 520, 200] }] }), { ...room, plainBorder: 0.7 }, size, size).image_class).toBe("product_object")
+    const pile = detections({
+      objects: [0, 1, 2, 3, 4].map((i) => ({ label: "orange", score: 0.4 - i * 0.03, box: [i * 120, 200, 110, 110] as const }))
+    })
+    expect(classify(pile, { ...plainStats, edges: 0.25 }, size, size).image_class).toBe("other")
+  })
+})
+
+describe("sceneStats", () => {
+  const raster = (w: number, h: number, paint: (x: number, y: number) => readonly [number, number, number]) => {
+    const px = new Uint8Array(w * h * 3)
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) px.set(paint(x, y), (y * w + x) * 3)
+    return px
+  }
+  it("stripes of uprights read as built (vertical edges); a horizon alone does not", () => {
+    const uprights = sceneStats(raster(120, 90, (x) => (Math.floor(x / 10) % 2 ? [230, 230, 230] : [40, 40, 40])), 120, 90)
+    expect(uprights.vertical).toBeGreaterThan(0.9)
+    expect(uprights.rectilinear).toBeGreaterThan(0.9)
+    const horizon = sceneStats(raster(120, 90, (_x, y) => (y < 40 ? [110, 160, 230] : [90, 140, 40])), 120, 90)
+    expect(horizon.vertical).toBeLessThan(0.05)
+    expect(horizon.skyTop).toBeGreaterThan(0.9)
+    expect(horizon.vegetation).toBeGreaterThan(0.5)
+  })
+  it("a plain frame has no edges and no vegetation; yellow-green grass in low sun is vegetation", () => {
+    const plain = sceneStats(raster(64, 64, () => [128, 128, 128]), 64, 64)
+    expect(plain.edges).toBe(0)
+    expect(plain.vegetation).toBe(0)
+    const grass = sceneStats(raster(64, 64, () => [165, 160, 60]), 64, 64)
+    expect(grass.vegetation).toBe(1)
+    expect(grass.green).toBe(0)
   })
 })
 

@@ -3,9 +3,11 @@ import type { ImageClass } from "../CaptionSpec.ts"
 /**
  * Pure: what the detectors saw → the photo's class, the confidence of that call and the main subject.
  * The models are a face detector and an 80-class COCO object detector; the classes the contract names
- * are read off them (faces/people → person, teddy bears → doll_figurine, furniture and fittings →
- * interior_space, one dominant thing → product_object) and, when nothing was detected, off the colours
- * (sky over vegetation/earth → landscape_nature). Anything unsure is `other`.
+ * are read off them (faces with a body → person, faces without one and teddy bears → doll_figurine,
+ * furniture and fittings → interior_space, one dominant thing → product_object) and off cheap
+ * statistics of the raster (SceneStats: sky, vegetation, a plain border, edge density and how many
+ * edges run straight and upright — built scenes vs open ones). Anything unsure is `other`.
+ * Measured on the labelled set in bench/classify-set (`npm run bench:classify`).
  */
 export type BoxTuple = readonly [x: number, y: number, width: number, height: number]
 
@@ -25,6 +27,18 @@ export interface SceneStats {
   /** Box of the pixels that differ from that backdrop, and their share of the frame. */
   readonly figure: BoxTuple | null
   readonly figureShare: number
+  /** vegetation-like pixels by hue (yellow-green to blue-green, saturated): grass in low sun too */
+  readonly vegetation: number
+  /** share of pixels on a clear edge (texture: 0 for a plain wall, high for foliage or clutter) */
+  readonly edges: number
+  /**
+   * Of the edge pixels, the share whose edge runs within 12° of horizontal or vertical. Built
+   * things (rooms, furniture, buildings, packaging) are made of straight horizontals and verticals
+   * (0.45–0.8); foliage, water, rock and animals are not (about 0.27, the share of a uniform spread).
+   */
+  readonly rectilinear: number
+  /** Of the edge pixels, the share on near-vertical lines (within 12°): walls, doors, windows, furniture legs, building fronts. A horizon is not one. */
+  readonly vertical: number
 }
 
 export interface Subject {
@@ -120,13 +134,22 @@ export const classify = (
     return result("doll_figurine", 0.5 + (0.75 - face.score), stats.figure ?? face.box)
   }
 
+  // A face without a body: faces the detector believes, none of them inside a person the object
+  // detector sees, is a painted or moulded face — a doll, a figurine, a statue (or a portrait on the
+  // wall of a room: fittings, below, decide first). Real people come with a body (CenterNet finds a
+  // person around the face even in a head-and-shoulders portrait); a close-up that is nearly all
+  // face is left to the person rule.
+  const believed = faces.filter((f) => f.score >= 0.6)
+  const bodied = (f: { readonly box: BoxTuple }) => people.some((p) => p.score >= 0.3 && overlap(f.box, p.box) > 0.5)
+  const bodiless = believed.length > 0 && !believed.some(bodied) && area(believed[0].box) / frame < 0.2
+
   // People: a confident face, or a large person. The subject is every confident face (a group keeps
   // everyone: framing decides whether they fit); without a face, the person's upper body.
   const person = people[0]
   const personShare = person ? area(person.box) / frame : 0
   // A face alone must be confident; a slightly weaker one counts when a person is detected around it.
   const corroborated = face !== undefined && people.some((p) => p.score >= 0.3 && overlap(face.box, p.box) > 0.5)
-  if (face && (face.score >= 0.75 || (face.score >= 0.7 && corroborated))) {
+  if (face && !bodiless && (face.score >= 0.75 || (face.score >= 0.7 && corroborated))) {
     const group = faces.filter((f) => f.score >= 0.6).map((f) => f.box)
     const conf = Math.min(1, face.score * 0.7 + (person ? person.score * 0.3 + 0.1 : 0))
     return result("person", conf, union(group))
@@ -144,38 +167,60 @@ export const classify = (
     return result("interior_space", conf, null)
   }
 
-  // Products: one dominant thing that is not an animal, a vehicle or street furniture.
+  if (bodiless) {
+    const top = Math.max(...believed.map((f) => f.score))
+    return result("doll_figurine", Math.min(1, 0.45 + 0.3 * top), union(believed.map((f) => f.box)))
+  }
+
+  // What the picture is made of (see SceneStats): a built scene has many straight uprights (walls,
+  // doors, shelves, building fronts); an open natural one has sky or vegetation and few uprights (a
+  // horizon is horizontal). A very busy texture (a painting's brush strokes, fur) is neither.
+  const built = stats.vertical >= 0.2 && stats.rectilinear >= 0.42 && stats.edges >= 0.05
+  const busy = stats.edges >= 0.45
+  // An animal counts only when it is more than a speck (birds over a field, sheep on a far meadow).
+  const bigAnimal = animals.some((a) => area(a.box) / frame >= 0.03 || a.score >= 0.5)
+
+  // Products: one dominant thing that is not an animal, a vehicle or street furniture. Many things
+  // of about the same size (a pile of fruit, a shelf of vases) are a pattern, not a product; a small
+  // thing in a built, cluttered scene (a keyboard on a desk) is part of a room.
   const things = objects
     .filter((o) => o.label !== "person" && !ANIMALS.has(o.label) && !VEHICLES.has(o.label) && !STREET.has(o.label) && o.score >= 0.3)
     .sort((a, b) => b.score * area(b.box) - a.score * area(a.box))
   const thing = things[0]
-  if (thing && area(thing.box) / frame >= 0.04) {
+  const similar = thing
+    ? objects.filter((o) => o.score >= 0.2 && area(o.box) >= area(thing.box) / 3 && area(o.box) / frame >= 0.02).length
+    : 0
+  const many = similar >= 4
+  const thingShare = thing ? area(thing.box) / frame : 0
+  if (thing && !many && thingShare >= 0.04 && (thingShare >= 0.12 || stats.plainBorder >= 0.3 || !built)) {
     const conf = Math.min(1, thing.score + 0.25 + 0.3 * stats.plainBorder)
     return result("product_object", conf, thing.box)
   }
 
-  // Sky over vegetation/earth with nothing confidently detected is a landscape.
-  const nature = Math.min(1, stats.skyTop * 0.9 + stats.green * 0.8)
+  // Landscapes: an open sky over a scene without uprights, or a frame of vegetation, with nothing big
+  // confidently detected in front of it.
   const confident = objects.filter((o) => o.score >= 0.4 && area(o.box) / frame >= 0.1)
-  if (confident.length === 0 && animals.length === 0 && nature >= 0.45 && stats.plainBorder < 0.6) {
-    return result("landscape_nature", 0.35 + nature * 0.6, null)
+  const vague = objects.filter((o) => o.score >= 0.2 && area(o.box) / frame >= 0.3 && area(o.box) / frame < 0.9)
+  const open = stats.skyTop >= 0.35 && stats.vertical < 0.16
+  const leafy = stats.vegetation >= 0.15 && stats.skyTop < 0.35 + stats.vegetation && vague.length === 0
+  if (confident.length === 0 && !bigAnimal && !busy && stats.plainBorder < 0.6 && (open || leafy)) {
+    const nature = Math.min(1, (open ? stats.skyTop * 0.6 + (0.16 - stats.vertical) * 2 : 0) + stats.vegetation * 0.8)
+    return result("landscape_nature", Math.min(1, 0.45 + nature * 0.5), null)
   }
   // One big thing the detector is unsure of the kind of (an apple called an orange) is still one thing.
-  const bigThing = objects
-    .filter((o) => !ANIMALS.has(o.label) && !VEHICLES.has(o.label) && !INTERIOR.has(o.label) && o.label !== "person" && o.label !== "teddy bear" && o.label !== "dining table")
-    .filter((o) => o.score >= 0.2 && area(o.box) / frame >= 0.3 && area(o.box) / frame < 0.9)[0]
-  if (bigThing) return result("product_object", 0.45 + bigThing.score, bigThing.box)
+  const bigThing = vague.filter((o) => !ANIMALS.has(o.label) && !VEHICLES.has(o.label) && !INTERIOR.has(o.label) && o.label !== "person" && o.label !== "teddy bear")[0]
+  if (bigThing && !many) return result("product_object", 0.45 + bigThing.score, bigThing.box)
 
   // A studio shot: one figure on a plain backdrop, whatever the detector made of it.
   if (stats.plainBorder >= 0.8 && stats.figure !== null && stats.figureShare >= 0.04 && stats.figureShare <= 0.7 && area(stats.figure) / frame <= 0.8) {
     return result("product_object", 0.45 + 0.4 * stats.plainBorder * Math.min(1, stats.figureShare * 4), stats.figure)
   }
 
+  // A built scene under no sky, with small indoor things or strongly straight-edged: a room.
   const big = objects.filter((o) => o.score >= 0.4 && area(o.box) / frame >= 0.1)
-  // No sky, no vegetation, a busy frame and small indoor things: a room.
   const indoorThings = objects.filter((o) => INDOOR_THINGS.has(o.label) && o.score >= 0.2 && area(o.box) / frame >= 0.01)
-  if (stats.skyTop < 0.25 && stats.green < 0.05 && stats.plainBorder < 0.35 && indoorThings.length > 0 && big.length === 0) {
-    return result("interior_space", 0.5, null)
+  if (built && stats.skyTop < 0.3 && big.length === 0 && (indoorThings.length > 0 || stats.rectilinear >= 0.55)) {
+    return result("interior_space", Math.min(1, 0.45 + stats.vertical + 0.1 * indoorThings.length), null)
   }
   const main = [...animals, ...objects].sort((a, b) => b.score * area(b.box) - a.score * area(a.box))[0]
   return result("other", 0.5, main && main.score >= 0.4 ? main.box : null)
@@ -186,6 +231,7 @@ export const sceneStats = (pixels: Uint8Array, width: number, height: number): S
   let sky = 0
   let skyN = 0
   let green = 0
+  let vegetation = 0
   const topRows = Math.floor(height / 3)
   // border mean
   let br = 0, bg = 0, bb = 0, bn = 0
@@ -217,6 +263,12 @@ export const sceneStats = (pixels: Uint8Array, width: number, height: number): S
         if ((b > r + 10 && b >= g - 5 && b > 90) || (min > 170 && max - min < 30)) sky++
       }
       if (g > r + 6 && g > b + 6) green++
+      if (max >= 40 && max - min >= 0.2 * max) {
+        // hue in degrees, 0..360
+        const h = max === r ? (60 * (g - b)) / (max - min) : max === g ? 120 + (60 * (b - r)) / (max - min) : 240 + (60 * (r - g)) / (max - min)
+        const hue = h < 0 ? h + 360 : h
+        if (hue >= 55 && hue <= 165) vegetation++
+      }
       if (Math.abs(r - br) + Math.abs(g - bg) + Math.abs(b - bb) >= 60) {
         figure++
         if (x < fx0) fx0 = x
@@ -230,13 +282,46 @@ export const sceneStats = (pixels: Uint8Array, width: number, height: number): S
       }
     }
   }
+  const { edges, rectilinear, vertical } = edgeStats(pixels, width, height)
   return {
     skyTop: sky / Math.max(1, skyN),
     green: green / (width * height),
     plainBorder: plain / Math.max(1, borderN),
     figure: fx1 < 0 ? null : [fx0, fy0, fx1 - fx0 + 1, fy1 - fy0 + 1],
-    figureShare: figure / (width * height)
+    figureShare: figure / (width * height),
+    vegetation: vegetation / (width * height),
+    edges,
+    rectilinear,
+    vertical
   }
+}
+
+/** Sobel gradients of the luma: the share of edge pixels, and of those the share near 0° or 90°. */
+const edgeStats = (pixels: Uint8Array, width: number, height: number): { edges: number; rectilinear: number; vertical: number } => {
+  const luma = new Float32Array(width * height)
+  for (let i = 0, j = 0; i < luma.length; i++, j += 3) luma[i] = 0.299 * pixels[j] + 0.587 * pixels[j + 1] + 0.114 * pixels[j + 2]
+  let strong = 0
+  let straight = 0
+  let upright = 0
+  let n = 0
+  const TAN12 = Math.tan((12 * Math.PI) / 180)
+  for (let y = 1; y < height - 1; y++) {
+    for (let x = 1; x < width - 1; x++) {
+      const i = y * width + x
+      const gx = luma[i - width + 1] + 2 * luma[i + 1] + luma[i + width + 1] - luma[i - width - 1] - 2 * luma[i - 1] - luma[i + width - 1]
+      const gy = luma[i + width - 1] + 2 * luma[i + width] + luma[i + width + 1] - luma[i - width - 1] - 2 * luma[i - width] - luma[i - width + 1]
+      n++
+      // |g| > 80 on the 0..1020 Sobel scale: a clear edge, not sensor noise or a soft gradient
+      if (gx * gx + gy * gy < 6400) continue
+      strong++
+      const ax = Math.abs(gx)
+      const ay = Math.abs(gy)
+      // a vertical line has a horizontal gradient
+      if (ay <= ax * TAN12) upright++
+      if (ay <= ax * TAN12 || ax <= ay * TAN12) straight++
+    }
+  }
+  return { edges: strong / Math.max(1, n), rectilinear: strong === 0 ? 0 : straight / strong, vertical: strong === 0 ? 0 : upright / strong }
 }
 
 /**
