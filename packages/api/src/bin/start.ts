@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 import { useJemalloc } from "../Allocator.ts"
+import { sizeThreadPool } from "../ThreadPool.ts"
 
-// before anything is loaded: the process may re-execute itself with jemalloc (Allocator.ts)
+// before anything is loaded: the process may re-execute itself with jemalloc (Allocator.ts), and
+// libuv's pool is sized before its first use (ThreadPool.ts)
 useJemalloc()
+sizeThreadPool()
 const { NodeRuntime } = await import("@effect/platform-node")
 const { Layer } = await import("effect")
 const { layerAllInOne } = await import("../Server.ts")
