@@ -15,7 +15,8 @@ import process from "node:process"
  * arguments and stdio) with it preloaded. `MEMORY_ALLOCATOR=system` keeps glibc's; without the
  * library, or where `process.execve` does not exist (Deno, Windows, Node < 22.15), the process goes on
  * with the system allocator. The preload is not passed on to the processes the service starts
- * (PostgreSQL, ffmpeg).
+ * (PostgreSQL, ffmpeg). jemalloc runs with its background thread (MALLOC_CONF=background_thread:true unless
+ * MALLOC_CONF is set), which returns freed pages while the service is idle.
  */
 const libraryPaths = (arch: string) => {
   const triplet = arch === "x64" ? "x86_64-linux-gnu" : arch === "arm64" ? "aarch64-linux-gnu" : undefined
@@ -27,13 +28,15 @@ const libraryPaths = (arch: string) => {
   ]
 }
 
-/** Set in the re-executed process's environment only, so it knows the preload is its own to drop. */
+/** Set in the re-executed process's environment only, so it knows the preload (and the conf) is its own to drop. */
 const marker = "P2V_JEMALLOC_PRELOADED"
+const ownConf = "background_thread:true"
 
 export const useJemalloc = (): void => {
   const env = process.env
-  if (env[marker] === "1") {
+  if (env[marker] === "1" || env[marker] === "conf") {
     // re-executed: jemalloc is loaded; the children get the environment the operator gave
+    if (env[marker] === "conf") delete env.MALLOC_CONF
     delete env[marker]
     if (env.LD_PRELOAD !== undefined) {
       const rest = env.LD_PRELOAD.split(/[: ]/).filter((p) => p !== "" && !p.includes("libjemalloc"))
@@ -56,7 +59,10 @@ export const useJemalloc = (): void => {
     process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
       ...env,
       LD_PRELOAD: env.LD_PRELOAD ? `${library}:${env.LD_PRELOAD}` : library,
-      [marker]: "1"
+      // without its background thread jemalloc returns freed pages only when the arena is next used,
+      // so an idle service would keep a burst's memory (an operator's MALLOC_CONF wins)
+      MALLOC_CONF: env.MALLOC_CONF ?? ownConf,
+      [marker]: env.MALLOC_CONF === undefined ? "conf" : "1"
     })
   } catch (e) {
     console.warn(`could not preload ${library} (${e instanceof Error ? e.message : String(e)}); using the system allocator`)
