@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-import { useJemalloc } from "../Allocator.ts"
+import { tuneMemory } from "../ProcessMemory.ts"
 import { sizeThreadPool } from "../ThreadPool.ts"
 
-// before anything is loaded: the process may re-execute itself with jemalloc (Allocator.ts), and
-// libuv's pool is sized before its first use (ThreadPool.ts)
-useJemalloc()
+// before anything is loaded: the process may re-execute itself with jemalloc and a small young
+// generation (ProcessMemory.ts), and libuv's pool is sized before its first use (ThreadPool.ts)
+tuneMemory()
 sizeThreadPool()
 const { NodeRuntime } = await import("@effect/platform-node")
 const { Layer } = await import("effect")
