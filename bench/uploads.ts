@@ -5,7 +5,8 @@
  *   which is a separate process and not counted; or DATABASE_URL when set). Its resident set is read
  *   from /proc/PID/status (VmRSS) every 50 ms, and VmHWM (the kernel's own peak) at the end.
  *
- *   0. start: RSS when ready, and after one ordinary upload (sharp and the upload path loaded);
+ *   0. start: RSS when ready, and once quiet after one ordinary upload (sharp, the upload path and the
+ *      vision model loaded);
  *   1. uploads: BENCH_ROUNDS (3) rounds of BENCH_UPLOADS (10) concurrent uploads of a photo of just
  *      under 15 MiB (a noisy 24 MP JPEG), each round with 3 uploads of 15 MiB + 1 byte (413);
  *   2. bombs: BENCH_BOMBS (15) concurrent decompression bombs at once, twice: PNGs of 99.9 MP (under
