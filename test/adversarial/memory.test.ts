@@ -13,6 +13,9 @@ import { type Target, target } from "./support.ts"
  * 500 MiB and more when uploads were held in memory and decoded in full, all at once. The margin here
  * is wide on purpose; `npm run bench:uploads` has the exact figures.
  *
+ * Once the service is quiet its resident set comes back within 10 % of the warm value: with glibc's
+ * malloc (`MEMORY_ALLOCATOR=system`) it stayed ~60 % above it for good; jemalloc returns it.
+ *
  * The body-progress timeout is set short (4 s) here: a quiet connection is cut only when the wait is
  * the client's (docs/contract.md H3), so all ten get their 201 however long the server takes to read
  * and decode them. Before that (and with libuv's pool of 4 filled by decodes, the spooling writes
@@ -57,6 +60,12 @@ beforeAll(async () => {
 })
 afterAll(() => t?.close())
 
+/** CPU ticks (user + system) the process has used. */
+const cpuTicks = (pid: number) => {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
+  return Number(fields[11]) + Number(fields[12])
+}
+
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024
 
 const growthDuring = async (work: () => Promise<unknown>) => {
@@ -92,5 +101,24 @@ describe("memory under concurrent uploads", () => {
       expect(answers.map((r) => r.status)).toEqual(Array(15).fill(201))
     })
     expect(growth, text).toBeLessThan(300)
+  }, 120_000)
+
+  it("once quiet, the resident set comes back within 10 % of its warm value", async () => {
+    const pid = t.service.process.pid!
+    // quiet: under 5 % of a core for 2 s (the uploads above left no work behind; the vision model is off)
+    for (let last = cpuTicks(pid), i = 0; i < 30; i++) {
+      await new Promise((r) => setTimeout(r, 2000))
+      const now = cpuTicks(pid)
+      if (now - last < 10) break
+      last = now
+    }
+    // jemalloc's background thread hands freed pages back over ~10 s; glibc's arenas kept them for good
+    const samples: Array<number> = []
+    for (let i = 0; i < 45 && (samples.at(-1) ?? Infinity) > baseline * 1.1; i++) {
+      await new Promise((r) => setTimeout(r, 1000))
+      samples.push(rssMiB(pid))
+    }
+    expect(samples.at(-1), `RSS warm ${baseline.toFixed(0)} MiB, then idle ${samples.map((x) => x.toFixed(0)).join(" ")}`)
+      .toBeLessThanOrEqual(baseline * 1.1)
   }, 120_000)
 })
