@@ -5,7 +5,7 @@ import { type Target, target } from "./support.ts"
 
 /**
  * Finding 3: slow clients are bounded (docs/contract.md H3). With the limits set small here (headers 2 s,
- * no byte for 2 s, whole request 6 s): headers sent a byte at a time, a body that stalls, and a body
+ * no byte for 2 s, whole request 4 s): headers sent a byte at a time, a body that stalls, and a body
  * trickled so it never stalls are each cut off in bounded time; a 413 closes the connection whether
  * the body came fast or slowly.
  */
@@ -13,7 +13,7 @@ let t: Target
 let port: number
 
 beforeAll(async () => {
-  t = await target({ HTTP_HEADERS_TIMEOUT_SECONDS: "2", HTTP_BODY_TIMEOUT_SECONDS: "2", HTTP_REQUEST_TIMEOUT_SECONDS: "6" })
+  t = await target({ HTTP_HEADERS_TIMEOUT_SECONDS: "2", HTTP_BODY_TIMEOUT_SECONDS: "2", HTTP_REQUEST_TIMEOUT_SECONDS: "4" })
   port = Number(new URL(t.service.baseUrl).port)
 })
 afterAll(() => t?.close())
@@ -73,7 +73,8 @@ describe("slow clients", () => {
     const c = await connect()
     c.socket.write(`POST /api/v1/renders HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n`)
     const { ms } = await trickle(c, " ", 500, 60_000)
-    expect(ms).toBeGreaterThanOrEqual(5_000)
+    // the ceiling (4 s) is checked every 500 ms; the body timeout (2 s) never fires on a steady trickle
+    expect(ms).toBeGreaterThanOrEqual(3_500)
     expect(ms).toBeLessThan(15_000)
   }, 60_000)
 

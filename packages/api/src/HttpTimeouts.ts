@@ -1,12 +1,18 @@
 import { Config } from "effect"
-import type { Server } from "node:http"
+import type { IncomingMessage, Server, ServerResponse } from "node:http"
+import type { Socket } from "node:net"
 
 /**
  * How long a client may take (docs/contract.md H3), so a slow or stalled client cannot hold a
  * connection, a fiber or a temp file for minutes:
  * - headers: the request line and headers must be complete within HTTP_HEADERS_TIMEOUT_SECONDS (10);
  * - body progress: a connection on which no byte moves either way for HTTP_BODY_TIMEOUT_SECONDS (30) is
- *   closed (a stalled body, an idle socket);
+ *   closed (a stalled body, an idle socket) when the wait is the client's: the server is waiting for
+ *   body bytes it has asked for, or the connection is idle between requests, or the answer is being
+ *   sent. A request whose body has arrived in full (the server is working on it: waiting for a decode
+ *   slot, the database) or whose bytes wait unread in the server's buffer (the server is slow to take
+ *   them: spooling to a busy disk) is not the client's stall and is not cut off; under load ten
+ *   concurrent uploads lost connections that way (EPIPE mid-body, "other side closed" while waiting);
  * - whole request: the body must be complete within HTTP_REQUEST_TIMEOUT_SECONDS (180) of the first
  *   byte: a 15 MiB upload at about 85 KiB/s (0.7 Mbit/s) still fits, a body trickled a byte at a time
  *   does not.
@@ -36,4 +42,24 @@ export const apply = (server: Server, t: HttpTimeouts): void => {
   server.requestTimeout = t.requestMillis
   server.headersTimeout = Math.min(t.headersMillis, t.requestMillis)
   server.setTimeout(t.bodyMillis)
+  // the exchange in progress on each connection, to tell whose wait a quiet socket is
+  const current = new WeakMap<Socket, { readonly req: IncomingMessage; readonly res: ServerResponse }>()
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const exchange = { req, res }
+    current.set(req.socket, exchange)
+    res.once("close", () => {
+      if (current.get(req.socket) === exchange) current.delete(req.socket)
+    })
+  })
+  // With a listener here Node leaves the socket to us (its default is to destroy it).
+  server.on("timeout", (socket: Socket) => {
+    // look again after another period: a client that stalls once the server has caught up is cut then
+    if (serverIsWorking(current.get(socket))) socket.setTimeout(t.bodyMillis)
+    else socket.destroy()
+  })
 }
+
+/** The quiet is the server's: the request is in (or its bytes wait unread), and no answer has started. */
+const serverIsWorking = (exchange: { readonly req: IncomingMessage; readonly res: ServerResponse } | undefined) =>
+  exchange !== undefined && !exchange.res.headersSent && !exchange.res.writableEnded &&
+  (exchange.req.complete || exchange.req.readableLength > 0)

@@ -92,12 +92,17 @@ export const read = (request: HttpServerRequest.HttpServerRequest) =>
         complete = true
       }
     })
-    /** the next chunk is read once the disk has caught up */
+    /** the next chunk is read once the disk has caught up (both listeners go: one wait per chunk) */
     const drained = Effect.promise(() =>
       Promise.all(sinks.filter((s) => s.writableNeedDrain && !s.destroyed).map((s) =>
         new Promise<void>((r) => {
-          s.once("drain", () => r())
-          s.once("close", () => r())
+          const done = () => {
+            s.off("drain", done)
+            s.off("close", done)
+            r()
+          }
+          s.on("drain", done)
+          s.on("close", done)
         })
       ))
     )

@@ -1,7 +1,14 @@
 #!/usr/bin/env node
-import { NodeRuntime } from "@effect/platform-node"
-import { Layer } from "effect"
-import { layerApiOnly } from "../Server.ts"
+import { tuneMemory } from "../ProcessMemory.ts"
+import { sizeThreadPool } from "../ThreadPool.ts"
+
+// before anything is loaded: the process may re-execute itself with jemalloc and a small young
+// generation (ProcessMemory.ts), and libuv's pool is sized before its first use (ThreadPool.ts)
+tuneMemory()
+sizeThreadPool()
+const { NodeRuntime } = await import("@effect/platform-node")
+const { Layer } = await import("effect")
+const { layerApiOnly } = await import("../Server.ts")
 
 // HTTP API only (a client of the cluster): needs DATABASE_URL shared with `npm run runner` processes.
 Layer.launch(layerApiOnly).pipe(NodeRuntime.runMain)

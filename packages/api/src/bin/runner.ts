@@ -1,7 +1,14 @@
 #!/usr/bin/env node
-import { NodeRuntime } from "@effect/platform-node"
-import { Layer } from "effect"
-import { layerRunnerOnly } from "../Server.ts"
+import { tuneMemory } from "../ProcessMemory.ts"
+import { sizeThreadPool } from "../ThreadPool.ts"
+
+// before anything is loaded: the process may re-execute itself with jemalloc and a small young
+// generation (ProcessMemory.ts), and libuv's pool is sized before its first use (ThreadPool.ts)
+tuneMemory()
+sizeThreadPool()
+const { NodeRuntime } = await import("@effect/platform-node")
+const { Layer } = await import("effect")
+const { layerRunnerOnly } = await import("../Server.ts")
 
 // A cluster runner: hosts API key, render and import entities and executes renders. On SIGTERM it
 // hands its shards back; renders in flight are redelivered to another runner.

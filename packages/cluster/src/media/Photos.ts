@@ -45,7 +45,7 @@ export interface Inspected {
 /**
  * Decodes at once per process (docs/contract.md H4): a photo near the pixel limit costs tens of MiB
  * while it streams through the decoder, so fifteen arriving together wait their turn instead of
- * multiplying that. Uploads and import files share the slots.
+ * multiplying that. Uploads, import files and previews share the slots.
  */
 const decodeSlots = Effect.unsafeMakeSemaphore(2)
 // libvips's operation cache would keep up to 50 MiB of decoded pixels of photos it never sees again
@@ -90,7 +90,7 @@ export const inspect = (path: string, label: { readonly filename?: string; reado
 
 /** Preview: ≤ 1080 px on the long side, oriented, metadata (GPS included) stripped. */
 export const preview = (path: string, mimeType: string) =>
-  Effect.tryPromise(async () => {
+  decodeSlots.withPermits(1)(Effect.tryPromise(async () => {
     const image = sharp(path, { pages: 1, limitInputPixels: Requests.maxImagePixels })
       .rotate()
       .resize(1080, 1080, { fit: "inside", withoutEnlargement: true })
@@ -102,4 +102,4 @@ export const preview = (path: string, mimeType: string) =>
       default: // PNG, and a GIF's first frame
         return { bytes: await image.png().toBuffer(), contentType: "image/png" }
     }
-  }).pipe(Effect.orDie)
+  })).pipe(Effect.orDie)

@@ -29,6 +29,14 @@ export const MODEL_NAME = "human-3.3.6/blazeface+centernet@tfjs-wasm-4.22.0"
 /** The analysis raster's longer side: the detectors' inputs are 256 (faces) and 512 (objects) px. */
 const ANALYSIS_SIZE = 640
 const LIMIT_INPUT_PIXELS = 100_000_000
+/**
+ * Photos being looked at at once per process (docs/contract.md H4): one decoding while the model
+ * thread works on the one before. The thread takes one photo at a time anyway, so a burst of uploads
+ * (each starts an inference as it is stored) queues here as paths, not as decoded pixels: unbounded,
+ * fifteen 100 MP photos arriving together were all decoded at once and their rasters queued for the
+ * thread, and the resident set stayed high long after the burst.
+ */
+const INFER_AT_ONCE = 2
 
 export interface VisionConfig {
   /** Folder with the model files; default: the one shipped in @vladmandic/human. */
@@ -38,6 +46,7 @@ export interface VisionConfig {
 
 export const makeVision = (config: VisionConfig = {}): VisionShape => {
   let thread: VisionThread | undefined
+  const slots = Effect.unsafeMakeSemaphore(INFER_AT_ONCE)
   const get = () => (thread ??= spawnVisionThread({ modelDir: config.modelDir, niceness: config.niceness ?? 0 }))
   const run = async (photo: string | Uint8Array): Promise<VisionResult> => {
     const started = performance.now()
@@ -64,7 +73,7 @@ export const makeVision = (config: VisionConfig = {}): VisionShape => {
       Effect.tryPromise({
         try: () => run(photo),
         catch: (e) => new VisionUnavailable(e instanceof Error ? e.message : String(e))
-      }).pipe(Effect.withSpan("vision.infer"))
+      }).pipe(slots.withPermits(1), Effect.withSpan("vision.infer"))
   }
 }
 

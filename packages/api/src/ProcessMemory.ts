@@ -1,0 +1,89 @@
+import * as fs from "node:fs"
+import process from "node:process"
+
+/**
+ * How the service's process holds memory (docs/contract.md H4), settled before anything is loaded,
+ * because neither can change in a running process:
+ *
+ * - **malloc: jemalloc.** With glibc's allocator the resident set did not come back after a burst of
+ *   uploads: libvips decodes on libuv's threads, each with its own malloc arena, and the freed pixel
+ *   buffers stay in fragmented arenas (idle +19 % to +42 % of the start value after 30 × 15 MiB uploads
+ *   and 30 bombs, whatever MALLOC_ARENA_MAX / MALLOC_MMAP_THRESHOLD_ said). jemalloc, which sharp's
+ *   documentation recommends on glibc, with its background thread (`MALLOC_CONF=background_thread:true`
+ *   unless MALLOC_CONF is set) returns it while the service is idle. Used when `MEMORY_ALLOCATOR` is
+ *   `jemalloc` (the default) and libjemalloc.so.2 is installed (Debian's `libjemalloc2`, which
+ *   `npm install` installs as root with ffmpeg); `MEMORY_ALLOCATOR=system` keeps the C library's.
+ * - **V8's young generation: `--max-semi-space-size=4`** (MiB) unless the process was given one (on
+ *   the command line or in NODE_OPTIONS). Node 24's default lets each isolate (the service's, the
+ *   vision model's thread) keep tens of MiB of young generation it rarely needs: the service sat at
+ *   ~330 MiB when ready, ~195 MiB with this, and its peak under 10 concurrent 15 MiB uploads fell from
+ *   ~620 to ~470 MiB.
+ *
+ * When either applies, the entry (`bin/start.ts`, `api.ts`, `runner.ts`) re-executes itself in place
+ * (`process.execve`: same pid, arguments and stdio) with the flag and the preload. Where
+ * `process.execve` does not exist (Deno, Windows, Node < 22.15) the process goes on as it is. What the
+ * re-execution added to the environment is removed again, so the processes the service starts
+ * (PostgreSQL, ffmpeg) get the environment the operator gave.
+ */
+export const semiSpaceMiB = 4
+
+const libraryPaths = (arch: string) => {
+  const triplet = arch === "x64" ? "x86_64-linux-gnu" : arch === "arm64" ? "aarch64-linux-gnu" : undefined
+  return [
+    ...(triplet === undefined ? [] : [`/usr/lib/${triplet}/libjemalloc.so.2`]),
+    "/usr/lib64/libjemalloc.so.2",
+    "/usr/lib/libjemalloc.so.2",
+    "/usr/local/lib/libjemalloc.so.2"
+  ]
+}
+
+/** Set in the re-executed process's environment only: which variables it added (to drop again). */
+const marker = "P2V_MEMORY_REEXEC"
+
+const jemallocLibrary = (env: NodeJS.ProcessEnv): string | undefined => {
+  const choice = (env.MEMORY_ALLOCATOR ?? "jemalloc").trim().toLowerCase()
+  if (choice === "system") return undefined
+  if (choice !== "jemalloc") {
+    console.warn(`MEMORY_ALLOCATOR=${env.MEMORY_ALLOCATOR} is neither jemalloc nor system; using the system allocator`)
+    return undefined
+  }
+  if (process.platform !== "linux" || env.LD_PRELOAD?.includes("libjemalloc")) return undefined // preloaded already
+  return libraryPaths(process.arch).find((p) => fs.existsSync(p))
+}
+
+const hasSemiSpaceFlag = (env: NodeJS.ProcessEnv) =>
+  [...process.execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)].some((a) => /^--max[-_]semi[-_]space[-_]size\b/.test(a))
+
+export const tuneMemory = (): void => {
+  const env = process.env
+  const added = env[marker]
+  if (added !== undefined) {
+    delete env[marker]
+    for (const name of added.split(",")) {
+      if (name === "LD_PRELOAD") {
+        const rest = (env.LD_PRELOAD ?? "").split(/[: ]/).filter((p) => p !== "" && !p.includes("libjemalloc"))
+        if (rest.length === 0) delete env.LD_PRELOAD
+        else env.LD_PRELOAD = rest.join(":")
+      } else if (name === "MALLOC_CONF") delete env.MALLOC_CONF
+    }
+    return
+  }
+  if (typeof process.execve !== "function") return
+  const flags = hasSemiSpaceFlag(env) ? [] : [`--max-semi-space-size=${semiSpaceMiB}`]
+  const library = jemallocLibrary(env)
+  if (flags.length === 0 && library === undefined) return
+  const extra: Record<string, string> = {}
+  if (library !== undefined) {
+    extra.LD_PRELOAD = env.LD_PRELOAD ? `${library}:${env.LD_PRELOAD}` : library
+    if (env.MALLOC_CONF === undefined) extra.MALLOC_CONF = "background_thread:true"
+  }
+  try {
+    process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], {
+      ...env,
+      ...extra,
+      [marker]: Object.keys(extra).join(",")
+    })
+  } catch (e) {
+    console.warn(`could not re-execute with ${[...flags, ...Object.values(extra)].join(" ")} (${e instanceof Error ? e.message : String(e)}); going on as started`)
+  }
+}
