@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { type CameraPath, cameraAt, frameTime } from "./motion-path.ts"
-import { frameWorkers } from "./platform/frame-workers.ts"
+import { type FrameFormat, frameWorkers } from "./platform/frame-workers.ts"
 import type { Raster } from "./resample.ts"
 
 /**
@@ -9,6 +9,16 @@ import type { Raster } from "./resample.ts"
  * false when the reader has gone away (ffmpeg exited), which stops generation without an error of its own.
  */
 export type FrameSink<E> = (frame: Uint8Array) => Effect.Effect<boolean, E>
+
+export type { FrameFormat } from "./platform/frame-workers.ts"
+
+/** Where the writing loop spent its time (ms, wall), for the benchmark's per-stage figures. */
+export interface FrameStats {
+  /** Waiting for the workers to finish the next frame (generation behind the sink). */
+  waitFramesMs: number
+  /** Waiting for the sink to take a frame (the sink, i.e. the encoder, behind generation). */
+  waitSinkMs: number
+}
 
 /**
  * Every frame of the clip, in order, into `sink`. Frame i shows the camera window at eased time
@@ -27,12 +37,14 @@ export const writeFrames = <E, S>(
   frames: number,
   workers: { readonly count: number; readonly niceness: number },
   sink: FrameSink<S>,
-  onError: (e: unknown) => E
+  onError: (e: unknown) => E,
+  format: FrameFormat = { pixFmt: "rgb24" },
+  stats?: FrameStats
 ): Effect.Effect<void, E | S> =>
   Effect.scoped(
     Effect.gen(function* () {
       const slots = workers.count + 1
-      const pool = yield* frameWorkers(base, workers, slots)
+      const pool = yield* frameWorkers(base, format, workers, slots)
       const pending: Array<Promise<void>> = []
       const request = (i: number) => {
         const made = pool.render(i, cameraAt(path, frameTime(i, frames)), i % slots)
@@ -41,11 +53,19 @@ export const writeFrames = <E, S>(
         pending[i] = made
       }
       for (let i = 0; i < Math.min(slots, frames); i++) request(i)
+      let t = performance.now()
+      const lap = (key: keyof FrameStats) => {
+        const now = performance.now()
+        if (stats) stats[key] += now - t
+        t = now
+      }
       for (let i = 0; i < frames; i++) {
         const made = pending[i]
         yield* Effect.tryPromise({ try: () => made, catch: onError })
+        lap("waitFramesMs")
         delete pending[i]
         if (!(yield* sink(pool.slots[i % slots]))) return
+        lap("waitSinkMs")
         if (i + slots < frames) request(i + slots)
       }
     })

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs"
 import type { CameraWindow } from "./motion-path.ts"
 import { OUTPUT } from "./output.ts"
 import { type AxisWeights, axisWeights } from "./resample-weights.ts"
+import { type PreparedOverlay, YUV_FRAME_BYTES } from "./yuv.ts"
 
 /**
  * One video frame from the prepared base: a vertical then a horizontal convolution pass (weights from
@@ -21,6 +22,8 @@ interface Exports {
   readonly horizontal: (...args: Array<number>) => void
   readonly horizontal4: (...args: Array<number>) => void
   readonly horizontal5: (...args: Array<number>) => void
+  readonly blend: (frame: number, colour: number, keep: number, bytes: number) => void
+  readonly yuv420: (...args: Array<number>) => void
 }
 
 export const WASM_URL = new URL("./resample.wasm", import.meta.url)
@@ -36,6 +39,11 @@ export const FRAME_BYTES = OUTPUT.width * OUTPUT.height * 3
 export interface Resampler {
   /** Writes the frame for this camera window, packed RGB24, into `into` (FRAME_BYTES long). */
   readonly render: (w: CameraWindow, into: Uint8Array) => void
+  /**
+   * The same frame with the caption (if any) burned in, converted to planar yuv420p (BT.709, limited
+   * range), into `into` (YUV_FRAME_BYTES long): what ffmpeg encodes as it is.
+   */
+  readonly renderYuv: (w: CameraWindow, into: Uint8Array) => void
 }
 
 /**
@@ -50,58 +58,82 @@ export const frameWeights = (w: CameraWindow, base: { width: number; height: num
   }
 }
 
-export const makeResampler = (module: WebAssembly.Module, base: Raster): Resampler => {
+export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay: PreparedOverlay | null = null): Resampler => {
   const wasm = new WebAssembly.Instance(module, {}).exports as unknown as Exports
   const baseAt = align(wasm.heapBase())
   const baseStride = base.width * 3
-  const scratchAt = align(baseAt + base.data.byteLength + SLACK)
+  const colourAt = align(baseAt + base.data.byteLength + SLACK)
+  const keepAt = align(colourAt + (overlay?.colour.byteLength ?? 0))
+  const scratchAt = align(keepAt + (overlay?.keep.byteLength ?? 0))
   const ensure = (end: number) => {
     const have = wasm.memory.buffer.byteLength
     if (end > have) wasm.memory.grow(Math.ceil((end - have) / 65536))
   }
   ensure(scratchAt)
   new Uint8Array(wasm.memory.buffer, baseAt, base.data.byteLength).set(base.data)
+  if (overlay) {
+    new Uint8Array(wasm.memory.buffer, colourAt, overlay.colour.byteLength).set(overlay.colour)
+    new Uint8Array(wasm.memory.buffer, keepAt, overlay.keep.byteLength).set(overlay.keep)
+  }
 
   const put = (at: number, a: Int32Array | Int16Array) =>
     new Uint8Array(wasm.memory.buffer, at, a.byteLength).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength))
 
+  /** Makes the RGB frame in WebAssembly memory; answers where it starts (FRAME_BYTES + SLACK there). */
+  const resample = (w: CameraWindow): number => {
+    const { rows, cols } = frameWeights(w, base)
+    // The vertical pass only needs the columns the horizontal pass will read.
+    const colLo = cols.first[0]
+    const colHi = Math.min(base.width, cols.first[OUTPUT.width - 1] + cols.span)
+    const rowBytes = align((colHi - colLo) * 3)
+    const interStride = rowBytes + 16
+    const vFirst = scratchAt
+    const vWeights = align(vFirst + rows.count * 4)
+    const hFirst = align(vWeights + rows.count * rows.taps * 16)
+    const hWeights = align(hFirst + cols.count * 4)
+    const inter = align(hWeights + cols.count * cols.taps * 8)
+    const out = align(inter + interStride * OUTPUT.height + SLACK)
+    ensure(out + FRAME_BYTES + SLACK)
+
+    put(hFirst, shifted(cols.first, colLo))
+    put(hWeights, pairVectors(cols))
+    let src = inter
+    let srcStride = interStride
+    if (onRowGrid(w, base.height)) {
+      // Zoom 1 on whole rows (a pan): the vertical pass would be a copy, so read the base directly.
+      src = baseAt + w.y0 * baseStride + colLo * 3
+      srcStride = baseStride
+    } else {
+      put(vFirst, rows.first)
+      put(vWeights, splat8(rows))
+      wasm.vertical(baseAt + colLo * 3, baseStride, inter, interStride, rowBytes, OUTPUT.height, vFirst, vWeights, rows.taps)
+    }
+    if (cols.taps === 4) {
+      wasm.horizontal4(src, srcStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights)
+    } else if (cols.taps === 6 && cols.span <= 5) {
+      wasm.horizontal5(src, srcStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights)
+    } else {
+      wasm.horizontal(src, srcStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights, cols.taps / 2)
+    }
+    return out
+  }
+
   return {
     render: (w, into) => {
-      const { rows, cols } = frameWeights(w, base)
-      // The vertical pass only needs the columns the horizontal pass will read.
-      const colLo = cols.first[0]
-      const colHi = Math.min(base.width, cols.first[OUTPUT.width - 1] + cols.span)
-      const rowBytes = align((colHi - colLo) * 3)
-      const interStride = rowBytes + 16
-      const vFirst = scratchAt
-      const vWeights = align(vFirst + rows.count * 4)
-      const hFirst = align(vWeights + rows.count * rows.taps * 16)
-      const hWeights = align(hFirst + cols.count * 4)
-      const inter = align(hWeights + cols.count * cols.taps * 8)
-      const out = align(inter + interStride * OUTPUT.height + SLACK)
-      ensure(out + FRAME_BYTES + SLACK)
-
-      put(hFirst, shifted(cols.first, colLo))
-      put(hWeights, pairVectors(cols))
-      let src = inter
-      let srcStride = interStride
-      if (onRowGrid(w, base.height)) {
-        // Zoom 1 on whole rows (a pan): the vertical pass would be a copy, so read the base directly.
-        src = baseAt + w.y0 * baseStride + colLo * 3
-        srcStride = baseStride
-      } else {
-        put(vFirst, rows.first)
-        put(vWeights, splat8(rows))
-        wasm.vertical(baseAt + colLo * 3, baseStride, inter, interStride, rowBytes, OUTPUT.height, vFirst, vWeights, rows.taps)
-      }
-      if (cols.taps === 4) {
-        wasm.horizontal4(src, srcStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights)
-      } else if (cols.taps === 6 && cols.span <= 5) {
-        wasm.horizontal5(src, srcStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights)
-      } else {
-        wasm.horizontal(src, srcStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights, cols.taps / 2)
-      }
+      const out = resample(w) // first: it may grow (and so replace) the memory's buffer
       into.set(new Uint8Array(wasm.memory.buffer, out, FRAME_BYTES))
+    },
+    renderYuv: (w, into) => {
+      const rgb = resample(w)
+      if (overlay) {
+        const bytes = overlay.rows * OUTPUT.width * 3
+        wasm.blend(rgb + overlay.top * OUTPUT.width * 3, colourAt, keepAt, bytes)
+      }
+      const yuv = align(rgb + FRAME_BYTES + SLACK)
+      const lumaBytes = OUTPUT.width * OUTPUT.height
+      ensure(yuv + YUV_FRAME_BYTES + SLACK)
+      wasm.yuv420(rgb, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, yuv, yuv + lumaBytes, yuv + lumaBytes + lumaBytes / 4)
+      into.set(new Uint8Array(wasm.memory.buffer, yuv, YUV_FRAME_BYTES))
     }
   }
 }

@@ -1,0 +1,34 @@
+/**
+ * One render in its own process, for `bench/render.ts`: the parent samples this process's and its
+ * ffmpeg child's memory from /proc while it runs. Argument: JSON {photo, overlay (a PNG path or null),
+ * imageClass, seconds, outPath}. Prints one line `RESULT {wallMs, timings, hwmKb, cpuMs}`: this process's
+ * own peak resident memory (VmHWM: main thread and frame worker threads, not ffmpeg; getrusage's maxrss
+ * would still hold the forking parent's, which it inherits through exec) and CPU time (all threads).
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect, Logger, LogLevel } from "effect"
+import { readFileSync } from "node:fs"
+import type { ImageClass } from "../src/CaptionSpec.ts"
+import { renderVideo, type RenderTimings } from "../src/pipeline.ts"
+import { Renderer } from "../src/Renderer.ts"
+
+const job = JSON.parse(process.argv[2]) as {
+  photo: string
+  overlay: string | null
+  imageClass?: ImageClass
+  seconds: number
+  outPath: string
+}
+
+const program = Effect.gen(function* () {
+  let timings: RenderTimings | undefined
+  const overlay = job.overlay === null ? null : new Uint8Array(readFileSync(job.overlay))
+  const t0 = performance.now()
+  yield* renderVideo({ photo: job.photo, overlay, imageClass: job.imageClass, seconds: job.seconds, outPath: job.outPath, onTimings: (t) => (timings = t) })
+  const wallMs = performance.now() - t0
+  const hwmKb = Number(/^VmHWM:\s+(\d+)/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0)
+  const cpu = process.cpuUsage()
+  console.log(`RESULT ${JSON.stringify({ wallMs, timings, hwmKb, cpuMs: (cpu.user + cpu.system) / 1000 })}`)
+})
+
+NodeRuntime.runMain(program.pipe(Effect.provide(Renderer.layerFromEnv), Logger.withMinimumLogLevel(LogLevel.Warning)))
