@@ -166,9 +166,9 @@ export function horizontal4(
 }
 
 /**
- * The caption, burned into the RGB frame over `bytes` bytes from `frame` (a band of whole rows):
- * out = colour + (frame · keep) / 255, where `colour` is the overlay's premultiplied colour (c·a/255,
- * rounded) and `keep` is 255 − a, both laid out like the frame's bytes. 16 bytes per step; the caller
+ * The caption, burned into one plane of the frame over `bytes` bytes from `frame` (a band of whole
+ * rows): out = colour + (frame · keep) / 255, where `colour` is the overlay's premultiplied value
+ * (v·a/255, rounded) and `keep` is 255 − a, both laid out like the plane. 16 bytes per step; the caller
  * pads both overlay arrays with an identity tail (colour 0, keep 255), which leaves bytes unchanged.
  */
 export function blend(frame: usize, colour: usize, keep: usize, bytes: i32): void {
@@ -189,81 +189,52 @@ export function blend(frame: usize, colour: usize, keep: usize, bytes: i32): voi
   }
 }
 
-// BT.709, limited range, in Q15 (luma) and Q14 of a 2x2 sum (chroma, so Q16 of the mean):
-//   Y  = 16  + 219/255 · ( 0.2126 R + 0.7152 G + 0.0722 B)
-//   Cb = 128 + 224/255 · (−0.1146 R − 0.3854 G + 0.5    B)
-//   Cr = 128 + 224/255 · ( 0.5    R − 0.4542 G − 0.0458 B)
-// src/yuv.ts holds the same constants and a plain reference the tests compare against.
-const YR: i16 = 5983
-const YG: i16 = 20127
-const YB: i16 = 2032
-const UR: i32 = -1649
-const UG: i32 = -5547
-const UB: i32 = 7196
-const VR: i32 = 7196
-const VG: i32 = -6537
-const VB: i32 = -659
-
 /**
- * Packed RGB24 → planar yuv420p (BT.709, limited range): luma per pixel, chroma from the mean of each
- * 2x2 block (centre-sited). 8 pixels of two rows per step; `width` a multiple of 8, `height` even;
- * reads up to 8 bytes past a row's last pixel.
+ * The horizontal pass over one 8-bit plane (Y, or a chroma plane): destination pixel x = Σ_t w[x][t] ·
+ * source pixel (first[x] + t), taps padded to `groups` × 8 (one 8-byte load and one dot product per
+ * group). Four pixels per step, their four partial sums folded together with two shuffles; `width`
+ * a multiple of 4. Reads up to 8 bytes from each pixel's first tap on.
  */
-export function yuv420(src: usize, stride: i32, width: i32, height: i32, yPlane: usize, uPlane: usize, vPlane: usize): void {
-  // Bytes of 8 packed pixels → their R, G, B as u16 lanes (the -1 lanes read as zero: a free extend).
-  const r0 = i8x16(0, -1, 3, -1, 6, -1, 9, -1, 12, -1, 15, -1, -1, -1, -1, -1)
-  const r1 = i8x16(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 2, -1, 5, -1)
-  const g0 = i8x16(1, -1, 4, -1, 7, -1, 10, -1, 13, -1, -1, -1, -1, -1, -1, -1)
-  const g1 = i8x16(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, -1, 3, -1, 6, -1)
-  const b0 = i8x16(2, -1, 5, -1, 8, -1, 11, -1, 14, -1, -1, -1, -1, -1, -1, -1)
-  const b1 = i8x16(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1, -1, 4, -1, 7, -1)
-  const yr = i16x8.splat(YR)
-  const yg = i16x8.splat(YG)
-  const yb = i16x8.splat(YB)
-  const yOff = i16x8.splat((16 << 7) + 64)
-  const cOff = i32x4.splat((128 << 16) + (1 << 15))
-  const cw = width >> 1
-  for (let y = 0; y < height; y += 2) {
-    const s0 = src + <usize>(y * stride)
-    const s1 = s0 + <usize>stride
-    const d0 = yPlane + <usize>(y * width)
-    const d1 = d0 + <usize>width
-    const cu = uPlane + <usize>((y >> 1) * cw)
-    const cv = vPlane + <usize>((y >> 1) * cw)
-    for (let x = 0; x < width; x += 8) {
-      const a0 = v128.load(s0 + <usize>(x * 3))
-      const a1 = v128.load(s0 + <usize>(x * 3 + 16))
-      const b0v = v128.load(s1 + <usize>(x * 3))
-      const b1v = v128.load(s1 + <usize>(x * 3 + 16))
-      const ra = v128.or(i8x16.swizzle(a0, r0), i8x16.swizzle(a1, r1))
-      const ga = v128.or(i8x16.swizzle(a0, g0), i8x16.swizzle(a1, g1))
-      const ba = v128.or(i8x16.swizzle(a0, b0), i8x16.swizzle(a1, b1))
-      const rb = v128.or(i8x16.swizzle(b0v, r0), i8x16.swizzle(b1v, r1))
-      const gb = v128.or(i8x16.swizzle(b0v, g0), i8x16.swizzle(b1v, g1))
-      const bb = v128.or(i8x16.swizzle(b0v, b0), i8x16.swizzle(b1v, b1))
-      v128.store64_lane(d0 + <usize>x, luma8(ra, ga, ba, yr, yg, yb, yOff), 0)
-      v128.store64_lane(d1 + <usize>x, luma8(rb, gb, bb, yr, yg, yb, yOff), 0)
-      // 2x2 sums (≤ 1020) of each channel: add the rows, then neighbouring lanes.
-      const rs = i32x4.extadd_pairwise_i16x8_u(i16x8.add(ra, rb))
-      const gs = i32x4.extadd_pairwise_i16x8_u(i16x8.add(ga, gb))
-      const bs = i32x4.extadd_pairwise_i16x8_u(i16x8.add(ba, bb))
-      const u = i32x4.shr_s(i32x4.add(cOff, i32x4.add(i32x4.mul(rs, i32x4.splat(UR)), i32x4.add(i32x4.mul(gs, i32x4.splat(UG)), i32x4.mul(bs, i32x4.splat(UB))))), 16)
-      const v = i32x4.shr_s(i32x4.add(cOff, i32x4.add(i32x4.mul(rs, i32x4.splat(VR)), i32x4.add(i32x4.mul(gs, i32x4.splat(VG)), i32x4.mul(bs, i32x4.splat(VB))))), 16)
-      const u8 = i8x16.narrow_i16x8_u(i16x8.narrow_i32x4_s(u, u), i16x8.splat(0))
-      const v8 = i8x16.narrow_i16x8_u(i16x8.narrow_i32x4_s(v, v), i16x8.splat(0))
-      v128.store32_lane(cu + <usize>(x >> 1), u8, 0)
-      v128.store32_lane(cv + <usize>(x >> 1), v8, 0)
+export function hplane(
+  src: usize, srcStride: i32, dst: usize, dstStride: i32, width: i32, rows: i32,
+  first: usize, weights: usize, groups: i32
+): void {
+  const round = i32x4.splat(ROUND)
+  const pixelBytes = <usize>(groups << 4)
+  for (let y = 0; y < rows; y++) {
+    const s = src + <usize>(y * srcStride)
+    const d = dst + <usize>(y * dstStride)
+    let w = weights
+    let f = first
+    for (let x = 0; x < width; x += 4) {
+      let p0 = s + <usize>load<i32>(f)
+      let p1 = s + <usize>load<i32>(f, 4)
+      let p2 = s + <usize>load<i32>(f, 8)
+      let p3 = s + <usize>load<i32>(f, 12)
+      let w0 = w
+      let d0 = i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p0)), v128.load(w0))
+      let d1 = i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p1)), v128.load(w0 + pixelBytes))
+      let d2 = i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p2)), v128.load(w0 + 2 * pixelBytes))
+      let d3 = i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p3)), v128.load(w0 + 3 * pixelBytes))
+      for (let g = 1; g < groups; g++) {
+        p0 += 8
+        p1 += 8
+        p2 += 8
+        p3 += 8
+        w0 += 16
+        d0 = i32x4.add(d0, i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p0)), v128.load(w0)))
+        d1 = i32x4.add(d1, i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p1)), v128.load(w0 + pixelBytes)))
+        d2 = i32x4.add(d2, i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p2)), v128.load(w0 + 2 * pixelBytes)))
+        d3 = i32x4.add(d3, i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p3)), v128.load(w0 + 3 * pixelBytes)))
+      }
+      // [d0 d1 d2 d3] each summed over its four lanes.
+      const a = i32x4.add(i32x4.shuffle(d0, d1, 0, 4, 1, 5), i32x4.shuffle(d0, d1, 2, 6, 3, 7))
+      const b = i32x4.add(i32x4.shuffle(d2, d3, 0, 4, 1, 5), i32x4.shuffle(d2, d3, 2, 6, 3, 7))
+      const r = i32x4.shr_s(i32x4.add(round, i32x4.add(i32x4.shuffle(a, b, 0, 1, 4, 5), i32x4.shuffle(a, b, 2, 3, 6, 7))), SHIFT)
+      const n16 = i16x8.narrow_i32x4_s(r, r)
+      v128.store32_lane(d + <usize>x, i8x16.narrow_i16x8_u(n16, n16), 0)
+      w += pixelBytes << 2
+      f += 16
     }
   }
-}
-
-/** Eight luma bytes (in the low half) from eight pixels' R, G, B u16 lanes: Q15 products of R·2^7. */
-// @ts-ignore: decorator
-@inline
-function luma8(r: v128, g: v128, b: v128, yr: v128, yg: v128, yb: v128, yOff: v128): v128 {
-  let acc = i16x8.add(yOff, i16x8.q15mulr_sat_s(i16x8.shl(r, 7), yr))
-  acc = i16x8.add(acc, i16x8.q15mulr_sat_s(i16x8.shl(g, 7), yg))
-  acc = i16x8.add(acc, i16x8.q15mulr_sat_s(i16x8.shl(b, 7), yb))
-  const y = i16x8.shr_s(acc, 7)
-  return i8x16.narrow_i16x8_u(y, y)
 }
