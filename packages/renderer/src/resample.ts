@@ -77,25 +77,23 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay:
   const put = (at: number, a: Int32Array | Int16Array) =>
     new Uint8Array(wasm.memory.buffer, at, a.byteLength).set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength))
 
-  // Static data first, then the scratch every frame reuses. RGB and planes are placed on first use.
-  let rgb: { at: number; scratch: number } | undefined
-  let planar: { y: number; u: number; v: number; sizes: ReturnType<typeof basePlanes>; out: number; overlay: Record<"y" | "yKeep" | "u" | "v" | "cKeep", number> | undefined; scratch: number } | undefined
+  // Static data (the RGB base, or the planes and the caption, placed on first use), then from `top` on
+  // the scratch every frame reuses.
+  let rgbAt: number | undefined
+  let planar: { y: number; u: number; v: number; sizes: ReturnType<typeof basePlanes>; out: number; overlay: Record<"y" | "yKeep" | "u" | "v" | "cKeep", number> | undefined } | undefined
   const baseStride = base.width * 3
 
   /** Makes the RGB frame in WebAssembly memory; answers where it starts (FRAME_BYTES + SLACK there). */
   const resample = (w: CameraWindow): number => {
-    rgb ??= (() => {
-      const at = place(base.data)
-      return { at, scratch: top }
-    })()
-    const baseAt = rgb.at
+    rgbAt ??= place(base.data)
+    const baseAt = rgbAt
     const { rows, cols } = frameWeights(w, base)
     // The vertical pass only needs the columns the horizontal pass will read.
     const colLo = cols.first[0]
     const colHi = Math.min(base.width, cols.first[OUTPUT.width - 1] + cols.span)
     const rowBytes = align((colHi - colLo) * 3)
     const interStride = rowBytes + 16
-    const vFirst = rgb.scratch
+    const vFirst = top
     const vWeights = align(vFirst + rows.count * 4)
     const hFirst = align(vWeights + rows.count * rows.taps * 16)
     const hWeights = align(hFirst + cols.count * 4)
@@ -169,17 +167,17 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay:
           ? { y: place(overlay.y.colour), yKeep: place(overlay.y.keep), u: place(overlay.u), v: place(overlay.v), cKeep: place(overlay.chromaKeep) }
           : undefined
         const out = place(new Uint8Array(YUV_FRAME_BYTES))
-        return { y, u, v, sizes, out, overlay: o, scratch: top }
+        return { y, u, v, sizes, out, overlay: o }
       })()
       const p = planar
       const lumaBytes = OUTPUT.width * OUTPUT.height
       const outU = p.out + lumaBytes
       const outV = outU + lumaBytes / 4
       const { rows, cols } = planeWeights(w, p.sizes.y, OUTPUT.width, OUTPUT.height, w.x0, w.y0)
-      planePass(p.y, p.sizes.y, rows, cols, p.out, p.scratch)
+      planePass(p.y, p.sizes.y, rows, cols, p.out, top)
       const c = planeWeights(w, p.sizes.u, OUTPUT.width / 2, OUTPUT.height / 2, chromaOrigin(w.x0, w.k), chromaOrigin(w.y0, w.k))
-      planePass(p.u, p.sizes.u, c.rows, c.cols, outU, p.scratch)
-      planePass(p.v, p.sizes.v, c.rows, c.cols, outV, p.scratch)
+      planePass(p.u, p.sizes.u, c.rows, c.cols, outU, top)
+      planePass(p.v, p.sizes.v, c.rows, c.cols, outV, top)
       if (overlay && p.overlay) {
         const lumaBand = overlay.rows * OUTPUT.width
         wasm.blend(p.out + overlay.top * OUTPUT.width, p.overlay.y, p.overlay.yKeep, lumaBand)
