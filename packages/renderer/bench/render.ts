@@ -13,9 +13,10 @@
  *   rss     peak resident memory of one render: the largest sum of the render process's VmRSS (main
  *           thread + frame worker threads) and its ffmpeg child's, sampled from /proc every 20 ms;
  *           and the bound VmHWM(node) + VmHWM(ffmpeg, last sample) beside it
- *   cpu     CPU seconds (user + system, all threads) of each column: the render's node process (frame
- *           workers) + its ffmpeg, from /proc/self/stat's cutime/cstime of reaped children (less
- *           sensitive to other people's load than wall time)
+ *   cpu     CPU seconds (user + system, all threads) of each column: the render's node process during
+ *           renderVideo (frame workers; its start-up is left out) + its ffmpeg and ffprobe, from
+ *           /proc/self/stat's cutime/cstime of reaped children (less sensitive to other people's load
+ *           than wall time; the ratio of CPU seconds is what wall time tends to on two busy cores)
  *   zoompan the naive whole-pixel ffmpeg zoompan pipeline on the same base, once (BENCH_ZOOMPAN=0 skips)
  * Per-stage wall time of the renders (medians): prepare (decode, base, overlay), waiting on frames,
  * waiting on ffmpeg's stdin, the encoder's tail after the last frame, probe + verify.
@@ -128,8 +129,11 @@ interface ChildRender {
   readonly wallMs: number
   readonly timings: RenderTimings
   readonly hwmKb: number
-  /** The node process's own CPU (main + frame workers), ms. */
+  /** The node process's own CPU (main + frame workers), ms, in all and during renderVideo only. */
   readonly cpuMs: number
+  readonly renderCpuMs: number
+  /** The node process's RSS just before the render (kB). */
+  readonly rssBeforeKb: number
   /** Largest sampled sum of VmRSS over the render process and its descendants (kB). */
   readonly peakSumKb: number
   /** Largest VmHWM seen of any descendant (ffmpeg) (kB). */
@@ -213,8 +217,8 @@ const program = Effect.gen(function* () {
       console.log(
         `  ${stem} #${r + 1}: render ${(render.wallMs / 1000).toFixed(2)} s, floor ${floor.toFixed(2)} s, x264 ${x264.toFixed(2)} s, ` +
           `ratio ${(render.wallMs / 1000 / floor).toFixed(2)} / ${(render.wallMs / 1000 / x264).toFixed(2)}, ` +
-          `cpu render ${(render.cpuMs / 1000).toFixed(1)} node + ${(renderCpu - render.cpuMs / 1000).toFixed(1)} ffmpeg, floor ${floorCpu.toFixed(1)}, x264 ${x264Cpu.toFixed(1)}; ` +
-          `rss ${(render.peakSumKb / 1024).toFixed(0)} MB (node ${(render.hwmKb / 1024).toFixed(0)} + ffmpeg ${(render.childHwmKb / 1024).toFixed(0)}), load ${reps.at(-1)!.load}`
+          `cpu render ${(render.renderCpuMs / 1000).toFixed(1)} node (+${((render.cpuMs - render.renderCpuMs) / 1000).toFixed(1)} start-up) + ${(renderCpu - render.cpuMs / 1000).toFixed(1)} ffmpeg, floor ${floorCpu.toFixed(1)}, x264 ${x264Cpu.toFixed(1)}; ` +
+          `rss ${(render.peakSumKb / 1024).toFixed(0)} MB (node ${(render.hwmKb / 1024).toFixed(0)}, ${(render.rssBeforeKb / 1024).toFixed(0)} before the render, + ffmpeg ${(render.childHwmKb / 1024).toFixed(0)}), load ${reps.at(-1)!.load}`
       )
     }
     rgbFrames.length = 0
@@ -240,7 +244,7 @@ const program = Effect.gen(function* () {
         m((r) => r.render.wallMs / 1000 / r.floor).toFixed(2).padStart(6), m((r) => r.render.wallMs / 1000 / r.x264).toFixed(2).padStart(8),
         `${rssMb.toFixed(0)}/${boundMb.toFixed(0)}`.padStart(8),
         Number.isNaN(zoompanWall) ? "    n/a" : zoompanWall.toFixed(2).padStart(7),
-        `${m((r) => r.renderCpu).toFixed(1)}/${m((r) => r.floorCpu).toFixed(1)}/${m((r) => r.x264Cpu).toFixed(1)}`.padStart(15),
+        `${m((r) => r.renderCpu - (r.render.cpuMs - r.render.renderCpuMs) / 1000).toFixed(1)}/${m((r) => r.floorCpu).toFixed(1)}/${m((r) => r.x264Cpu).toFixed(1)}`.padStart(15),
         `  ${reps.map((r) => r.load.split("/")[0]).join(" ")}`].join(" ")
     )
     const s = (f: (t: RenderTimings) => number) => (m((r) => f(r.render.timings)) / 1000).toFixed(2).padStart(7)

@@ -26,10 +26,10 @@ export interface FrameStats {
  * (resample-weights.ts), so nothing on the path rounds to whole pixels (whole-pixel crops judder:
  * 0.64 px RMS at 0.5 px/frame).
  *
- * `workers.count` threads (at `workers.niceness`) make frames ahead into `count + 1` shared buffers:
+ * `workers.count` threads (at `workers.niceness`) make frames ahead into `count + 2` shared buffers:
  * frame i lives in slot i mod slots, and frame i + slots is asked for as soon as the sink is done with
- * frame i, so generation runs ahead of the encoder by at most one buffer per worker, with no
- * allocation per frame.
+ * frame i, so generation runs ahead of the encoder by at most one buffer per worker and one more, with
+ * no allocation per frame.
  */
 export const writeFrames = <E, S>(
   base: Raster,
@@ -43,7 +43,8 @@ export const writeFrames = <E, S>(
 ): Effect.Effect<void, E | S> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const slots = workers.count + 1
+      // One frame per worker in the making, one being written, one made ahead to absorb bursts.
+      const slots = workers.count + 2
       const pool = yield* frameWorkers(base, format, workers, slots)
       const pending: Array<Promise<void>> = []
       const request = (i: number) => {
