@@ -164,3 +164,77 @@ export function horizontal4(
     }
   }
 }
+
+/**
+ * The caption, burned into one plane of the frame over `bytes` bytes from `frame` (a band of whole
+ * rows): out = colour + (frame · keep) / 255, where `colour` is the overlay's premultiplied value
+ * (v·a/255, rounded) and `keep` is 255 − a, both laid out like the plane. 16 bytes per step; the caller
+ * pads both overlay arrays with an identity tail (colour 0, keep 255), which leaves bytes unchanged.
+ */
+export function blend(frame: usize, colour: usize, keep: usize, bytes: i32): void {
+  const r128 = i16x8.splat(128)
+  for (let i = 0; i < bytes; i += 16) {
+    const p = frame + <usize>i
+    const f = v128.load(p)
+    const k = v128.load(keep + <usize>i)
+    const c = v128.load(colour + <usize>i)
+    // frame · keep ≤ 255 · 255 fits u16; (t + (t >> 8)) >> 8 with t = x + 128 is x / 255 rounded.
+    let lo = i16x8.add(i16x8.mul(i16x8.extend_low_i8x16_u(f), i16x8.extend_low_i8x16_u(k)), r128)
+    let hi = i16x8.add(i16x8.mul(i16x8.extend_high_i8x16_u(f), i16x8.extend_high_i8x16_u(k)), r128)
+    lo = i16x8.shr_u(i16x8.add(lo, i16x8.shr_u(lo, 8)), 8)
+    hi = i16x8.shr_u(i16x8.add(hi, i16x8.shr_u(hi, 8)), 8)
+    lo = i16x8.add(lo, i16x8.extend_low_i8x16_u(c))
+    hi = i16x8.add(hi, i16x8.extend_high_i8x16_u(c))
+    v128.store(p, i8x16.narrow_i16x8_u(lo, hi))
+  }
+}
+
+/**
+ * The horizontal pass over one 8-bit plane (Y, or a chroma plane): destination pixel x = Σ_t w[x][t] ·
+ * source pixel (first[x] + t), taps padded to `groups` × 8 (one 8-byte load and one dot product per
+ * group). Four pixels per step, their four partial sums folded together with two shuffles; `width`
+ * a multiple of 4. Reads up to 8 bytes from each pixel's first tap on.
+ */
+export function hplane(
+  src: usize, srcStride: i32, dst: usize, dstStride: i32, width: i32, rows: i32,
+  first: usize, weights: usize, groups: i32
+): void {
+  const round = i32x4.splat(ROUND)
+  const pixelBytes = <usize>(groups << 4)
+  for (let y = 0; y < rows; y++) {
+    const s = src + <usize>(y * srcStride)
+    const d = dst + <usize>(y * dstStride)
+    let w = weights
+    let f = first
+    for (let x = 0; x < width; x += 4) {
+      let p0 = s + <usize>load<i32>(f)
+      let p1 = s + <usize>load<i32>(f, 4)
+      let p2 = s + <usize>load<i32>(f, 8)
+      let p3 = s + <usize>load<i32>(f, 12)
+      let w0 = w
+      let d0 = i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p0)), v128.load(w0))
+      let d1 = i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p1)), v128.load(w0 + pixelBytes))
+      let d2 = i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p2)), v128.load(w0 + 2 * pixelBytes))
+      let d3 = i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p3)), v128.load(w0 + 3 * pixelBytes))
+      for (let g = 1; g < groups; g++) {
+        p0 += 8
+        p1 += 8
+        p2 += 8
+        p3 += 8
+        w0 += 16
+        d0 = i32x4.add(d0, i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p0)), v128.load(w0)))
+        d1 = i32x4.add(d1, i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p1)), v128.load(w0 + pixelBytes)))
+        d2 = i32x4.add(d2, i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p2)), v128.load(w0 + 2 * pixelBytes)))
+        d3 = i32x4.add(d3, i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(v128.load64_zero(p3)), v128.load(w0 + 3 * pixelBytes)))
+      }
+      // [d0 d1 d2 d3] each summed over its four lanes.
+      const a = i32x4.add(i32x4.shuffle(d0, d1, 0, 4, 1, 5), i32x4.shuffle(d0, d1, 2, 6, 3, 7))
+      const b = i32x4.add(i32x4.shuffle(d2, d3, 0, 4, 1, 5), i32x4.shuffle(d2, d3, 2, 6, 3, 7))
+      const r = i32x4.shr_s(i32x4.add(round, i32x4.add(i32x4.shuffle(a, b, 0, 1, 4, 5), i32x4.shuffle(a, b, 2, 3, 6, 7))), SHIFT)
+      const n16 = i16x8.narrow_i32x4_s(r, r)
+      v128.store32_lane(d + <usize>x, i8x16.narrow_i16x8_u(n16, n16), 0)
+      w += pixelBytes << 2
+      f += 16
+    }
+  }
+}

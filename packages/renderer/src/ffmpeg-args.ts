@@ -37,12 +37,17 @@ export interface EncodeJob {
   readonly overlayPath: string | undefined
   readonly outPath: string
   readonly settings: EncodeSettings
-  /** What arrives on stdin: rgb24 frames (the renderer) or yuv420p (the benchmark's x264-only floor). */
+  /**
+   * What arrives on stdin: yuv420p, BT.709 limited range with the caption already burned in (the
+   * renderer: its frame workers do both, so ffmpeg only encodes), or rgb24 for ffmpeg to overlay and
+   * convert (the pipeline before issue 13, kept as the benchmark's floor). Default rgb24.
+   */
   readonly inputPixFmt?: "rgb24" | "yuv420p"
 }
 
 /**
- * The filter graph. The caption is burned in while still in RGB (planar gbrp, so no chroma is lost
+ * The filter graph: nothing to do for yuv420p input (the renderer's; see yuv.ts). For rgb24 input the
+ * caption is burned in while still in RGB (planar gbrp, so no chroma is lost
  * under the text edges), then ONE conversion to limited-range BT.709 YUV: ffmpeg's default matrix is
  * BT.601, and tagging 709 without converting makes colours worse than no tags at all (spike §4).
  */

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { type CameraPath, cameraAt, frameTime } from "./motion-path.ts"
-import { frameWorkers } from "./platform/frame-workers.ts"
+import { type FrameFormat, frameWorkers } from "./platform/frame-workers.ts"
 import type { Raster } from "./resample.ts"
 
 /**
@@ -10,16 +10,26 @@ import type { Raster } from "./resample.ts"
  */
 export type FrameSink<E> = (frame: Uint8Array) => Effect.Effect<boolean, E>
 
+export type { FrameFormat } from "./platform/frame-workers.ts"
+
+/** Where the writing loop spent its time (ms, wall), for the benchmark's per-stage figures. */
+export interface FrameStats {
+  /** Waiting for the workers to finish the next frame (generation behind the sink). */
+  waitFramesMs: number
+  /** Waiting for the sink to take a frame (the sink, i.e. the encoder, behind generation). */
+  waitSinkMs: number
+}
+
 /**
  * Every frame of the clip, in order, into `sink`. Frame i shows the camera window at eased time
  * i / (n - 1); the window's fractional position and zoom go straight into the resampling weights
  * (resample-weights.ts), so nothing on the path rounds to whole pixels (whole-pixel crops judder:
  * 0.64 px RMS at 0.5 px/frame).
  *
- * `workers.count` threads (at `workers.niceness`) make frames ahead into `count + 1` shared buffers:
+ * `workers.count` threads (at `workers.niceness`) make frames ahead into `count + 2` shared buffers:
  * frame i lives in slot i mod slots, and frame i + slots is asked for as soon as the sink is done with
- * frame i, so generation runs ahead of the encoder by at most one buffer per worker, with no
- * allocation per frame.
+ * frame i, so generation runs ahead of the encoder by at most one buffer per worker and one more, with
+ * no allocation per frame.
  */
 export const writeFrames = <E, S>(
   base: Raster,
@@ -27,12 +37,15 @@ export const writeFrames = <E, S>(
   frames: number,
   workers: { readonly count: number; readonly niceness: number },
   sink: FrameSink<S>,
-  onError: (e: unknown) => E
+  onError: (e: unknown) => E,
+  format: FrameFormat = { pixFmt: "rgb24" },
+  stats?: FrameStats
 ): Effect.Effect<void, E | S> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const slots = workers.count + 1
-      const pool = yield* frameWorkers(base, workers, slots)
+      // One frame per worker in the making, one being written, one made ahead to absorb bursts.
+      const slots = workers.count + 2
+      const pool = yield* frameWorkers(base, format, workers, slots)
       const pending: Array<Promise<void>> = []
       const request = (i: number) => {
         const made = pool.render(i, cameraAt(path, frameTime(i, frames)), i % slots)
@@ -41,11 +54,19 @@ export const writeFrames = <E, S>(
         pending[i] = made
       }
       for (let i = 0; i < Math.min(slots, frames); i++) request(i)
+      let t = performance.now()
+      const lap = (key: keyof FrameStats) => {
+        const now = performance.now()
+        if (stats) stats[key] += now - t
+        t = now
+      }
       for (let i = 0; i < frames; i++) {
         const made = pending[i]
         yield* Effect.tryPromise({ try: () => made, catch: onError })
+        lap("waitFramesMs")
         delete pending[i]
         if (!(yield* sink(pool.slots[i % slots]))) return
+        lap("waitSinkMs")
         if (i + slots < frames) request(i + slots)
       }
     })

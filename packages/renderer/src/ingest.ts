@@ -1,7 +1,8 @@
 import { Effect } from "effect"
 import sharp, { type Sharp } from "sharp"
-import { PhotoRejected } from "./errors.ts"
+import { PhotoRejected, RenderFailed } from "./errors.ts"
 import type { Framing, PhotoSize } from "./framing.ts"
+import { OUTPUT } from "./output.ts"
 import type { Raster } from "./resample.ts"
 
 /**
@@ -99,3 +100,21 @@ const prepare = async (photo: string | Uint8Array, f: Framing): Promise<BaseImag
 
 export const prepareBase = (photo: string | Uint8Array, framing: Framing): Effect.Effect<BaseImage, PhotoRejected> =>
   Effect.tryPromise({ try: () => prepare(photo, framing), catch: rejected }).pipe(Effect.withSpan("prepareBase"))
+
+/**
+ * The caption PNG → straight-alpha RGBA pixels of the output size (placed at the top left, as ffmpeg's
+ * overlay placed it; a smaller overlay is padded with transparency, a larger one cut).
+ */
+export const overlayPixels = (png: Uint8Array): Effect.Effect<Uint8Array, RenderFailed> =>
+  Effect.tryPromise({
+    try: async () => {
+      const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true })
+      if (info.width === OUTPUT.width && info.height === OUTPUT.height && info.channels === 4) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      const placed = await sharp({ create: { width: OUTPUT.width, height: OUTPUT.height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+        .composite([{ input: data, raw: { width: info.width, height: info.height, channels: info.channels }, left: 0, top: 0 }])
+        .raw()
+        .toBuffer()
+      return new Uint8Array(placed.buffer, placed.byteOffset, placed.byteLength)
+    },
+    catch: (e) => new RenderFailed({ stage: "frames", message: `caption overlay does not decode: ${e instanceof Error ? e.message : String(e)}` })
+  })

@@ -1,13 +1,12 @@
 import { Effect, Queue, Stream } from "effect"
-import { join } from "node:path"
 import type { Writable } from "node:stream"
 import type { ImageClass } from "./CaptionSpec.ts"
 import { type PhotoRejected, RenderFailed } from "./errors.ts"
 import { encodeCommand } from "./ffmpeg-args.ts"
 import { runFfmpeg } from "./ffmpeg-process.ts"
-import { writeFrames } from "./frames.ts"
+import { type FrameStats, writeFrames } from "./frames.ts"
 import { planFraming, type SubjectBox } from "./framing.ts"
-import { photoSize, prepareBase } from "./ingest.ts"
+import { overlayPixels, photoSize, prepareBase } from "./ingest.ts"
 import { planMotion } from "./motion-path.ts"
 import { combineMotionWords } from "./motion-words.ts"
 import { OUTPUT } from "./output.ts"
@@ -15,6 +14,7 @@ import { stream as platformStream, temp } from "./platform/index.ts"
 import { probeVideo } from "./probe.ts"
 import { Renderer } from "./Renderer.ts"
 import { verifyProbe } from "./verify.ts"
+import { prepareOverlay } from "./yuv.ts"
 
 export interface RenderJob {
   /** Path to the original stored photo bytes. */
@@ -29,6 +29,23 @@ export interface RenderJob {
   readonly seconds: number
   readonly outPath: string
   readonly onProgress?: ((framesDone: number, framesTotal: number) => Effect.Effect<void>) | undefined
+  /** Where the render's wall time went, once it succeeded (the benchmark prints it). */
+  readonly onTimings?: ((t: RenderTimings) => void) | undefined
+}
+
+/** Milliseconds of wall time per stage of one render. */
+export interface RenderTimings {
+  /** Measure, decode and prepare the base; decode the caption overlay. */
+  readonly prepareMs: number
+  /** ffmpeg running, from spawn to exit (frames are made and written meanwhile). */
+  readonly encodeMs: number
+  /** Within encodeMs: the writer waiting for the frame workers, and for ffmpeg to take the bytes. */
+  readonly waitFramesMs: number
+  readonly waitSinkMs: number
+  /** Within encodeMs: from the last frame written to ffmpeg's exit (the encoder's own tail). */
+  readonly tailMs: number
+  /** ffprobe and the deliverability check. */
+  readonly verifyMs: number
 }
 
 export interface RenderResult {
@@ -55,25 +72,33 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
       const total = Math.round(job.seconds * OUTPUT.fps)
       if (!(total >= 1)) return yield* new RenderFailed({ stage: "frames", message: `bad length ${job.seconds}s` })
 
+      const t0 = performance.now()
       const size = yield* photoSize(job.photo)
       const framing = planFraming(size, job.imageClass, job.overlay !== null, job.subject)
       const path = planMotion(framing, combineMotionWords(job.renderPrompt, job.subPrompt), job.seconds)
       yield* Effect.annotateCurrentSpan({ framing: framing.kind, width: size.width, height: size.height })
       const base = yield* prepareBase(job.photo, framing)
 
-      const dir = yield* temp.tempDir("p2v-render-").pipe(Effect.mapError(ioFailed("temp dir")))
-      let overlayPath: string | undefined
-      if (job.overlay) {
-        overlayPath = join(dir, "overlay.png")
-        yield* temp.writeBytes(overlayPath, job.overlay).pipe(Effect.mapError(ioFailed("overlay")))
-      }
+      // The caption is burned in by the frame workers (with the BT.709 conversion), not by ffmpeg.
+      const overlay = job.overlay ? prepareOverlay(yield* overlayPixels(job.overlay)) : null
       const partial = yield* temp.partialFile(job.outPath)
+      const t1 = performance.now()
+      const stats: FrameStats = { waitFramesMs: 0, waitSinkMs: 0 }
+      let fed = t1
 
-      // Frames go straight from the worker threads' buffers into ffmpeg's stdin.
+      // Frames go straight from the worker threads' buffers into ffmpeg's stdin, as yuv420p: ffmpeg
+      // only encodes, and the pipe carries half the bytes of RGB.
       const feed = (stdin: Writable) =>
-        writeFrames(base, path, total, { count: renderer.frameConcurrency, niceness: renderer.niceness }, platformStream.flushedWriter(stdin), (e) =>
-          new RenderFailed({ stage: "frames", message: e instanceof Error ? e.message : String(e) })
-        ).pipe(Effect.zipRight(platformStream.end(stdin)))
+        writeFrames(
+          base,
+          path,
+          total,
+          { count: renderer.frameConcurrency, niceness: renderer.niceness },
+          platformStream.flushedWriter(stdin),
+          (e) => new RenderFailed({ stage: "frames", message: e instanceof Error ? e.message : String(e) }),
+          { pixFmt: "yuv420p", overlay },
+          stats
+        ).pipe(Effect.zipRight(platformStream.end(stdin)), Effect.tap(() => (fed = performance.now())))
 
       // ffmpeg reports progress from a callback; a sliding queue hands the latest count to the caller.
       const progress = yield* Queue.sliding<number>(1)
@@ -86,11 +111,12 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
         )
       }
 
-      const cmd = encodeCommand({ frames: total, overlayPath, outPath: partial, settings: renderer.encode })
+      const cmd = encodeCommand({ frames: total, overlayPath: undefined, outPath: partial, settings: renderer.encode, inputPixFmt: "yuv420p" })
       yield* runFfmpeg(renderer.ffmpeg.path, cmd, { feed, onFrames: (n) => Queue.unsafeOffer(progress, n), niceness: renderer.niceness }).pipe(
         Effect.withSpan("encode")
       )
 
+      const t2 = performance.now()
       const probe = yield* probeVideo(partial).pipe(
         Effect.mapError((e) => new RenderFailed({ stage: "verify", message: e.message }))
       )
@@ -99,6 +125,13 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
         return yield* new RenderFailed({ stage: "verify", message: `output rejected: ${problems.join("; ")}` })
       }
       yield* temp.moveInto(partial, job.outPath).pipe(Effect.mapError(ioFailed("move into place")))
+      job.onTimings?.({
+        prepareMs: t1 - t0,
+        encodeMs: t2 - t1,
+        ...stats,
+        tailMs: t2 - fed,
+        verifyMs: performance.now() - t2
+      })
       if (onProgress) yield* onProgress(total, total)
       return {
         duration_sec: probe.durationSec,

@@ -48,6 +48,22 @@ describe("ffmpeg args", () => {
   })
 })
 
+describe("ffmpeg args for the renderer's yuv420p frames", () => {
+  const cmd = encodeCommand({ frames: 240, overlayPath: undefined, outPath: "/tmp/out.mp4", settings: DEFAULT_ENCODE, inputPixFmt: "yuv420p" })
+  const argv = toArgv(cmd)
+
+  it("reads yuv420p on stdin (caption already in it), converts nothing, and still tags BT.709 limited range", () => {
+    expect(cmd.inputs.map((i) => i.source)).toEqual(["pipe:0", "anullsrc=r=48000:cl=stereo"])
+    expect(cmd.inputs[0].options).toEqual(["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "1080x1920", "-r", "30"])
+    expect(cmd.complexFilter).toBe("[0:v]null[v]")
+    expect(argv).toContain("1:a")
+    for (const f of ["-color_primaries", "-color_trc", "-colorspace"]) expect(argAfter(argv, f)).toBe("bt709")
+    expect(argAfter(argv, "-color_range")).toBe("tv")
+    expect(argv.filter((a) => a === "-pix_fmt")).toHaveLength(2)
+    expect(argv.at(-2)).toBe("mp4")
+  })
+})
+
 describe("mp4 box order", () => {
   const box = (type: string, size: number) => {
     const b = new Uint8Array(size)

@@ -11,13 +11,15 @@ import { lowerThreadPriority } from "./priority.ts"
 const port = parentPort!
 const init = workerData as WorkerInit
 lowerThreadPriority(init.niceness)
-const resampler = makeResampler(compileResampler(), init.base)
+const format = init.format
+const resampler = makeResampler(compileResampler(), init.base, format.pixFmt === "yuv420p" ? format.overlay : null)
 const slots = init.slots.map((s) => new Uint8Array(s))
+const render = format.pixFmt === "yuv420p" ? resampler.renderYuv : resampler.render
 
 port.on("message", (request: FrameRequest) => {
   let done: FrameDone
   try {
-    resampler.render(request.window, slots[request.slot])
+    render(request.window, slots[request.slot])
     done = { id: request.id }
   } catch (e) {
     done = { id: request.id, error: e instanceof Error ? e.message : String(e) }

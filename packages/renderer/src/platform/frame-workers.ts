@@ -2,9 +2,19 @@ import { Effect, type Scope } from "effect"
 import { Worker } from "node:worker_threads"
 import type { CameraWindow } from "../motion-path.ts"
 import { FRAME_BYTES, type Raster } from "../resample.ts"
+import { type PreparedOverlay, YUV_FRAME_BYTES } from "../yuv.ts"
+
+/**
+ * What a frame slot holds: packed RGB24 as resampled, or the renderer's form, the caption burned in
+ * and converted to planar yuv420p (BT.709, limited range) — what ffmpeg encodes as it is.
+ */
+export type FrameFormat = { readonly pixFmt: "rgb24" } | { readonly pixFmt: "yuv420p"; readonly overlay: PreparedOverlay | null }
+
+export const frameBytes = (f: FrameFormat): number => (f.pixFmt === "rgb24" ? FRAME_BYTES : YUV_FRAME_BYTES)
 
 export interface WorkerInit {
   readonly base: Raster
+  readonly format: FrameFormat
   readonly slots: ReadonlyArray<SharedArrayBuffer>
   /** How much the thread lowers its priority (0: unchanged); see `lowerThreadPriority`. */
   readonly niceness: number
@@ -74,13 +84,14 @@ const spawn = (init: WorkerInit) => {
  */
 export const frameWorkers = (
   base: Raster,
+  format: FrameFormat,
   workers: { readonly count: number; readonly niceness: number },
   slots: number
 ): Effect.Effect<FrameWorkers, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const shared = Array.from({ length: slots }, () => new SharedArrayBuffer(FRAME_BYTES))
-      const init = { base, slots: shared, niceness: workers.niceness }
+      const shared = Array.from({ length: slots }, () => new SharedArrayBuffer(frameBytes(format)))
+      const init: WorkerInit = { base, format, slots: shared, niceness: workers.niceness }
       return { shared, threads: Array.from({ length: Math.max(1, workers.count) }, () => spawn(init)) }
     }),
     ({ threads }) => Effect.promise(() => Promise.all(threads.map((t) => t.worker.terminate())))
