@@ -222,8 +222,10 @@ export const classify = (
   if (built && stats.skyTop < 0.3 && big.length === 0 && (indoorThings.length > 0 || stats.rectilinear >= 0.55)) {
     return result("interior_space", Math.min(1, 0.45 + stats.vertical + 0.1 * indoorThings.length), null)
   }
+  // Whatever is most surely seen frames the photo, unless it is a speck (a pair of feet dangling into
+  // a lake view): camera motion toward a speck hides the scene it belongs to.
   const main = [...animals, ...objects].sort((a, b) => b.score * area(b.box) - a.score * area(a.box))[0]
-  return result("other", 0.5, main && main.score >= 0.4 ? main.box : null)
+  return result("other", 0.5, main && main.score >= 0.4 && area(main.box) / frame >= 0.02 ? main.box : null)
 }
 
 /** Colour statistics of an RGB raster (see SceneStats). */
