@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { ApiKeyEntity } from "@pic2video/cluster/ApiKeyEntity"
 import * as Imports from "@pic2video/cluster/Imports"
+import * as KeyAdmission from "@pic2video/cluster/KeyAdmission"
 import { KeyHasher } from "@pic2video/cluster/KeyHasher"
 import { Errors, Idempotency as IdempotencyPolicy, RateLimit, Scopes } from "@pic2video/domain"
 import { randomBase62 } from "@pic2video/domain/Random"
@@ -44,11 +44,11 @@ export const layer = HttpApiBuilder.middleware(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const hasher = yield* KeyHasher
-    const keyClient = yield* ApiKeyEntity.client
+    const admitTo = yield* KeyAdmission.make
 
     /** Step 5: the key's entity keeps the window; reads fail open if it cannot be reached in time. */
     const admit = (caller: Caller, bucket: RateLimit.Bucket) =>
-      keyClient(caller.keyId).Admit({ bucket, limit: caller.limits[bucket] }).pipe(
+      admitTo(caller.keyId, bucket, caller.limits[bucket]).pipe(
         Effect.timeout(entityTimeout),
         Effect.catchAllCause((cause) =>
           bucket === "reads"

@@ -1,0 +1,25 @@
+import { EntityId, Sharding } from "@effect/cluster"
+import type { RateLimit } from "@pic2video/domain"
+import { Clock, Effect } from "effect"
+import { ApiKeyEntity } from "./ApiKeyEntity.ts"
+import * as RateWindows from "./RateWindows.ts"
+
+/**
+ * Step 5 of the request pipeline (contract §4.5, §14): count a request against its key's window.
+ * The window lives with the key's ApiKey entity, i.e. in the process that holds the key's shard.
+ * When that is this process (always, for `npm start`), the shared window table is updated directly:
+ * the same table the entity's `Admit` handler updates, so the count is the one count, without the
+ * cluster's message machinery (an envelope, a request fiber and a reply per request). Otherwise
+ * (`npm run api`, or a key whose shard another runner holds) it is the `Admit` message, as before.
+ */
+export const make = Effect.gen(function*() {
+  const sharding = yield* Sharding.Sharding
+  const client = yield* ApiKeyEntity.client
+  return (keyId: string, bucket: RateLimit.Bucket, limit: number): Effect.Effect<RateWindows.Admission, unknown> => {
+    const entityId = EntityId.make(keyId)
+    if (sharding.hasShardId(sharding.getShardId(entityId, ApiKeyEntity.getShardGroup(entityId)))) {
+      return Effect.map(Clock.currentTimeMillis, (now) => RateWindows.admit(keyId, bucket, limit, now))
+    }
+    return client(keyId).Admit({ bucket, limit })
+  }
+})
