@@ -11,6 +11,7 @@ import * as RateWindows from "./RateWindows.ts"
  * the same table the entity's `Admit` handler updates, so the count is the one count, without the
  * cluster's message machinery (an envelope, a request fiber and a reply per request). Otherwise
  * (`npm run api`, or a key whose shard another runner holds) it is the `Admit` message, as before.
+ * Either way the effect is interruptible, so the pipeline's 3 s timeout bounds it.
  */
 export const make = Effect.gen(function*() {
   const sharding = yield* Sharding.Sharding
@@ -20,6 +21,9 @@ export const make = Effect.gen(function*() {
     if (sharding.hasShardId(sharding.getShardId(entityId, ApiKeyEntity.getShardGroup(entityId)))) {
       return Effect.map(Clock.currentTimeMillis, (now) => RateWindows.admit(keyId, bucket, limit, now))
     }
-    return client(keyId).Admit({ bucket, limit })
+    // interruptible: the request path runs uninterruptibly, and without this the pipeline's timeout
+    // could not stop a send that never arrives (no runner holds the shard): the request was held
+    // until the HTTP timeout (~30 s) instead of answering after the 3 s of contract §8.3
+    return Effect.interruptible(client(keyId).Admit({ bucket, limit }))
   }
 })
