@@ -18,8 +18,8 @@
  *   4. the mixed run (BENCH_MIXED_S, 30 s): BENCH_CLIENTS (200) simulated clients, each polling its
  *      5 renders every 2 s (one GET each, on a shared keep-alive pool), spread over the keys, while
  *      renders execute: BENCH_RENDERS (12) renders are created as it starts, and a writer adds a
- *      captioned one whenever fewer than 2 are queued or processing (its create latencies are
- *      printed too). Prints requests, p50/p99/max and errors (non-200 and failed requests).
+ *      captioned one every 5 s while fewer than that many are queued or processing (its create
+ *      latencies are printed too). Prints requests, p50/p99/max and errors (non-200 and failed requests).
  *   5. nothing but loopback: every server listens on 127.0.0.1 and everything stops at the end.
  *   6. `--soak [--minutes N]` (default 10): steps 1 and 4 only, the mixed load for N minutes,
  *      printing each minute the service's RSS, the minute's p50/p99/errors and the sizes of the
@@ -310,7 +310,7 @@ function startMixed(s: Setup, initialRenders: ReadonlyArray<string>) {
   }
   for (let i = 0; i < clientCount; i++) client(i)
 
-  // keep renders executing: a captioned create whenever fewer than 2 are queued or processing
+  // keep renders executing: a captioned create every 5 s while fewer than BENCH_RENDERS are queued or processing
   const writer = (async () => {
     let n = 0
     while (!stopped) {
@@ -318,7 +318,7 @@ function startMixed(s: Setup, initialRenders: ReadonlyArray<string>) {
         const st = status.get(id)
         return st === undefined || st === "queued" || st === "processing"
       }).length
-      if (active < 2) {
+      if (active < mixedRenders) {
         const t0 = performance.now()
         const w = window
         try {
@@ -332,7 +332,7 @@ function startMixed(s: Setup, initialRenders: ReadonlyArray<string>) {
         }
         n++
       }
-      await new Promise((r) => setTimeout(r, 1000))
+      await new Promise((r) => setTimeout(r, 5000))
     }
   })()
 
