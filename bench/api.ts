@@ -16,7 +16,8 @@
  *      it the same way; prints each pair and its ratio, the service's CPU time per request (all
  *      threads, from /proc) and, with DATABASE_URL, database transactions per request;
  *   4. the mixed run (BENCH_MIXED_S, 30 s): BENCH_CLIENTS (200) simulated clients, each polling its
- *      5 renders every 2 s (one GET each, on a shared keep-alive pool), spread over the keys, while
+ *      5 renders every 2 s (one GET each, on a shared keep-alive pool; a client whose previous polls
+ *      are unanswered skips the tick, counted as "skipped"), spread over the keys, while
  *      renders execute: BENCH_RENDERS (12) renders are created as it starts, and a writer adds a
  *      captioned one every 5 s while fewer than that many are queued or processing (its create
  *      latencies are printed too). Prints requests, p50/p99/max and errors (non-200 and failed requests).
@@ -270,13 +271,15 @@ interface MixedWindow {
   latencies: Array<number>
   errors: number
   creates: Array<number>
+  /** client ticks skipped because that client's previous polls were still unanswered (saturation) */
+  skipped: number
 }
 
 function startMixed(s: Setup, initialRenders: ReadonlyArray<string>) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: clientCount, maxFreeSockets: clientCount })
   const pool = [...initialRenders]
   const status = new Map<string, string>()
-  let window: MixedWindow = { latencies: [], errors: 0, creates: [] }
+  let window: MixedWindow = { latencies: [], errors: 0, creates: [], skipped: 0 }
   let stopped = false
   const timers = new Set<NodeJS.Timeout>()
   const inFlight = new Set<Promise<unknown>>()
@@ -290,15 +293,23 @@ function startMixed(s: Setup, initialRenders: ReadonlyArray<string>) {
   const client = (i: number) => {
     const secret = s.secrets[i % s.secrets.length]
     const headers = { authorization: `Bearer ${secret}` }
+    let outstanding = 0
     const tick = () => {
       if (stopped) return
       const next = setTimeout(tick, pollEveryMs)
       timers.add(next)
+      // a client waits for its answers before it polls again: a tick it cannot make is counted, not queued
+      if (outstanding > 0) {
+        window.skipped++
+        return
+      }
       for (let j = 0; j < rendersPerClient; j++) {
         const id = pool[(i * rendersPerClient + j) % pool.length]
         const t0 = performance.now()
         const w = window
+        outstanding++
         track(get(agent, new URL(`/api/v1/renders/${id}`, base), headers).then(({ status: code, body }) => {
+          outstanding--
           w.latencies.push(performance.now() - t0)
           if (code !== 200) w.errors++
           else status.set(id, JSON.parse(body).status)
@@ -340,7 +351,7 @@ function startMixed(s: Setup, initialRenders: ReadonlyArray<string>) {
     /** the figures since the last call, and a fresh window */
     take: () => {
       const taken = window
-      window = { latencies: [], errors: 0, creates: [] }
+      window = { latencies: [], errors: 0, creates: [], skipped: 0 }
       return taken
     },
     stop: async () => {
@@ -363,6 +374,7 @@ const summary = (w: MixedWindow, seconds: number) => {
     p99: quantile(sorted, 0.99),
     max: sorted.length === 0 ? NaN : sorted[sorted.length - 1],
     errors: w.errors,
+    skipped: w.skipped,
     creates: w.creates.length,
     createP50: quantile(creates, 0.5),
     createP99: quantile(creates, 0.99)
@@ -473,7 +485,8 @@ async function main() {
       `mixed: ${clientCount} clients x ${rendersPerClient} renders every ${pollEveryMs / 1000} s over ${s.secrets.length} keys, ${mixedSeconds} s, renders executing`
     )
     console.log(
-      `  polls ${mix.requests} (${mix.rps.toFixed(0)}/s)  p50 ${mix.p50.toFixed(2)} ms  p99 ${mix.p99.toFixed(2)} ms  max ${mix.max.toFixed(2)} ms  errors ${mix.errors}`
+      `  polls ${mix.requests} (${mix.rps.toFixed(0)}/s)  p50 ${mix.p50.toFixed(2)} ms  p99 ${mix.p99.toFixed(2)} ms  max ${mix.max.toFixed(2)} ms  errors ${mix.errors}` +
+        `  ticks skipped (client still waiting) ${mix.skipped}`
     )
     console.log(`  captioned creates ${mix.creates}  p50 ${mix.createP50.toFixed(2)} ms  p99 ${mix.createP99.toFixed(2)} ms`)
     if (mix.errors > 0) failed = true
@@ -491,7 +504,7 @@ async function soak(minutes: number) {
     const pid = s.service.pid
     const mixed = startMixed(s, await startMixedRenders(s, mixedRenders))
     console.log(`bench:soak  ${minutes} min of ${clientCount} clients x ${rendersPerClient} renders every ${pollEveryMs / 1000} s over ${s.secrets.length} keys, renders executing`)
-    console.log(`minute  RSS MiB    polls     p50 ms    p99 ms  errors  creates  load avg   per-key tables`)
+    console.log(`minute  RSS MiB    polls     p50 ms    p99 ms  errors  skipped  creates  load avg   per-key tables`)
     console.log(`     0  ${(rssMiB(pid) ?? NaN).toFixed(1).padStart(7)}`)
     mixed.take()
     let errors = 0
@@ -501,7 +514,7 @@ async function soak(minutes: number) {
       errors += w.errors
       console.log(
         `${String(m).padStart(6)}  ${(rssMiB(pid) ?? NaN).toFixed(1).padStart(7)}  ${String(w.requests).padStart(7)}` +
-          `${fmt(w.p50)}${fmt(w.p99)}  ${String(w.errors).padStart(6)}  ${String(w.creates).padStart(7)}  ${os.loadavg()[0].toFixed(2).padStart(8)}   ${s.tableStats() ?? "-"}`
+          `${fmt(w.p50)}${fmt(w.p99)}  ${String(w.errors).padStart(6)}  ${String(w.skipped).padStart(7)}  ${String(w.creates).padStart(7)}  ${os.loadavg()[0].toFixed(2).padStart(8)}   ${s.tableStats() ?? "-"}`
       )
     }
     await mixed.stop()
