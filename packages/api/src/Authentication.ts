@@ -1,14 +1,17 @@
 import { Access, ApiKeyToken, Errors } from "@pic2video/domain"
 import { KeyHasher } from "@pic2video/cluster/KeyHasher"
+import * as RateWindows from "@pic2video/cluster/RateWindows"
 import * as KeyAccess from "@pic2video/cluster/repositories/KeyAccess"
 import { Effect } from "effect"
+import * as crypto from "node:crypto"
 import type { PrincipalShape } from "./Principal.ts"
 
 /**
  * contract §4.2–4.3: who is calling. Malformed, unknown and wrong-secret keys are one answer
  * (`invalid_api_key`) reached through the same work: a malformed key is still hashed and compared
- * against a decoy, so timing does not tell them apart. Revocation is read from the database on
- * every request, so it takes effect on the next one.
+ * against a decoy, so timing does not tell them apart. Revocation, expiry and the account gates are
+ * read from the database on every request (one query), so a change made by any process (the
+ * operator CLI, the portal) takes effect on the next request in every process (contract §14).
  */
 export interface Caller extends PrincipalShape {
   readonly limits: { readonly reads: number; readonly creates: number; readonly uploads: number }
@@ -22,6 +25,34 @@ const decoyKeyId = "key_0000000000000000"
 // last_used_at is kept without a write per request: at most one write per key per minute per process
 const lastUsedFlush = new Map<string, number>()
 const lastUsedEvery = 60_000
+let lastUsedSweptAt = 0
+
+/**
+ * A secret that has verified need not be verified again (contract §14): the digest of the whole
+ * token maps to the stored hash it matched. It counts only while the key's row, read fresh on every
+ * request, still holds that same hash, so the entry dies with the key. A wrong secret or an unknown
+ * key never enters it and is verified (an HMAC) on every request, as before, the same work for
+ * both. Bounded: the oldest entry makes way once it is full.
+ */
+const verifiedMax = 10_000
+const verified = new Map<string, Uint8Array>()
+const digest: (token: string) => string = typeof crypto.hash === "function"
+  ? (token) => crypto.hash("sha256", token, "base64")
+  : (token) => crypto.createHash("sha256").update(token).digest("base64")
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/**
+ * Sizes of the per-key tables of the request path, logged at most every P2V_TABLE_STATS_SECONDS
+ * when that is set (`npm run bench:soak` watches them stay bounded).
+ */
+export const tableSizes = () => ({ verifiedSecrets: verified.size, lastUsed: lastUsedFlush.size, rateWindows: RateWindows.size() })
+const statsEvery = Number((globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.P2V_TABLE_STATS_SECONDS ?? 0) * 1000
+let statsAt = 0
 
 export const authenticate = (authorization: string | undefined) =>
   Effect.gen(function*() {
@@ -32,10 +63,16 @@ export const authenticate = (authorization: string | undefined) =>
     const hasher = yield* KeyHasher
     const token = Access.bearerToken(authorization)
     const parsed = token === undefined ? undefined : ApiKeyToken.parseToken(token)
+    const tokenDigest = digest(token ?? "")
     const found = yield* KeyAccess.findKeyAndAccount(parsed?.keyId ?? decoyKeyId)
     const row = parsed === undefined ? undefined : found
-    const verified = hasher.verify(parsed?.secret ?? "", row?.secret_hash)
-    if (!verified || row === undefined) return yield* Effect.fail(invalid)
+    const known = verified.get(tokenDigest)
+    if (known === undefined || row === undefined || !sameBytes(known, row.secret_hash)) {
+      if (known !== undefined) verified.delete(tokenDigest)
+      if (!hasher.verify(parsed?.secret ?? "", row?.secret_hash) || row === undefined) return yield* Effect.fail(invalid)
+      if (verified.size >= verifiedMax) verified.delete(verified.keys().next().value!)
+      verified.set(tokenDigest, row.secret_hash)
+    }
     const now = new Date()
     const refusal = Access.refusal(
       { revokedAt: row.revoked_at, expiresAt: row.expires_at },
@@ -43,8 +80,17 @@ export const authenticate = (authorization: string | undefined) =>
       now
     )
     if (refusal !== undefined) return yield* Effect.fail(Errors.fail(refusal, refusalMessages[refusal] ?? refusal))
+    if (statsEvery > 0 && now.getTime() - statsAt >= statsEvery) {
+      statsAt = now.getTime()
+      yield* Effect.logInfo(`request-path tables ${JSON.stringify(tableSizes())}`)
+    }
     const flushed = lastUsedFlush.get(row.id) ?? 0
     if (now.getTime() - flushed >= lastUsedEvery) {
+      if (now.getTime() - lastUsedSweptAt >= lastUsedEvery) {
+        // keys not seen for a minute would write anyway: forget them, so the table stays bounded
+        lastUsedSweptAt = now.getTime()
+        for (const [keyId, at] of lastUsedFlush) if (now.getTime() - at >= lastUsedEvery) lastUsedFlush.delete(keyId)
+      }
       lastUsedFlush.set(row.id, now.getTime())
       yield* KeyAccess.touchLastUsed(row.id, now, new Date(now.getTime() - lastUsedEvery))
     }

@@ -1,6 +1,6 @@
 import { FileSystem, HttpApiBuilder, HttpApp, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse, Multipart, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { ApiKeyEntity } from "@pic2video/cluster/ApiKeyEntity"
+import * as KeyAdmission from "@pic2video/cluster/KeyAdmission"
 import { KeyHasher } from "@pic2video/cluster/KeyHasher"
 import { Errors, Idempotency as IdempotencyPolicy, RateLimit, Scopes } from "@pic2video/domain"
 import type { Parsed } from "@pic2video/domain/JsonBody"
@@ -62,7 +62,7 @@ export const layerAdmission = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const hasher = yield* KeyHasher
-    const keyClient = yield* ApiKeyEntity.client
+    const admitTo = yield* KeyAdmission.make
     // the services a ReplayCurrent annotation names (checked here, at start, for every endpoint)
     const services = yield* Effect.context<CurrentImport>()
     for (const route of RouteTable.routes) if (route.replayCurrent !== undefined) Context.unsafeGet(services, route.replayCurrent)
@@ -72,7 +72,7 @@ export const layerAdmission = Layer.effect(
 
     /** Step 5: the key's entity keeps the window; reads fail open if it cannot be reached in time. */
     const admit = (caller: Caller, bucket: RateLimit.Bucket) =>
-      keyClient(caller.keyId).Admit({ bucket, limit: caller.limits[bucket] }).pipe(
+      admitTo(caller.keyId, bucket, caller.limits[bucket]).pipe(
         Effect.timeout(entityTimeout),
         Effect.catchAllCause((cause) =>
           bucket === "reads"

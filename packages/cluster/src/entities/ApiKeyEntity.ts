@@ -2,16 +2,17 @@ import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { Errors, RateLimit } from "@pic2video/domain"
-import { Clock, Effect, Ref, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import * as Renders from "../repositories/Renders.ts"
+import * as RateWindows from "./RateWindows.ts"
 
 /**
  * One entity per API key: the owner of the key's per-minute windows, and the way a key's charges
  * reach the charge transaction. Window updates are atomic in memory; PostgreSQL is the arbiter of
  * money across messages, runners and crashes (the charge transaction decides the spend cap and the
  * allowance under the key's row lock, so concurrent charges serialise there). Rate windows are
- * memory only and start empty when the entity activates (after a failover the worst case is one
- * extra minute's budget).
+ * memory only, in the process that holds the key's shard (RateWindows.ts), and start empty there
+ * (after a failover the worst case is one extra minute's budget).
  */
 export const Admission = Schema.Struct({
   allowed: Schema.Boolean,
@@ -63,19 +64,10 @@ export const layer = ApiKeyEntity.toLayer(
     const address = yield* Entity.CurrentAddress
     const keyId = address.entityId
     const sql = yield* SqlClient.SqlClient
-    const windows = yield* Ref.make(new Map<RateLimit.Bucket, RateLimit.Window>())
 
     return ApiKeyEntity.of({
-      Admit: ({ payload }) =>
-        Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          return yield* Ref.modify(windows, (m) => {
-            const d = RateLimit.admit(m.get(payload.bucket), payload.limit, now)
-            const next = new Map(m)
-            next.set(payload.bucket, d.window)
-            return [{ allowed: d.allowed, limit: d.limit, remaining: d.remaining, resetSeconds: d.resetSeconds }, next]
-          })
-        }),
+      // the window table is shared with KeyAdmission's local path (RateWindows.ts)
+      Admit: ({ payload }) => Effect.map(Clock.currentTimeMillis, (now) => RateWindows.admit(keyId, payload.bucket, payload.limit, now)),
       Charge: ({ payload }) =>
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis

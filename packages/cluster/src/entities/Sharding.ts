@@ -1,6 +1,6 @@
 import { RunnerAddress } from "@effect/cluster"
 import { NodeClusterSocket } from "@effect/platform-node"
-import { Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { freePort } from "../database/EmbeddedPostgres.ts"
 
@@ -26,25 +26,37 @@ export const failoverSettings = {
   simulateRemoteSerialization: false
 } as const
 
+/**
+ * Whether this process hosts entities (`runner`: `npm start`, `npm run runner`) or only sends to
+ * them (`client`: `npm run api`). KeyAdmission bounds a client's wait for a runner (contract §14.4).
+ */
+export class ClusterRole extends Context.Tag("pic2video/ClusterRole")<ClusterRole, "runner" | "client">() {}
+
 export const layerRunner = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const port = Option.isSome(config.runnerPort) ? config.runnerPort.value : yield* freePort()
     yield* Effect.logInfo(`cluster runner at ${config.runnerHost}:${port}`)
-    return NodeClusterSocket.layer({
-      storage: "sql",
-      shardingConfig: {
-        ...failoverSettings,
-        runnerAddress: Option.some(RunnerAddress.make(config.runnerHost, port)),
-        runnerListenAddress: Option.some(RunnerAddress.make(config.runnerHost, port))
-      }
-    })
+    return Layer.merge(
+      NodeClusterSocket.layer({
+        storage: "sql",
+        shardingConfig: {
+          ...failoverSettings,
+          runnerAddress: Option.some(RunnerAddress.make(config.runnerHost, port)),
+          runnerListenAddress: Option.some(RunnerAddress.make(config.runnerHost, port))
+        }
+      }),
+      Layer.succeed(ClusterRole, "runner")
+    )
   }).pipe(Effect.orDie)
 )
 
 /** A process that sends to entities but hosts none (`npm run api`). */
-export const layerClientOnly = NodeClusterSocket.layer({
-  storage: "sql",
-  clientOnly: true,
-  shardingConfig: failoverSettings
-})
+export const layerClientOnly = Layer.merge(
+  NodeClusterSocket.layer({
+    storage: "sql",
+    clientOnly: true,
+    shardingConfig: failoverSettings
+  }),
+  Layer.succeed(ClusterRole, "client")
+)

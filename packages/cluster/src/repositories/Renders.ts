@@ -122,16 +122,31 @@ export const chargedInWindow = (apiKeyId: string, now: Date) =>
 interface Account {
   readonly included: number | null
   readonly created_at: Date
+  /** the workspace's latest allowance row that is not in the future (none: null) */
+  readonly usage_cycle_start: Date | null
+  readonly usage_used: number | null
 }
 
+/**
+ * The workspace's allowance and what its current cycle has used, in one query (polled by clients
+ * as `GET /usage`, and read before every charge). Allowance rows are keyed by cycle anchors of the
+ * workspace's own creation time, so the latest row not after `now` (or the anchor) is the current cycle's or an
+ * earlier one's; only the current cycle's counts.
+ */
 export const usage = (workspaceId: string, now = new Date()) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const [ws] = yield* sql<Account>`SELECT included, created_at FROM workspaces WHERE id = ${workspaceId}`
+    const [ws] = yield* sql<Account>`
+      SELECT w.included, w.created_at, u.cycle_start AS usage_cycle_start, u.used AS usage_used
+      FROM workspaces w LEFT JOIN LATERAL (
+        SELECT cycle_start, used FROM allowance_usage
+        WHERE workspace_id = w.id AND cycle_start <= GREATEST(${now}, w.created_at)
+        ORDER BY cycle_start DESC LIMIT 1
+      ) u ON true
+      WHERE w.id = ${workspaceId}`
     const cycleStart = Plans.cycleStart(ws.created_at, now)
-    const rows = yield* sql<{ used: number }>`
-      SELECT used FROM allowance_usage WHERE workspace_id = ${workspaceId} AND cycle_start = ${cycleStart}`
-    return { cycleStart, used: rows[0]?.used ?? 0, included: ws.included }
+    const used = ws.usage_cycle_start !== null && ws.usage_cycle_start.getTime() === cycleStart.getTime() ? ws.usage_used ?? 0 : 0
+    return { cycleStart, used, included: ws.included }
   }).pipe(Effect.orDie)
 
 /**
