@@ -52,12 +52,16 @@ export interface Effects {
   readonly margin: number
   readonly outlinePx: number
   readonly shadow: { readonly sigma: number; readonly dy: number; readonly opacity: number }
+  /** Tight dark halo: alpha blurred by `sigma`, times `gain`, clipped, times `opacity` (0 = none). */
+  readonly halo: { readonly sigma: number; readonly gain: number; readonly opacity: number }
 }
 
 /**
- * Text over a black outline over a soft black shadow, on a canvas `margin` px larger on each side.
- * Pango cannot stroke, so the outline is the blurred alpha pushed through a steep ramp: a rounded
- * dilation by about `outlinePx` (it stays readable on a busy white photo).
+ * Text over a black outline or a tight dark halo, over a soft black shadow, on a canvas `margin` px
+ * larger on each side. Pango cannot stroke, so the outline is the blurred alpha pushed through a steep
+ * ramp: a rounded dilation by about `outlinePx` (it stays readable on a busy white photo). The halo is
+ * the same idea, gentler: a small blur times a gain, so it is dense at the glyph edge and fades over a
+ * few px; it darkens a white sky behind thin serifs and is invisible on a dark photo.
  */
 export const withEffects = async (text: RgbaImage, fx: Effects): Promise<RgbaImage> => {
   const m = fx.margin
@@ -69,6 +73,8 @@ export const withEffects = async (text: RgbaImage, fx: Effects): Promise<RgbaIma
   }
   const shadow = await blurMask(alpha, width, height, fx.shadow.sigma)
   const outline = fx.outlinePx > 0 ? await blurMask(alpha, width, height, fx.outlinePx / 2) : undefined
+  const halo = fx.halo.opacity > 0 ? await blurMask(alpha, width, height, fx.halo.sigma) : undefined
+  const haloScale = (fx.halo.gain * fx.halo.opacity) / 255
   const out = new Uint8Array(width * height * 4)
   const dy = fx.shadow.dy
   for (let y = 0; y < height; y++) {
@@ -77,7 +83,8 @@ export const withEffects = async (text: RgbaImage, fx: Effects): Promise<RgbaIma
       const i = y * width + x
       const sa = sy >= 0 && sy < height ? (shadow[sy * width + x] / 255) * fx.shadow.opacity : 0
       const oa = outline ? Math.min(1, Math.max(0, (outline[i] * 40 - 20) / 255)) : 0
-      const ba = oa + sa * (1 - oa) // black below the text
+      const ha = halo ? Math.min(fx.halo.opacity, halo[i] * haloScale) : 0
+      const ba = 1 - (1 - oa) * (1 - sa) * (1 - ha) // black below the text
       const tx = x - m
       const ty = y - m
       let ta = 0

@@ -119,7 +119,8 @@ export const prepareCaption = (
         withEffects(fitted.images[i], {
           margin: fitted.margin,
           outlinePx: Math.round(layout.outlinePx * scale),
-          shadow: { ...layout.shadow, sigma: layout.shadow.sigma * scale, dy: Math.round(layout.shadow.dy * scale) }
+          shadow: { ...layout.shadow, sigma: layout.shadow.sigma * scale, dy: Math.round(layout.shadow.dy * scale) },
+          halo: { ...layout.halo, sigma: layout.halo.sigma * scale }
         })
       ).pipe(Effect.map((img) => place(img, b.region, b.valign)))
     )
