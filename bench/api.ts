@@ -394,16 +394,7 @@ const fmt = (x: number, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) :
 async function main() {
   const dataDir = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-bench-api-"))
   const children: Array<ChildProcess> = []
-  const stopAll = async () => {
-    for (const child of children.reverse()) {
-      if (child.exitCode !== null) continue
-      const exited = new Promise((r) => child.once("exit", r))
-      child.kill("SIGTERM")
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))])
-      if (child.exitCode === null) child.kill("SIGKILL")
-    }
-    fs.rmSync(dataDir, { recursive: true, force: true })
-  }
+  const stopAll = () => stopChildren(children, dataDir)
   try {
     const s = await setup(dataDir, children)
     const auth = { authorization: `Bearer ${s.secrets[0]}` }
@@ -520,14 +511,7 @@ async function soak(minutes: number) {
     await mixed.stop()
     if (errors > 0) process.exitCode = 1
   } finally {
-    for (const child of children.reverse()) {
-      if (child.exitCode !== null) continue
-      const exited = new Promise((r) => child.once("exit", r))
-      child.kill("SIGTERM")
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))])
-      if (child.exitCode === null) child.kill("SIGKILL")
-    }
-    fs.rmSync(dataDir, { recursive: true, force: true })
+    await stopChildren(children, dataDir)
   }
 }
 
@@ -560,4 +544,16 @@ if (process.argv[2] === "--bare") {
   await soak(minutes)
 } else {
   await main()
+}
+
+/** SIGTERM each child (newest first), SIGKILL after 15 s, then remove the data directory. */
+async function stopChildren(children: Array<ChildProcess>, dataDir: string) {
+  for (const child of children.reverse()) {
+    if (child.exitCode !== null) continue
+    const exited = new Promise((r) => child.once("exit", r))
+    child.kill("SIGTERM")
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))])
+    if (child.exitCode === null) child.kill("SIGKILL")
+  }
+  fs.rmSync(dataDir, { recursive: true, force: true })
 }
