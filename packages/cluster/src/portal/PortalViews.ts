@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import { Resources } from "@pic2video/domain"
 import { Effect } from "effect"
 import type { ImportRow } from "../repositories/Imports.ts"
 import type { RenderRow } from "../repositories/Renders.ts"
@@ -7,8 +8,8 @@ import type { RenderRow } from "../repositories/Renders.ts"
  * The few reads the portal's pages need that the API has no endpoint for (lists by status, counts
  * per status, the workspace's imports). Every one is scoped to the signed-in workspace.
  */
-export const renderStatuses = ["queued", "processing", "completed", "failed", "canceled"] as const
-export type RenderStatus = (typeof renderStatuses)[number]
+export const renderStatuses = Resources.RenderStatus.literals
+export type RenderStatus = Resources.RenderStatus
 
 /** Renders charged to this billing cycle, by status (a status with none is 0). */
 export const rendersByStatus = (workspaceId: string, cycleStart: Date) =>

@@ -4,7 +4,7 @@ import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
 import * as PortalViews from "@pic2video/cluster/portal/PortalViews"
 import * as Renders from "@pic2video/cluster/Renders"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
-import { Errors, Idempotency, Ids, Requests } from "@pic2video/domain"
+import { Errors, Idempotency, Ids, RenderState, Requests } from "@pic2video/domain"
 import * as JsonBody from "@pic2video/domain/JsonBody"
 import { Cause, Effect, Either, ParseResult, Schema } from "effect"
 import { Form, orNotFound, type Signed } from "../Context.ts"
@@ -19,7 +19,7 @@ import { alert, document, htmlResponse, sentence } from "../Layout.ts"
  * double submit finds the render the first one charged.
  */
 const pageSize = 25
-const running = (status: string) => status === "queued" || status === "processing"
+const running = (status: string) => (RenderState.activeStatuses as ReadonlyArray<string>).includes(status)
 const decodeBody = Schema.decodeUnknown(Requests.CreateRenderBody)
 
 const renderOf = (s: Signed, id: string) =>
