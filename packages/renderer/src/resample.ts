@@ -59,6 +59,20 @@ export const frameWeights = (w: CameraWindow, base: { width: number; height: num
   }
 }
 
+/**
+ * Where one resampling pass keeps its tables and intermediate rows, from `at` on: the vertical pass's
+ * first rows and weights, the horizontal pass's first columns and weights (`hWeightBytes` per tap:
+ * 8 for RGB pairs, 2 for a plane), then the rows between the passes.
+ */
+const scratchLayout = (at: number, rows: AxisWeights, cols: AxisWeights, hWeightBytes: number) => {
+  const vFirst = at
+  const vWeights = align(vFirst + rows.count * 4)
+  const hFirst = align(vWeights + rows.count * rows.taps * 16)
+  const hWeights = align(hFirst + cols.count * 4)
+  const inter = align(hWeights + cols.count * cols.taps * hWeightBytes)
+  return { vFirst, vWeights, hFirst, hWeights, inter }
+}
+
 export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay: PreparedOverlay | null = null): Resampler => {
   const wasm = new WebAssembly.Instance(module, {}).exports as unknown as Exports
   let top = align(wasm.heapBase())
@@ -93,11 +107,7 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay:
     const colHi = Math.min(base.width, cols.first[OUTPUT.width - 1] + cols.span)
     const rowBytes = align((colHi - colLo) * 3)
     const interStride = rowBytes + 16
-    const vFirst = top
-    const vWeights = align(vFirst + rows.count * 4)
-    const hFirst = align(vWeights + rows.count * rows.taps * 16)
-    const hWeights = align(hFirst + cols.count * 4)
-    const inter = align(hWeights + cols.count * cols.taps * 8)
+    const { vFirst, vWeights, hFirst, hWeights, inter } = scratchLayout(top, rows, cols, 8)
     const out = align(inter + interStride * OUTPUT.height + SLACK)
     ensure(out + FRAME_BYTES + SLACK)
 
@@ -130,11 +140,7 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay:
     const colHi = Math.min(plane.width, cols.first[cols.count - 1] + cols.span)
     const rowBytes = align(colHi - colLo)
     const interStride = rowBytes + 16
-    const vFirst = scratch
-    const vWeights = align(vFirst + rows.count * 4)
-    const hFirst = align(vWeights + rows.count * rows.taps * 16)
-    const hWeights = align(hFirst + cols.count * 4)
-    const inter = align(hWeights + cols.count * cols.taps * 2)
+    const { vFirst, vWeights, hFirst, hWeights, inter } = scratchLayout(scratch, rows, cols, 2)
     ensure(inter + interStride * rows.count + SLACK)
     put(hFirst, shifted(cols.first, colLo))
     put(hWeights, cols.weights)
