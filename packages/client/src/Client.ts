@@ -2,6 +2,8 @@ import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, HttpClie
 import { Api } from "@pic2video/api/Api"
 // domain modules, not its index (which brings node:crypto): this file runs in browsers
 import type * as Requests from "@pic2video/domain/Requests"
+import * as ImportState from "@pic2video/domain/ImportState"
+import * as RenderState from "@pic2video/domain/RenderState"
 import * as Resources from "@pic2video/domain/Resources"
 import { Duration, Effect, FiberRef, Layer, Option, Schema, Stream } from "effect"
 import { ApiError, type ErrorCode, TransportError, WaitTimeout } from "./Errors.ts"
@@ -95,8 +97,9 @@ const ImportView = Schema.Struct({
 })
 export type MediaImport = typeof ImportView.Type
 
-export const renderTerminal = (status: string) => status === "completed" || status === "failed" || status === "canceled"
-export const importTerminal = (status: string) => status === "completed" || status === "partial" || status === "failed"
+/** Terminal statuses come from the domain; an unknown status is not terminal (the contract says so). */
+export const renderTerminal = (status: string) => (RenderState.terminalStatuses as ReadonlyArray<string>).includes(status)
+export const importTerminal = (status: string) => (ImportState.terminalStatuses as ReadonlyArray<string>).includes(status)
 
 // ---- errors ---------------------------------------------------------------------------------
 

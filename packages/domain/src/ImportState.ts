@@ -28,6 +28,8 @@ export const finalStatus = (t: Tally, stopped: StoppedReason | null): Exclude<Im
 /** Every import starts here and stays until it ends. */
 export const initialStatus: ImportStatus = "pending"
 export const isTerminal = (s: ImportStatus): boolean => s !== initialStatus
+/** The statuses an import ends in (a client treats any other, unknown ones included, as still going). */
+export const terminalStatuses: ReadonlyArray<ImportStatus> = ["completed", "partial", "failed"]
 
 export const itemStatuses = ["imported", "skipped", "failed"] as const
 export type ItemStatus = (typeof itemStatuses)[number]
