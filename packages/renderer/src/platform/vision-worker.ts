@@ -76,7 +76,36 @@ const load = async () => {
   if (!loaded.includes("blazeface") || !loaded.includes("centernet")) {
     throw new Error(`vision models did not load from ${modelDir} (loaded: ${loaded.join(", ") || "none"})`)
   }
+  tapSceneFeatures(human)
   return human
+}
+
+/**
+ * CenterNet's MobileNetV3 backbone already averages its deepest layer over the frame (720 channels,
+ * for a squeeze-and-excite gate). Asking the graph for that tensor in the same pass that Human runs
+ * for its detections gives a scene descriptor at no extra network cost; the learned scene model
+ * (src/vision/scene-model.ts) reads it. Human has no hook for extra outputs, so its model's
+ * `execute` is wrapped; any other call passes through untouched.
+ */
+const POOLED_NODE = "tower_0/MobilenetV3/expanded_conv_14/squeeze_excite/Mean"
+let lastFeatures: { pooled: Array<number> } | undefined
+type Execute = (input: unknown, outputs: unknown) => unknown
+const tapSceneFeatures = (human: { models: { models: { centernet: { execute: Execute } } } }) => {
+  const model = human.models.models.centernet
+  const execute = model.execute.bind(model)
+  model.execute = (input, outputs) => {
+    if (!(Array.isArray(outputs) && outputs.length === 1 && outputs[0] === "tower_0/detections")) return execute(input, outputs)
+    let both: [unknown, { dataSync: () => Float32Array; dispose: () => void }]
+    try {
+      both = execute(input, ["tower_0/detections", POOLED_NODE]) as typeof both
+    } catch {
+      // a model without that node (VISION_MODEL_DIR pointing elsewhere): detections only, rules only
+      return execute(input, outputs)
+    }
+    lastFeatures = { pooled: Array.from(both[1].dataSync()) }
+    both[1].dispose()
+    return both[0]
+  }
 }
 
 const ready = load()
@@ -91,6 +120,7 @@ port.on("message", async (request: VisionRequest) => {
     const human = await ready
     const tensor = human.tf.tensor3d(request.pixels, [request.height, request.width, 3], "int32")
     try {
+      lastFeatures = undefined
       const result = await human.detect(tensor)
       response = {
         id: request.id,
@@ -100,7 +130,8 @@ port.on("message", async (request: VisionRequest) => {
             label: o.label,
             score: o.score,
             box: o.box
-          }))
+          })),
+          ...(lastFeatures === undefined ? {} : { features: lastFeatures })
         }
       }
     } finally {

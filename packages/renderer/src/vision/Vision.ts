@@ -1,7 +1,7 @@
 import { Config, Context, Effect, Layer } from "effect"
 import sharp from "sharp"
 import { spawnVisionThread, type VisionThread } from "../platform/vision-workers.ts"
-import { classify, type Inference, sceneStats } from "./classify.ts"
+import { classify, type Detections, type Inference, type SceneStats, sceneStats } from "./classify.ts"
 
 /**
  * Looks at a photo: its class, the confidence of that call and the main subject's box (displayed
@@ -12,6 +12,13 @@ import { classify, type Inference, sceneStats } from "./classify.ts"
 export interface VisionResult extends Inference {
   readonly model: string
   readonly millis: number
+  /** What the class was decided from (for the bench: re-deciding with another scene model); not stored. */
+  readonly evidence: {
+    readonly detections: Detections
+    readonly stats: SceneStats
+    readonly size: { readonly width: number; readonly height: number }
+    readonly photo: { readonly width: number; readonly height: number }
+  }
 }
 
 export class VisionUnavailable extends Error {
@@ -23,8 +30,8 @@ export interface VisionShape {
   readonly infer: (photo: string | Uint8Array) => Effect.Effect<VisionResult, VisionUnavailable>
 }
 
-/** Model identity stored with each inference: the package and the two networks it runs. */
-export const MODEL_NAME = "human-3.3.6/blazeface+centernet@tfjs-wasm-4.22.0"
+/** Model identity stored with each inference: the package, the two networks it runs and the scene model's weights. */
+export const MODEL_NAME = "human-3.3.6/blazeface+centernet@tfjs-wasm-4.22.0+scene-means-1"
 
 /** The analysis raster's longer side: the detectors' inputs are 256 (faces) and 512 (objects) px. */
 const ANALYSIS_SIZE = 640
@@ -64,8 +71,9 @@ export const makeVision = (config: VisionConfig = {}): VisionShape => {
     const stats = sceneStats(data, info.width, info.height)
     // the worker answers once its models are loaded (or with the load error)
     const detections = await get().detect({ width: info.width, height: info.height, pixels: Uint8Array.from(data) }) // a copy: sharp's buffer is external memory and cannot be transferred
-    const inference = classify(detections, stats, { width: info.width, height: info.height }, displayed)
-    return { ...inference, model: MODEL_NAME, millis: Math.round(performance.now() - started) }
+    const size = { width: info.width, height: info.height }
+    const inference = classify(detections, stats, size, displayed)
+    return { ...inference, model: MODEL_NAME, millis: Math.round(performance.now() - started), evidence: { detections, stats, size, photo: displayed } }
   }
   return {
     model: MODEL_NAME,

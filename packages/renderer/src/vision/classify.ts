@@ -1,4 +1,5 @@
 import type { ImageClass } from "../CaptionSpec.ts"
+import { fuse, type SceneModel } from "./scene-model.ts"
 
 /**
  * Pure: what the detectors saw → the photo's class, the confidence of that call and the main subject.
@@ -14,6 +15,13 @@ export type BoxTuple = readonly [x: number, y: number, width: number, height: nu
 export interface Detections {
   readonly faces: ReadonlyArray<{ readonly score: number; readonly box: BoxTuple }>
   readonly objects: ReadonlyArray<{ readonly label: string; readonly score: number; readonly box: BoxTuple }>
+  /** What the object detector's network saw of the whole scene (scene-model.ts); absent when it could not say. */
+  readonly features?: SceneFeatures
+}
+
+/** From the object detector's forward pass: its backbone's deepest layer averaged over the frame (720 values). */
+export interface SceneFeatures {
+  readonly pooled: ReadonlyArray<number>
 }
 
 /** Colour statistics of the analysis raster (shares of pixels, 0..1). */
@@ -90,9 +98,20 @@ const union = (boxes: ReadonlyArray<BoxTuple>): BoxTuple => {
 const round1 = (v: number) => Math.round(v * 1000) / 1000
 
 /**
- * `size` is the analysis raster the boxes are in; `photo` the displayed size the subject is scaled to.
+ * The rules, then the learned scene model over the detector's features (scene-model.ts; `null`: rules
+ * only). `size` is the analysis raster the boxes are in; `photo` the displayed size the subject is
+ * scaled to.
  */
 export const classify = (
+  d: Detections,
+  stats: SceneStats,
+  size: { readonly width: number; readonly height: number },
+  photo: { readonly width: number; readonly height: number },
+  model?: SceneModel | null
+): Inference => fuse(classifyByRules(d, stats, size, photo), d.features, model)
+
+/** The rules alone (see the top of this file). */
+export const classifyByRules = (
   d: Detections,
   stats: SceneStats,
   size: { readonly width: number; readonly height: number },
