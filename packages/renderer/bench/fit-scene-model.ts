@@ -35,12 +35,12 @@ writeFileSync(
  */
 export const SCENE_MODEL_WEIGHTS: SceneModel | null = {
   classes: ${JSON.stringify(model.classes)},
-  temperature: ${model.temperature},
   ruleWeight: ${model.ruleWeight},
   mean: ${list(model.mean)},
   scale: ${list(model.scale)},
-  centroids: [
-${model.centroids.map((c) => "    " + list(c)).join(",\n")}
+  bias: ${list(model.bias)},
+  weights: [
+${model.weights.map((w) => "    " + list(w)).join(",\n")}
   ]
 }
 `
