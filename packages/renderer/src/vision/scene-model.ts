@@ -95,7 +95,7 @@ const fits = (model: SceneModel, features: SceneFeatures) =>
 /**
  * The rules' answer, reconsidered by the model. A person stays a person; features missing or of
  * another length (another model folder) leave the rules' answer as it is. The subject box is the
- * rules' (the detectors' boxes), whatever the class.
+ * rules' (the detectors' boxes), except that a landscape or a room has none.
  */
 export const fuse = (rules: Inference, features: SceneFeatures | undefined, model: SceneModel | null = SCENE_MODEL): Inference => {
   if (model === null || features === undefined || rules.image_class === "person" || !fits(model, features)) return rules
@@ -104,7 +104,9 @@ export const fuse = (rules: Inference, features: SceneFeatures | undefined, mode
   const best = scored.reduce((a, b) => (b.score > a.score ? b : a))
   // an answer below the confidence floor would only fall back to `other`: not sure enough to overturn
   if (best.image_class === rules.image_class || best.p < MIN_CONFIDENCE) return rules
-  return { ...rules, image_class: best.image_class, confidence: Math.round(best.p * 1000) / 1000 }
+  // a room or a landscape has no single subject (as the rules say of the ones they find)
+  const subject = best.image_class === "landscape_nature" || best.image_class === "interior_space" ? null : rules.subject
+  return { image_class: best.image_class, confidence: Math.round(best.p * 1000) / 1000, subject }
 }
 
 export const SCENE_MODEL: SceneModel | null = SCENE_MODEL_WEIGHTS

@@ -35,13 +35,17 @@ describe("scene model", () => {
     expect(() => fitSceneModel(training.filter((s) => s.label !== "doll_figurine"))).toThrow(/doll_figurine/)
   })
 
-  it("overturns the rules only when sure, keeps their subject box, and never touches a person", () => {
+  it("overturns the rules only when sure, keeps their subject box (none for a landscape or a room), and never touches a person", () => {
     const landscape = sample("landscape_nature", 0).features
     // the rules fell back to `other`; the model is sure it is a landscape
     const r = fuse(ruled("other", 0.5), landscape, model)
     expect(r.image_class).toBe("landscape_nature")
     expect(r.confidence).toBeGreaterThan(0.6)
-    expect(r.subject).toEqual({ x: 1, y: 2, width: 3, height: 4 })
+    // a landscape has no single subject; a figurine keeps the detectors' box
+    expect(r.subject).toBeNull()
+    const doll = fuse(ruled("product_object", 0.5), sample("doll_figurine", 0).features, model)
+    expect(doll.image_class).toBe("doll_figurine")
+    expect(doll.subject).toEqual({ x: 1, y: 2, width: 3, height: 4 })
     // the rules and the model agree: the rules' answer unchanged
     expect(fuse(ruled("landscape_nature", 0.7), landscape, model)).toEqual(ruled("landscape_nature", 0.7))
     // a person stays a person
