@@ -225,7 +225,9 @@ async function setup(dataDir: string, children: Array<ChildProcess>): Promise<Se
     PORT: String(port),
     HOST: "127.0.0.1",
     DATA_DIR: dataDir,
-    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {})
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    // BENCH_NODE_OPTIONS: flags for the service (and the CLI), e.g. a V8 setting to compare
+    ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {})
   }
   const service = spawn(
     node,

@@ -1,4 +1,4 @@
-import { FileSystem, HttpApiBuilder, HttpApp, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse, Multipart, Path } from "@effect/platform"
+import { FileSystem, HttpApiBuilder, HttpApp, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse, Multipart, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import * as KeyAdmission from "@pic2video/cluster/KeyAdmission"
 import { KeyHasher } from "@pic2video/cluster/KeyHasher"
@@ -245,6 +245,10 @@ export const layer = HttpApiBuilder.middleware(
     }
 
     return (app: HttpApp.Default) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        untraced(request) ? Effect.withTracerEnabled(handle(app), false) : handle(app))
+
+    const handle = (app: HttpApp.Default) =>
       Effect.gen(function*() {
         const request = routable(yield* HttpServerRequest.HttpServerRequest)
         const requestId = `req_${randomBase62(24)}`
@@ -265,6 +269,19 @@ export const layer = HttpApiBuilder.middleware(
   // the router the groups, /openapi.json and /docs add their routes to (layers are shared within a build)
   Layer.provide(HttpApiBuilder.Router.Live)
 )
+
+/**
+ * Reads are not traced: nothing in this service exports spans, and on the hot reads (the poll, the
+ * media list, usage) making them (the HTTP server's span with its URL and header attributes, one span
+ * per SQL statement with its text) was a measurable part of the request's CPU and allocations (see
+ * docs/operations.md, "Request-path cost"). Writes keep their spans. X-Request-Id and the logs do not
+ * come from spans and are the same either way. `layerUntracedReads` skips the server's span.
+ */
+export const untraced = (request: HttpServerRequest.HttpServerRequest): boolean =>
+  request.method === "GET" || request.method === "HEAD"
+
+export const layerUntracedReads = <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+  HttpMiddleware.withTracerDisabledWhen(self, untraced)
 
 /**
  * The one place the request is adjusted for the router, because find-my-way refuses a path it

@@ -87,22 +87,18 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
       let fed = t1
 
       // Frames go straight from the worker threads' buffers into ffmpeg's stdin, as yuv420p: ffmpeg
-      // only encodes, and the pipe carries half the bytes of RGB. A writer thread does the writing,
-      // off the event loop that answers HTTP requests (stream.threadWriter).
+      // only encodes, and the pipe carries half the bytes of RGB.
       const feed = (stdin: Writable) =>
-        Effect.scoped(Effect.gen(function* () {
-          const sink = (yield* platformStream.threadWriter(stdin, renderer.niceness)) ?? platformStream.flushedWriter(stdin)
-          yield* writeFrames(
-            base,
-            path,
-            total,
-            { count: renderer.frameConcurrency, niceness: renderer.niceness },
-            sink,
-            (e) => new RenderFailed({ stage: "frames", message: e instanceof Error ? e.message : String(e) }),
-            { pixFmt: "yuv420p", overlay },
-            stats
-          )
-        })).pipe(Effect.zipRight(platformStream.end(stdin)), Effect.tap(() => (fed = performance.now())))
+        writeFrames(
+          base,
+          path,
+          total,
+          { count: renderer.frameConcurrency, niceness: renderer.niceness },
+          platformStream.flushedWriter(stdin),
+          (e) => new RenderFailed({ stage: "frames", message: e instanceof Error ? e.message : String(e) }),
+          { pixFmt: "yuv420p", overlay },
+          stats
+        ).pipe(Effect.zipRight(platformStream.end(stdin)), Effect.tap(() => (fed = performance.now())))
 
       // ffmpeg reports progress from a callback; a sliding queue hands the latest count to the caller.
       const progress = yield* Queue.sliding<number>(1)
