@@ -244,10 +244,6 @@ export const layer = HttpApiBuilder.middleware(
       return causeToResponse(cause, requestId)
     }
 
-    return (app: HttpApp.Default) =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-        untraced(request) ? Effect.withTracerEnabled(handle(app), false) : handle(app))
-
     const handle = (app: HttpApp.Default) =>
       Effect.gen(function*() {
         const request = routable(yield* HttpServerRequest.HttpServerRequest)
@@ -264,6 +260,10 @@ export const layer = HttpApiBuilder.middleware(
           Effect.catchAllCause((cause) => causeToResponse(cause, requestId))
         )
       })
+
+    return (app: HttpApp.Default) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        untraced(request) ? Effect.withTracerEnabled(handle(app), false) : handle(app))
   })
 ).pipe(
   // the router the groups, /openapi.json and /docs add their routes to (layers are shared within a build)
