@@ -237,7 +237,7 @@ async function setup(dataDir: string, children: Array<ChildProcess>): Promise<Se
     ],
     {
       cwd: root,
-      env: { ...env, P2V_TABLE_STATS_SECONDS: "20", ...(profDir ? { BENCH_MAIN_PROF: Path.join(profDir, "main.cpuprofile") } : {}) },
+      env: { ...env, P2V_TABLE_STATS_SECONDS: "20", ...(profDir ? { BENCH_MAIN_PROF: Path.join(profDir, "main.cpuprofile"), BENCH_MAIN_HEAP: Path.join(profDir, "main.heapprofile") } : {}) },
       stdio: ["ignore", "pipe", "pipe"]
     }
   )

@@ -59,11 +59,21 @@ if (isMainThread) {
     await post("Profiler.enable")
     await post("Profiler.setSamplingInterval", { interval: 1000 })
     await post("Profiler.start")
-    process.on("SIGUSR2", () => {
-      post("Profiler.stop").then(({ profile }) => {
-        fs.writeFileSync(profileFile, JSON.stringify(profile))
-        process.stderr.write(`loop-delay profile written to ${profileFile}\n`)
+    // BENCH_MAIN_HEAP=FILE: a sampling allocation profile too, garbage included (what feeds the GC)
+    const heapFile = process.env.BENCH_MAIN_HEAP
+    if (heapFile) {
+      await post("HeapProfiler.enable")
+      await post("HeapProfiler.startSampling", {
+        samplingInterval: 16384,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true
       })
+    }
+    process.on("SIGUSR2", async () => {
+      if (heapFile) fs.writeFileSync(heapFile, JSON.stringify((await post("HeapProfiler.stopSampling")).profile))
+      const { profile } = await post("Profiler.stop")
+      fs.writeFileSync(profileFile, JSON.stringify(profile))
+      process.stderr.write(`loop-delay profile written to ${profileFile}\n`)
     })
   }
 }

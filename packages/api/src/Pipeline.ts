@@ -154,10 +154,7 @@ export const layerAdmission = Layer.effect(
       }
 
       // steps 2–4: who is calling, may the account act, does the key hold the scope
-      const caller = yield* authenticate(request.headers.authorization).pipe(
-        withSql,
-        Effect.provideService(KeyHasher, hasher)
-      )
+      const caller = yield* authenticate(request.headers.authorization, hasher, sql)
       if (route.scope !== undefined && !Scopes.grants(caller.scopes, route.scope)) {
         return yield* Effect.fail(Errors.fail("insufficient_scope", `this endpoint needs the ${route.scope} scope`))
       }
@@ -246,10 +243,12 @@ export const layer = HttpApiBuilder.middleware(
 
     const handle = (app: HttpApp.Default) =>
       Effect.gen(function*() {
-        const request = routable(yield* HttpServerRequest.HttpServerRequest)
+        const received = yield* HttpServerRequest.HttpServerRequest
+        const request = routable(received)
         const requestId = `req_${randomBase62(24)}`
         yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeader(res, "x-request-id", requestId)))
-        const response = yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, request).pipe(
+        // provided only when adjusted: each provideService copies the request's whole context
+        const response = yield* (request === received ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)).pipe(
           Effect.catchAllCause((cause) => answer(cause, request, requestId))
         )
         const pending = yield* FiberRef.get(Idempotency.Pending)
