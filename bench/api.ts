@@ -28,7 +28,8 @@
  *
  * Environment: BENCH_CONNECTIONS (16), BENCH_WARMUP_S (2), BENCH_DURATION_S (10), BENCH_MIXED_S
  * (30), BENCH_CLIENTS (200), BENCH_KEYS (8), BENCH_RENDERS (12), DATABASE_URL (optional),
- * BENCH_CPU_PROF=DIR (run the service under --cpu-prof; the measured windows are written beside
+ * BENCH_CPU_PROF=DIR (profile the service's main thread, written as DIR/main.cpuprofile after the mixed
+ * run, see bench/loop-delay.ts; the measured windows, mixed included, are written beside
  * the profile as window-<name>.txt, in the profile's clock). On a shared 2-core VM the load
  * generator and the server compete for the same cores; compare within one run.
  */
@@ -39,7 +40,8 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { freePort, waitFor } from "../test/support/net.ts"
 
-const root = Path.resolve(import.meta.dirname, "..")
+// BENCH_ROOT: run another checkout's service (an A/B against this tree) with this benchmark
+const root = Path.resolve(process.env.BENCH_ROOT ?? Path.join(import.meta.dirname, ".."))
 const node = process.execPath
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const warmupSeconds = Number(process.env.BENCH_WARMUP_S ?? 2)
@@ -49,6 +51,8 @@ const clientCount = Number(process.env.BENCH_CLIENTS ?? 200)
 const keyCount = Math.max(1, Number(process.env.BENCH_KEYS ?? 8))
 const mixedRenders = Number(process.env.BENCH_RENDERS ?? 12)
 const profDir = process.env.BENCH_CPU_PROF
+/** BENCH_SERVICE_LOG=FILE: everything the service prints (with its loop-delay lines) is appended there */
+const serviceLog = process.env.BENCH_SERVICE_LOG
 const pollEveryMs = 2000
 const rendersPerClient = 5
 
@@ -192,6 +196,25 @@ interface Setup {
   readonly secrets: ReadonlyArray<string>
   readonly mediaIds: ReadonlyArray<string>
   readonly tableStats: () => string | undefined
+  /** The service's event-loop delay and GC lines (bench/loop-delay.ts) received in [from, to) (performance.now()). */
+  readonly loopDelay: (from: number, to: number) => LoopDelaySummary | undefined
+}
+
+interface LoopDelayLine {
+  readonly at: number
+  readonly p99: number
+  readonly max: number
+  readonly gcMs: number
+  readonly gcMax: number
+}
+
+interface LoopDelaySummary {
+  /** worst per-second p99 and max of the main thread's event-loop delay (ms) */
+  readonly p99: number
+  readonly max: number
+  /** main-thread GC pause per second (ms, mean over the window) and the longest pause */
+  readonly gcMsPerS: number
+  readonly gcMax: number
 }
 
 async function setup(dataDir: string, children: Array<ChildProcess>): Promise<Setup> {
@@ -202,21 +225,46 @@ async function setup(dataDir: string, children: Array<ChildProcess>): Promise<Se
     PORT: String(port),
     HOST: "127.0.0.1",
     DATA_DIR: dataDir,
-    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {})
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    // BENCH_NODE_OPTIONS: flags for the service (and the CLI), e.g. a V8 setting to compare
+    ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {})
   }
   const service = spawn(
     node,
-    [...(profDir ? ["--cpu-prof", "--cpu-prof-dir", profDir] : []), Path.join(root, "packages/api/src/bin/start.ts")],
-    { cwd: root, env: { ...env, P2V_TABLE_STATS_SECONDS: "20" }, stdio: ["ignore", "pipe", "pipe"] }
+    [
+      "--import", Path.join(import.meta.dirname, "loop-delay.ts"),
+      Path.join(root, "packages/api/src/bin/start.ts")
+    ],
+    {
+      cwd: root,
+      env: { ...env, P2V_TABLE_STATS_SECONDS: "20", ...(profDir ? { BENCH_MAIN_PROF: Path.join(profDir, "main.cpuprofile"), BENCH_MAIN_HEAP: Path.join(profDir, "main.heapprofile") } : {}) },
+      stdio: ["ignore", "pipe", "pipe"]
+    }
   )
   children.push(service)
   let serviceOutput = ""
   let lastTables: string | undefined
   const collect = (d: Buffer) => {
     const text = String(d)
+    if (serviceLog) fs.appendFileSync(serviceLog, text)
     if (serviceOutput.length < 200_000) serviceOutput += text
     const m = /request-path tables (\{[^}]*\})/g
     for (const match of text.matchAll(m)) lastTables = match[1]
+    for (const match of text.matchAll(/loop-delay (\{[^}]*\})/g)) {
+      const l = JSON.parse(match[1])
+      loopDelays.push({ at: performance.now(), p99: l.p99, max: l.max, gcMs: l.gcMs, gcMax: l.gcMax })
+    }
+  }
+  const loopDelays: Array<LoopDelayLine> = []
+  const loopDelay = (from: number, to: number): LoopDelaySummary | undefined => {
+    const lines = loopDelays.filter((l) => l.at >= from && l.at < to)
+    if (lines.length === 0) return undefined
+    return {
+      p99: Math.max(...lines.map((l) => l.p99)),
+      max: Math.max(...lines.map((l) => l.max)),
+      gcMsPerS: lines.reduce((a, l) => a + l.gcMs, 0) / lines.length,
+      gcMax: Math.max(...lines.map((l) => l.gcMax))
+    }
   }
   service.stdout!.on("data", collect)
   service.stderr!.on("data", collect)
@@ -250,7 +298,7 @@ async function setup(dataDir: string, children: Array<ChildProcess>): Promise<Se
   // photo classification runs on this machine's CPU after each upload: let it finish first
   await waitFor(async () => (await adminJson(env, "media", "show", mediaIds[mediaIds.length - 1])).inferred !== null, 180_000, "classification")
     .catch(() => console.error("(classification did not finish in 180 s; measuring anyway)"))
-  return { base, env, service, secrets, mediaIds, tableStats: () => lastTables }
+  return { base, env, service, secrets, mediaIds, tableStats: () => lastTables, loopDelay }
 }
 
 const createRender = async (base: string, secret: string, mediaId: string, quote: string) => {
@@ -415,6 +463,8 @@ async function main() {
       { name: "usage", label: "GET /api/v1/usage", path: "/api/v1/usage" }
     ]
     const bodies: Record<string, string> = {}
+    // the stack's own ceiling: /healthz (no key, no database) through the service and from the bare server
+    bodies["/healthz"] = await (await fetch(`${s.base}/healthz`)).text()
     for (const e of endpoints) {
       const res = await fetch(`${s.base}${e.path}`, { headers: auth })
       if (res.status !== 200) throw new Error(`${e.path} answered ${res.status}`)
@@ -430,7 +480,7 @@ async function main() {
     const bodyFile = Path.join(dataDir, "bodies.json")
     fs.writeFileSync(bodyFile, JSON.stringify(bodies))
     const barePort = await freePort()
-    const bare = spawn(node, [Path.join(root, "bench/api.ts"), "--bare", String(barePort), bodyFile], { cwd: root, stdio: ["ignore", "pipe", "inherit"] })
+    const bare = spawn(node, [import.meta.filename, "--bare", String(barePort), bodyFile], { cwd: root, stdio: ["ignore", "pipe", "inherit"] })
     children.push(bare)
     await new Promise<void>((resolve, reject) => {
       bare.stdout!.once("data", () => resolve())
@@ -438,14 +488,24 @@ async function main() {
     })
     const baseline: Record<string, Result> = {}
     for (const e of endpoints) baseline[e.name] = await load(`bare-${e.name}`, `http://127.0.0.1:${barePort}${e.path}`, auth, bare.pid)
+    const bareHealth = await load("bare-healthz", `http://127.0.0.1:${barePort}/healthz`, {}, bare.pid)
     bare.kill("SIGTERM")
 
     // 4. the mixed run
     const mixed = startMixed(s, [renderId, ...await startMixedRenders(s, mixedRenders)])
     await new Promise((r) => setTimeout(r, 2000)) // every client has started
     mixed.take()
+    const mixedFrom = performance.now()
+    const mixedFromMicros = monotonicMicros()
     await new Promise((r) => setTimeout(r, mixedSeconds * 1000))
     const mix = summary(mixed.take(), mixedSeconds)
+    const mixLoop = s.loopDelay(mixedFrom, performance.now() + 1000)
+    if (profDir) {
+      fs.writeFileSync(Path.join(profDir, "window-mixed.txt"), `${mixedFromMicros} ${monotonicMicros()}\n`)
+      // the main thread's profile is written on SIGUSR2 (bench/loop-delay.ts)
+      s.service.kill("SIGUSR2")
+      await waitFor(async () => fs.existsSync(Path.join(profDir, "main.cpuprofile")), 30_000, "the main thread's profile")
+    }
     await mixed.stop()
 
     // report
@@ -462,15 +522,22 @@ async function main() {
           `${(r.transactions === undefined ? "-" : r.transactions.toFixed(2)).padStart(10)}`
       )
     let failed = false
+    // what the HTTP stack alone allows: /healthz through the service against the bare server
+    const ceiling = health.requests / bareHealth.requests
     for (const e of endpoints) {
       const a = measured[e.name]
       const b = baseline[e.name]
       line(`service ${e.label}`, a)
       line(`  bare node:http, same ${Buffer.byteLength(bodies[new URL(e.path, s.base).pathname])} bytes`, b)
-      console.log(`  service / bare: throughput ${((a.requests) / (b.requests)).toFixed(3)}x`)
+      console.log(
+        `  service / bare: throughput ${((a.requests) / (b.requests)).toFixed(3)}x` +
+          `  (stack ceiling, /healthz service / bare: ${ceiling.toFixed(3)}x; endpoint / ceiling ${(a.requests / b.requests / ceiling).toFixed(2)})`
+      )
       if (a.errors > 0) failed = true
     }
-    line("(service GET /healthz, no key)", health)
+    line("service GET /healthz (no key, no database)", health)
+    line("  bare node:http, same bytes", bareHealth)
+    console.log(`  service / bare: throughput ${ceiling.toFixed(3)}x (the stack's ceiling)`)
     console.log("")
     console.log(
       `mixed: ${clientCount} clients x ${rendersPerClient} renders every ${pollEveryMs / 1000} s over ${s.secrets.length} keys, ${mixedSeconds} s, renders executing`
@@ -480,6 +547,12 @@ async function main() {
         `  ticks skipped (client still waiting) ${mix.skipped}`
     )
     console.log(`  captioned creates ${mix.creates}  p50 ${mix.createP50.toFixed(2)} ms  p99 ${mix.createP99.toFixed(2)} ms`)
+    if (mixLoop) {
+      console.log(
+        `  service main thread: event-loop delay worst 1-s p99 ${mixLoop.p99.toFixed(1)} ms, max ${mixLoop.max.toFixed(1)} ms;` +
+          ` GC ${mixLoop.gcMsPerS.toFixed(1)} ms/s, longest pause ${mixLoop.gcMax.toFixed(1)} ms`
+      )
+    }
     if (mix.errors > 0) failed = true
     if (failed) process.exitCode = 1
   } finally {

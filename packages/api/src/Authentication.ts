@@ -1,5 +1,6 @@
 import { Access, ApiKeyToken, Errors } from "@pic2video/domain"
-import { KeyHasher } from "@pic2video/cluster/KeyHasher"
+import type { SqlClient } from "@effect/sql"
+import type { KeyHasher } from "@pic2video/cluster/KeyHasher"
 import * as RateWindows from "@pic2video/cluster/RateWindows"
 import * as KeyAccess from "@pic2video/cluster/repositories/KeyAccess"
 import { Effect } from "effect"
@@ -54,17 +55,17 @@ export const tableSizes = () => ({ verifiedSecrets: verified.size, lastUsed: las
 const statsEvery = Number((globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.P2V_TABLE_STATS_SECONDS ?? 0) * 1000
 let statsAt = 0
 
-export const authenticate = (authorization: string | undefined) =>
+/** The database client and the hasher come as arguments: see `KeyAccess.findKeyAndAccount`. */
+export const authenticate = (authorization: string | undefined, hasher: KeyHasher["Type"], sql: SqlClient.SqlClient) =>
   Effect.gen(function*() {
     // an empty header sends no key, as much as an absent one
     if (authorization === undefined || authorization.trim() === "") {
       return yield* Effect.fail(Errors.fail("missing_api_key", "send the key as `Authorization: Bearer <API_KEY>`"))
     }
-    const hasher = yield* KeyHasher
     const token = Access.bearerToken(authorization)
     const parsed = token === undefined ? undefined : ApiKeyToken.parseToken(token)
     const tokenDigest = digest(token ?? "")
-    const found = yield* KeyAccess.findKeyAndAccount(parsed?.keyId ?? decoyKeyId)
+    const found = yield* KeyAccess.findKeyAndAccount(sql, parsed?.keyId ?? decoyKeyId)
     const row = parsed === undefined ? undefined : found
     const known = verified.get(tokenDigest)
     if (known === undefined || row === undefined || !sameBytes(known, row.secret_hash)) {
@@ -92,7 +93,7 @@ export const authenticate = (authorization: string | undefined) =>
         for (const [keyId, at] of lastUsedFlush) if (now.getTime() - at >= lastUsedEvery) lastUsedFlush.delete(keyId)
       }
       lastUsedFlush.set(row.id, now.getTime())
-      yield* KeyAccess.touchLastUsed(row.id, now, new Date(now.getTime() - lastUsedEvery))
+      yield* KeyAccess.touchLastUsed(sql, row.id, now, new Date(now.getTime() - lastUsedEvery))
     }
     return {
       keyId: row.id,

@@ -1,4 +1,4 @@
-import { FileSystem, HttpApiBuilder, HttpApp, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse, Multipart, Path } from "@effect/platform"
+import { FileSystem, HttpApiBuilder, HttpApp, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse, Multipart, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import * as KeyAdmission from "@pic2video/cluster/KeyAdmission"
 import { KeyHasher } from "@pic2video/cluster/KeyHasher"
@@ -154,10 +154,7 @@ export const layerAdmission = Layer.effect(
       }
 
       // steps 2–4: who is calling, may the account act, does the key hold the scope
-      const caller = yield* authenticate(request.headers.authorization).pipe(
-        withSql,
-        Effect.provideService(KeyHasher, hasher)
-      )
+      const caller = yield* authenticate(request.headers.authorization, hasher, sql)
       if (route.scope !== undefined && !Scopes.grants(caller.scopes, route.scope)) {
         return yield* Effect.fail(Errors.fail("insufficient_scope", `this endpoint needs the ${route.scope} scope`))
       }
@@ -244,12 +241,14 @@ export const layer = HttpApiBuilder.middleware(
       return causeToResponse(cause, requestId)
     }
 
-    return (app: HttpApp.Default) =>
+    const handle = (app: HttpApp.Default) =>
       Effect.gen(function*() {
-        const request = routable(yield* HttpServerRequest.HttpServerRequest)
+        const received = yield* HttpServerRequest.HttpServerRequest
+        const request = routable(received)
         const requestId = `req_${randomBase62(24)}`
         yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeader(res, "x-request-id", requestId)))
-        const response = yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, request).pipe(
+        // provided only when adjusted: each provideService copies the request's whole context
+        const response = yield* (request === received ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)).pipe(
           Effect.catchAllCause((cause) => answer(cause, request, requestId))
         )
         const pending = yield* FiberRef.get(Idempotency.Pending)
@@ -260,11 +259,28 @@ export const layer = HttpApiBuilder.middleware(
           Effect.catchAllCause((cause) => causeToResponse(cause, requestId))
         )
       })
+
+    return (app: HttpApp.Default) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        untraced(request) ? Effect.withTracerEnabled(handle(app), false) : handle(app))
   })
 ).pipe(
   // the router the groups, /openapi.json and /docs add their routes to (layers are shared within a build)
   Layer.provide(HttpApiBuilder.Router.Live)
 )
+
+/**
+ * Reads are not traced: nothing in this service exports spans, and on the hot reads (the poll, the
+ * media list, usage) making them (the HTTP server's span with its URL and header attributes, one span
+ * per SQL statement with its text) was a measurable part of the request's CPU and allocations (see
+ * docs/operations.md, "Request-path cost"). Writes keep their spans. X-Request-Id and the logs do not
+ * come from spans and are the same either way. `layerUntracedReads` skips the server's span.
+ */
+export const untraced = (request: HttpServerRequest.HttpServerRequest): boolean =>
+  request.method === "GET" || request.method === "HEAD"
+
+export const layerUntracedReads = <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+  HttpMiddleware.withTracerDisabledWhen(self, untraced)
 
 /**
  * The one place the request is adjusted for the router, because find-my-way refuses a path it

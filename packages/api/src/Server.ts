@@ -107,6 +107,7 @@ export const layerHttp = HttpApiBuilder.serve(withPortal).pipe(
   Layer.provide(Services.layer),
   HttpServer.withLogAddress,
   Layer.provide(HttpServerLive),
+  Pipeline.layerUntracedReads,
   // the operator CLI prints the URLs this process serves under
   Layer.merge(Layer.effectDiscard(Effect.orDie(PublicBaseUrl.record)))
 )

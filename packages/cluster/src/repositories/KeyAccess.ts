@@ -25,13 +25,15 @@ export interface KeyAndAccount extends
 }
 
 /**
+ * The client is passed in rather than read from the context: providing it per request copied the
+ * request's whole context (a Map of every service) twice per request (allocation profile, issue 15).
+ *
  * One query whatever the key: the caller looks up a decoy id for a malformed key (same cost). Run
  * on every authenticated request (contract §14): it is what makes a revocation, an expiry or a gate
  * count on the very next request in every process. Only the columns authentication uses.
  */
-export const findKeyAndAccount = (keyId: string) =>
+export const findKeyAndAccount = (sql: SqlClient.SqlClient, keyId: string) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<KeyAndAccount>`
       SELECT k.id, k.workspace_id, k.secret_hash, k.scopes, k.spend_cap_24h, k.creates_per_minute,
         k.reads_per_minute, k.uploads_per_minute, k.expires_at, k.revoked_at,
@@ -42,9 +44,8 @@ export const findKeyAndAccount = (keyId: string) =>
   }).pipe(Effect.orDie)
 
 /** Sets last_used_at unless it is already more recent than `unlessSince`. */
-export const touchLastUsed = (keyId: string, now: Date, unlessSince: Date) =>
+export const touchLastUsed = (sql: SqlClient.SqlClient, keyId: string, now: Date, unlessSince: Date) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     yield* sql`UPDATE api_keys SET last_used_at = ${now} WHERE id = ${keyId}
       AND (last_used_at IS NULL OR last_used_at < ${unlessSince})`
   }).pipe(Effect.orDie)
