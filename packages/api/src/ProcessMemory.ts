@@ -11,7 +11,7 @@ import process from "node:process"
  *   uploads: libvips decodes on libuv's threads, each with its own malloc arena, and the freed pixel
  *   buffers stay in fragmented arenas (idle +19 % to +42 % of the start value after 30 × 15 MiB uploads
  *   and 30 bombs, whatever MALLOC_ARENA_MAX / MALLOC_MMAP_THRESHOLD_ said). jemalloc, which sharp's
- *   documentation recommends on glibc, with its background thread (`MALLOC_CONF=background_thread:true`
+ *   documentation recommends on glibc, with its background thread and a 1 s decay (`mallocConf`,
  *   unless MALLOC_CONF is set) returns it while the service is idle. Used when `MEMORY_ALLOCATOR` is
  *   `jemalloc` (the default) and libjemalloc.so.2 is installed (Debian's `libjemalloc2`, which
  *   `npm install` installs as root with ffmpeg); `MEMORY_ALLOCATOR=system` keeps the C library's.
@@ -35,6 +35,15 @@ import process from "node:process"
  * (PostgreSQL, ffmpeg) get the environment the operator gave.
  */
 export const semiSpaceMiB = 4
+
+/**
+ * jemalloc's settings when MALLOC_CONF is unset: its background thread, and freed pages returned
+ * after 1 s instead of 10 s (`dirty_decay_ms`). A render frees its decode and raster buffers within
+ * its first second and then runs for seconds more beside ffmpeg; with the default they stayed
+ * resident through the encode: the render's peak (node + ffmpeg) was ~20 MB higher (measured,
+ * packages/renderer/README.md).
+ */
+export const mallocConf = "background_thread:true,dirty_decay_ms:1000"
 
 const libraryPaths = (arch: string) => {
   const triplet = arch === "x64" ? "x86_64-linux-gnu" : arch === "arm64" ? "aarch64-linux-gnu" : undefined
@@ -87,7 +96,7 @@ export const tuneMemory = (): void => {
   const extra: Record<string, string> = {}
   if (library !== undefined) {
     extra.LD_PRELOAD = env.LD_PRELOAD ? `${library}:${env.LD_PRELOAD}` : library
-    if (env.MALLOC_CONF === undefined) extra.MALLOC_CONF = "background_thread:true"
+    if (env.MALLOC_CONF === undefined) extra.MALLOC_CONF = mallocConf
   }
   try {
     process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], {

@@ -13,11 +13,15 @@ export type FrameFormat = { readonly pixFmt: "rgb24" } | { readonly pixFmt: "yuv
 export const frameBytes = (f: FrameFormat): number => (f.pixFmt === "rgb24" ? FRAME_BYTES : YUV_FRAME_BYTES)
 
 export interface WorkerInit {
-  readonly base: Raster
   readonly format: FrameFormat
   readonly slots: ReadonlyArray<SharedArrayBuffer>
   /** How much the thread lowers its priority (0: unchanged); see `lowerThreadPriority`. */
   readonly niceness: number
+}
+
+/** The worker's first message. */
+export interface BaseMessage {
+  readonly base: Raster
 }
 
 export interface FrameRequest {
@@ -54,10 +58,11 @@ const ENTRY = new URL("./frame-worker.ts", import.meta.url)
  * by ~60 MB over an 8 s render before collecting. A 32 MB cap makes it collect as it goes: the
  * render's process stayed ~70 MB lower (measured; the worker's live heap is a few MB).
  */
-const FRAME_WORKER_HEAP = { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 }
+const FRAME_WORKER_HEAP = { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 }
 
-const spawn = (init: WorkerInit) => {
+const spawn = (init: WorkerInit, base: Raster) => {
   const worker = new Worker(ENTRY, { workerData: init, resourceLimits: FRAME_WORKER_HEAP })
+  worker.postMessage({ base } satisfies BaseMessage)
   const pending = new Map<number, Pending>()
   let broken: Error | undefined
   const failAll = (e: Error) => {
@@ -99,8 +104,8 @@ export const frameWorkers = (
   Effect.acquireRelease(
     Effect.sync(() => {
       const shared = Array.from({ length: slots }, () => new SharedArrayBuffer(frameBytes(format)))
-      const init: WorkerInit = { base, format, slots: shared, niceness: workers.niceness }
-      return { shared, threads: Array.from({ length: Math.max(1, workers.count) }, () => spawn(init)) }
+      const init: WorkerInit = { format, slots: shared, niceness: workers.niceness }
+      return { shared, threads: Array.from({ length: Math.max(1, workers.count) }, () => spawn(init, base)) }
     }),
     ({ threads }) => Effect.promise(() => Promise.all(threads.map((t) => t.worker.terminate())))
   ).pipe(
