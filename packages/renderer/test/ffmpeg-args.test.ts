@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DEFAULT_ENCODE, encodeCommand, filterGraph, toArgv } from "../src/ffmpeg-args.ts"
+import { DEFAULT_ENCODE, encodeCommand, filterGraph, toArgv, x264Params } from "../src/ffmpeg-args.ts"
 import { moovBeforeMdat, topLevelBoxes } from "../src/mp4-atoms.ts"
 import type { VideoProbe } from "../src/probe.ts"
 import { verifyProbe } from "../src/verify.ts"
@@ -46,6 +46,15 @@ describe("ffmpeg args", () => {
     expect(argAfter(argv, "-frames:v")).toBe("240")
     expect(argAfter(argv, "-threads")).toBe(String(DEFAULT_ENCODE.threads))
     expect(argv.at(-1)).toBe("/tmp/out.mp4")
+  })
+
+  it("holds few frames in x264: one thread by default, more as slices; B-frames are not references", () => {
+    expect(DEFAULT_ENCODE.threads).toBe(1)
+    expect(argAfter(argv, "-x264-params")).toBe("b-pyramid=none")
+    const two = toArgv(encodeCommand({ frames: 240, overlayPath: undefined, outPath: "o.mp4", settings: { ...DEFAULT_ENCODE, threads: 2 } }))
+    expect(argAfter(two, "-threads")).toBe("2")
+    expect(argAfter(two, "-x264-params")).toBe("b-pyramid=none:sliced-threads=1")
+    expect(x264Params({ ...DEFAULT_ENCODE, threads: 4 })).toContain("sliced-threads=1")
   })
 })
 
