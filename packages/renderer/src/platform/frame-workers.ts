@@ -55,8 +55,9 @@ const ENTRY = new URL("./frame-worker.ts", import.meta.url)
 /**
  * A frame worker's V8 heap is small (the pixels are in WebAssembly memory and the shared slots), but
  * each frame leaves ~0.5 MB of weight tables behind, and with V8's defaults the old generation grew
- * by ~60 MB over an 8 s render before collecting. A 32 MB cap makes it collect as it goes: the
- * render's process stayed ~70 MB lower (measured; the worker's live heap is a few MB).
+ * by ~60 MB over an 8 s render before collecting. Capped, it collects as it goes: the render's
+ * process stayed ~70 MB lower with 32/4 MB, ~8 MB lower still with 16/2 (measured; the worker's live
+ * heap is a few MB, the base arrives as an ArrayBuffer outside it).
  */
 const FRAME_WORKER_HEAP = { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 }
 
