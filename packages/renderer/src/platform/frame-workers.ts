@@ -1,4 +1,5 @@
 import { Effect, type Scope } from "effect"
+import process from "node:process"
 import { Worker } from "node:worker_threads"
 import type { CameraWindow } from "../motion-path.ts"
 import { FRAME_BYTES, type Raster } from "../resample.ts"
@@ -59,7 +60,9 @@ const ENTRY = new URL("./frame-worker.ts", import.meta.url)
  * process stayed ~70 MB lower with 32/4 MB, ~8 MB lower still with 16/2 (measured; the worker's live
  * heap is a few MB, the base arrives as an ArrayBuffer outside it).
  */
-const FRAME_WORKER_HEAP = { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 }
+const FRAME_WORKER_HEAP = process.versions.deno === undefined ? { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 } : undefined
+// Not under Deno: its worker carries Deno's Node compatibility layer in the same heap (~70 MB), which
+// such a cap kills (fatal out of memory, the whole process with it).
 
 const spawn = (init: WorkerInit, base: Raster) => {
   const worker = new Worker(ENTRY, { workerData: init, resourceLimits: FRAME_WORKER_HEAP })
