@@ -8,12 +8,20 @@
  * (module loading, fonts: what a long-running service holds anyway) and CPU time (all threads), in all
  * and during the render only.
  */
-import { NodeRuntime } from "@effect/platform-node"
-import { Effect, Logger, LogLevel } from "effect"
 import { readFileSync } from "node:fs"
+import { tuneMemory } from "../../api/src/ProcessMemory.ts"
 import type { ImageClass } from "../src/CaptionSpec.ts"
-import { renderVideo, type RenderTimings } from "../src/pipeline.ts"
-import { Renderer } from "../src/Renderer.ts"
+import type { RenderTimings } from "../src/pipeline.ts"
+
+// As the service's runner starts (packages/api/src/bin/runner.ts): before anything is loaded, re-execute
+// with jemalloc and V8's small young generation, so the bench measures the process renders run in.
+tuneMemory()
+// Only what a render needs: NodeRuntime alone, not @effect/platform-node's index (its HTTP, socket,
+// worker and cluster modules cost ~50 MB of RSS that the render path never uses).
+const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
+const { Effect, Logger, LogLevel } = await import("effect")
+const { renderVideo } = await import("../src/pipeline.ts")
+const { Renderer } = await import("../src/Renderer.ts")
 
 const job = JSON.parse(process.argv[2]) as {
   photo: string

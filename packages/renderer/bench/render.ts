@@ -12,7 +12,9 @@
  *   ratio   render / floor and render / x264 (medians of the per-repeat ratios; targets ≤ 1.2 and ≤ 1.5)
  *   rss     peak resident memory of one render: the largest sum of the render process's VmRSS (main
  *           thread + frame worker threads) and its ffmpeg child's, sampled from /proc every 20 ms;
- *           and the bound VmHWM(node) + VmHWM(ffmpeg, last sample) beside it
+ *           and the bound VmHWM(node) + VmHWM(ffmpeg, last sample) beside it. The render process
+ *           starts as the service's runner does (jemalloc, V8's young generation, the compile cache:
+ *           packages/api/src/ProcessMemory.ts) and loads only the render path (bench/render-child.ts)
  *   cpu     CPU seconds (user + system, all threads) of each column: the render's node process during
  *           renderVideo (frame workers; its start-up is left out) + its ffmpeg and ffprobe, from
  *           /proc/self/stat's cutime/cstime of reaped children (less sensitive to other people's load
@@ -32,7 +34,7 @@ import { join } from "node:path"
 import type { Writable } from "node:stream"
 import sharp from "sharp"
 import { prepareCaption } from "../src/caption.ts"
-import { encodeCommand, type FfmpegCommand } from "../src/ffmpeg-args.ts"
+import { encodeCommand, type FfmpegCommand, x264Params } from "../src/ffmpeg-args.ts"
 import { runFfmpeg } from "../src/ffmpeg-process.ts"
 import { writeFrames } from "../src/frames.ts"
 import { planFraming } from "../src/framing.ts"
@@ -251,7 +253,7 @@ const program = Effect.gen(function* () {
     stageRows.push([input.name.padEnd(22), s((t) => t.prepareMs), s((t) => t.encodeMs), s((t) => t.waitFramesMs), s((t) => t.waitSinkMs), s((t) => t.tailMs), s((t) => t.verifyMs)].join(" "))
     console.log(rows.at(-1))
   }
-  console.log(`\nffmpeg ${renderer.ffmpeg.version} (${renderer.ffmpeg.source}), preset ${renderer.encode.preset}, crf ${renderer.encode.crf}, x264 threads ${renderer.encode.threads}, ${renderer.frameConcurrency} frame workers, ${FRAMES} frames, 1080x1920@30, ${REPEATS} repeats (medians)`)
+  console.log(`\nffmpeg ${renderer.ffmpeg.version} (${renderer.ffmpeg.source}), preset ${renderer.encode.preset}, crf ${renderer.encode.crf}, x264 threads ${renderer.encode.threads} (${x264Params(renderer.encode)}), ${renderer.frameConcurrency} frame workers, ${FRAMES} frames, 1080x1920@30, ${REPEATS} repeats (medians)`)
   console.log(`${"photo".padEnd(22)}  render   floor    x264  ratio  ratio264 rss MB   zoompan cpu s r/f/x264  load(1 min) per repeat`)
   for (const r of rows) console.log(r)
   console.log(`\nstages of the render (medians, s): prepare = decode + base + overlay; encode = ffmpeg running, within it waiting on frames / on ffmpeg's stdin, and the tail after the last frame`)

@@ -66,7 +66,7 @@ export class Renderer extends Context.Tag("@pic2video/renderer/Renderer")<Render
   static layer = (config: RendererConfig = {}): Layer.Layer<Renderer, BinaryNotFound> =>
     Layer.effect(Renderer, Renderer.make(config))
 
-  /** FFMPEG_PATH, FFPROBE_PATH, RENDER_X264_PRESET (default veryfast), RENDER_CRF (default 20), RENDER_NICE (default 10). */
+  /** FFMPEG_PATH, FFPROBE_PATH, RENDER_X264_PRESET (default veryfast), RENDER_CRF (default 20), RENDER_X264_THREADS (default 1), RENDER_NICE (default 10). */
   static layerFromEnv: Layer.Layer<Renderer, BinaryNotFound> = Layer.effect(
     Renderer,
     Effect.gen(function* () {
@@ -75,12 +75,13 @@ export class Renderer extends Context.Tag("@pic2video/renderer/Renderer")<Render
         ffprobePath: Config.option(Config.string("FFPROBE_PATH").pipe(Config.withDescription("ffprobe binary to use"))),
         preset: Config.literal(...PRESETS)("RENDER_X264_PRESET").pipe(Config.withDefault<Preset>(DEFAULT_ENCODE.preset)),
         crf: Config.integer("RENDER_CRF").pipe(Config.withDefault(DEFAULT_ENCODE.crf)),
+        threads: Config.integer("RENDER_X264_THREADS").pipe(Config.withDefault(DEFAULT_ENCODE.threads)),
         niceness: Config.integer("RENDER_NICE").pipe(Config.withDefault(DEFAULT_NICENESS))
       }).pipe(Effect.orDie)
       return yield* Renderer.make({
         ffmpegPath: env.ffmpegPath._tag === "Some" ? env.ffmpegPath.value : undefined,
         ffprobePath: env.ffprobePath._tag === "Some" ? env.ffprobePath.value : undefined,
-        encode: { preset: env.preset, crf: env.crf },
+        encode: { preset: env.preset, crf: env.crf, threads: Math.min(16, Math.max(1, env.threads)) },
         niceness: env.niceness
       })
     })

@@ -11,6 +11,11 @@ import type { Raster } from "./resample.ts"
  */
 export type BaseImage = Raster
 
+// libvips' operation cache would keep a render's decoded photo and intermediate rasters resident (up
+// to 50 MB) for renders that never ask for them again; the service's photo path turns it off too
+// (cluster/src/media/Photos.ts). Process-wide, and what a render's peak memory is measured with.
+sharp.cache(false)
+
 /** The API refuses larger uploads (contract §5); the limit here is a second guard against bombs. */
 const LIMIT_INPUT_PIXELS = 100_000_000
 

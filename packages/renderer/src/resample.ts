@@ -73,7 +73,12 @@ const scratchLayout = (at: number, rows: AxisWeights, cols: AxisWeights, hWeight
   return { vFirst, vWeights, hFirst, hWeights, inter }
 }
 
-export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay: PreparedOverlay | null = null): Resampler => {
+/**
+ * `only: "yuv420p"` (the frame workers): the planes are made and placed at once, and neither the RGB
+ * base nor the planes' JS copies are kept (12 MB of a 1242x2208 base, for the whole render); `render`
+ * then fails.
+ */
+export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay: PreparedOverlay | null = null, only?: "yuv420p"): Resampler => {
   const wasm = new WebAssembly.Instance(module, {}).exports as unknown as Exports
   let top = align(wasm.heapBase())
   const ensure = (end: number) => {
@@ -81,10 +86,14 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay:
     if (end > have) wasm.memory.grow(Math.ceil((end - have) / 65536))
   }
   /** Copies bytes to the next free place in WebAssembly memory (with slack after them); answers where. */
-  const place = (bytes: Uint8Array): number => {
+  const reserve = (byteLength: number): number => {
     const at = top
-    top = align(at + bytes.byteLength + SLACK)
+    top = align(at + byteLength + SLACK)
     ensure(top)
+    return at
+  }
+  const place = (bytes: Uint8Array): number => {
+    const at = reserve(bytes.byteLength)
     new Uint8Array(wasm.memory.buffer, at, bytes.byteLength).set(bytes)
     return at
   }
@@ -94,17 +103,40 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay:
   // Static data (the RGB base, or the planes and the caption, placed on first use), then from `top` on
   // the scratch every frame reuses.
   let rgbAt: number | undefined
-  let planar: { y: number; u: number; v: number; sizes: ReturnType<typeof basePlanes>; out: number; overlay: Record<"y" | "yKeep" | "u" | "v" | "cKeep", number> | undefined } | undefined
+  type Size = { readonly width: number; readonly height: number }
+  let planar: { y: number; u: number; v: number; sizes: Record<"y" | "u" | "v", Size>; out: number; overlay: Record<"y" | "yKeep" | "u" | "v" | "cKeep", number> | undefined } | undefined
   const baseStride = base.width * 3
+  const baseSize: Size = { width: base.width, height: base.height }
+  let source: Raster | undefined = base
+
+  const placePlanes = (from: Raster) => {
+    const planes = basePlanes(from)
+    const size = (p: Size): Size => ({ width: p.width, height: p.height })
+    const y = place(planes.y.data)
+    const u = place(planes.u.data)
+    const v = place(planes.v.data)
+    const o = overlay
+      ? { y: place(overlay.y.colour), yKeep: place(overlay.y.keep), u: place(overlay.u), v: place(overlay.v), cKeep: place(overlay.chromaKeep) }
+      : undefined
+    const out = reserve(YUV_FRAME_BYTES)
+    return { y, u, v, sizes: { y: size(planes.y), u: size(planes.u), v: size(planes.v) }, out, overlay: o }
+  }
+  if (only === "yuv420p") {
+    planar = placePlanes(base)
+    source = undefined
+  }
 
   /** Makes the RGB frame in WebAssembly memory; answers where it starts (FRAME_BYTES + SLACK there). */
   const resample = (w: CameraWindow): number => {
-    rgbAt ??= place(base.data)
+    if (rgbAt === undefined) {
+      if (!source) throw new Error("this resampler makes yuv420p frames only")
+      rgbAt = place(source.data)
+    }
     const baseAt = rgbAt
-    const { rows, cols } = frameWeights(w, base)
+    const { rows, cols } = frameWeights(w, baseSize)
     // The vertical pass only needs the columns the horizontal pass will read.
     const colLo = cols.first[0]
-    const colHi = Math.min(base.width, cols.first[OUTPUT.width - 1] + cols.span)
+    const colHi = Math.min(baseSize.width, cols.first[OUTPUT.width - 1] + cols.span)
     const rowBytes = align((colHi - colLo) * 3)
     const interStride = rowBytes + 16
     const { vFirst, vWeights, hFirst, hWeights, inter } = scratchLayout(top, rows, cols, 8)
@@ -115,7 +147,7 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay:
     put(hWeights, pairVectors(cols))
     let src = inter
     let srcStride = interStride
-    if (onRowGrid(w, base.height)) {
+    if (onRowGrid(w, baseSize.height)) {
       // Zoom 1 on whole rows (a pan): the vertical pass would be a copy, so read the base directly.
       src = baseAt + w.y0 * baseStride + colLo * 3
       srcStride = baseStride
@@ -164,17 +196,7 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay:
       into.set(new Uint8Array(wasm.memory.buffer, out, FRAME_BYTES))
     },
     renderYuv: (w, into) => {
-      planar ??= (() => {
-        const sizes = basePlanes(base)
-        const y = place(sizes.y.data)
-        const u = place(sizes.u.data)
-        const v = place(sizes.v.data)
-        const o = overlay
-          ? { y: place(overlay.y.colour), yKeep: place(overlay.y.keep), u: place(overlay.u), v: place(overlay.v), cKeep: place(overlay.chromaKeep) }
-          : undefined
-        const out = place(new Uint8Array(YUV_FRAME_BYTES))
-        return { y, u, v, sizes, out, overlay: o }
-      })()
+      planar ??= placePlanes(source!)
       const p = planar
       const lumaBytes = OUTPUT.width * OUTPUT.height
       const outU = p.out + lumaBytes

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DEFAULT_ENCODE, encodeCommand, filterGraph, toArgv } from "../src/ffmpeg-args.ts"
+import { DEFAULT_ENCODE, encodeCommand, filterGraph, toArgv, x264Params } from "../src/ffmpeg-args.ts"
 import { moovBeforeMdat, topLevelBoxes } from "../src/mp4-atoms.ts"
 import type { VideoProbe } from "../src/probe.ts"
 import { verifyProbe } from "../src/verify.ts"
@@ -10,20 +10,21 @@ describe("ffmpeg args", () => {
   const cmd = encodeCommand({ frames: 240, overlayPath: "/tmp/o.png", outPath: "/tmp/out.mp4", settings: DEFAULT_ENCODE })
   const argv = toArgv(cmd)
 
-  it("reads rgb24 frames on stdin at 1080x1920@30, then the overlay, then silence", () => {
-    expect(cmd.inputs.map((i) => i.source)).toEqual(["pipe:0", "/tmp/o.png", "anullsrc=r=48000:cl=stereo"])
+  it("reads rgb24 frames on stdin at 1080x1920@30, then the overlay; the silence comes from the graph", () => {
+    expect(cmd.inputs.map((i) => i.source)).toEqual(["pipe:0", "/tmp/o.png"])
     expect(cmd.inputs[0].options).toEqual(["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "1080x1920", "-r", "30"])
     expect(argAfter(argv, "-map")).toBe("[v]")
-    expect(argv).toContain("2:a")
+    expect(argv.filter((_, i) => argv[i - 1] === "-map")).toEqual(["[v]", "[a]"])
+    expect(cmd.complexFilter.endsWith(";anullsrc=r=48000:cl=stereo[a]")).toBe(true)
   })
 
   it("burns the caption in RGB, then converts once with the BT.709 matrix to limited range", () => {
     const g = filterGraph(true)
     expect(g.indexOf("overlay")).toBeLessThan(g.indexOf("out_color_matrix=bt709"))
     expect(g).toContain("out_range=tv")
-    expect(g.endsWith("format=yuv420p[v]")).toBe(true)
+    expect(g).toContain("format=yuv420p[v];")
     expect(filterGraph(false)).not.toContain("overlay")
-    expect(encodeCommand({ frames: 30, overlayPath: undefined, outPath: "o.mp4", settings: DEFAULT_ENCODE }).inputs[1].source).toContain("anullsrc")
+    expect(encodeCommand({ frames: 30, overlayPath: undefined, outPath: "o.mp4", settings: DEFAULT_ENCODE }).inputs).toHaveLength(1)
   })
 
   it("encodes H.264 High@4.0 yuv420p, tagged BT.709, CRF + maxrate, 2 s GOP, AAC 48 kHz stereo, faststart", () => {
@@ -46,17 +47,27 @@ describe("ffmpeg args", () => {
     expect(argAfter(argv, "-threads")).toBe(String(DEFAULT_ENCODE.threads))
     expect(argv.at(-1)).toBe("/tmp/out.mp4")
   })
+
+  it("holds few frames in x264: one thread by default, more as slices; B-frames are not references", () => {
+    expect(DEFAULT_ENCODE.threads).toBe(1)
+    expect(argAfter(argv, "-x264-params")).toBe("b-pyramid=none")
+    const two = toArgv(encodeCommand({ frames: 240, overlayPath: undefined, outPath: "o.mp4", settings: { ...DEFAULT_ENCODE, threads: 2 } }))
+    expect(argAfter(two, "-threads")).toBe("2")
+    expect(argAfter(two, "-x264-params")).toBe("b-pyramid=none:sliced-threads=1")
+    expect(x264Params({ ...DEFAULT_ENCODE, threads: 4 })).toContain("sliced-threads=1")
+  })
 })
 
 describe("ffmpeg args for the renderer's yuv420p frames", () => {
   const cmd = encodeCommand({ frames: 240, overlayPath: undefined, outPath: "/tmp/out.mp4", settings: DEFAULT_ENCODE, inputPixFmt: "yuv420p" })
   const argv = toArgv(cmd)
 
-  it("reads yuv420p on stdin (caption already in it), converts nothing, and still tags BT.709 limited range", () => {
-    expect(cmd.inputs.map((i) => i.source)).toEqual(["pipe:0", "anullsrc=r=48000:cl=stereo"])
+  it("reads yuv420p on stdin (caption already in it) as its only input, converts nothing, and still tags BT.709 limited range", () => {
+    // One input: ffmpeg reads it in step with the encoder, no input thread queueing raw frames ahead.
+    expect(cmd.inputs.map((i) => i.source)).toEqual(["pipe:0"])
     expect(cmd.inputs[0].options).toEqual(["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "1080x1920", "-r", "30"])
-    expect(cmd.complexFilter).toBe("[0:v]null[v]")
-    expect(argv).toContain("1:a")
+    expect(cmd.complexFilter).toBe("[0:v]null[v];anullsrc=r=48000:cl=stereo[a]")
+    expect(argv.filter((_, i) => argv[i - 1] === "-map")).toEqual(["[v]", "[a]"])
     for (const f of ["-color_primaries", "-color_trc", "-colorspace"]) expect(argAfter(argv, f)).toBe("bt709")
     expect(argAfter(argv, "-color_range")).toBe("tv")
     expect(argv.filter((a) => a === "-pix_fmt")).toHaveLength(2)

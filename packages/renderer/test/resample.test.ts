@@ -283,7 +283,13 @@ describe("WebAssembly resampler", () => {
       const rgba = caption ? captionOverlay(1301 + (seed % 7), 211, seed) : null
       const frame = new Uint8Array(YUV_FRAME_BYTES)
       makeResampler(compileResampler(), base, rgba && prepareOverlay(rgba)).renderYuv(w, frame)
-      expect(firstDifference(frame, yuvReference(base, w, rgba))).toBe(-1)
+      const reference = yuvReference(base, w, rgba)
+      expect(firstDifference(frame, reference)).toBe(-1)
+      // The frame workers' form: planes made up front, the RGB base not kept.
+      const yuvOnly = makeResampler(compileResampler(), base, rgba && prepareOverlay(rgba), "yuv420p")
+      yuvOnly.renderYuv(w, frame.fill(0))
+      expect(firstDifference(frame, reference)).toBe(-1)
+      expect(() => yuvOnly.render(w, new Uint8Array(FRAME_BYTES))).toThrow(/yuv420p frames only/)
     },
     { fastCheck: { numRuns: 4 } }
   )

@@ -5,20 +5,31 @@
  */
 import { parentPort, workerData } from "node:worker_threads"
 import { compileResampler, makeResampler } from "../resample.ts"
-import type { FrameDone, FrameRequest, WorkerInit } from "./frame-workers.ts"
+import type { BaseMessage, FrameDone, FrameRequest, WorkerInit } from "./frame-workers.ts"
 import { lowerThreadPriority } from "./priority.ts"
 
 const port = parentPort!
 const init = workerData as WorkerInit
 lowerThreadPriority(init.niceness)
 const format = init.format
-const resampler = makeResampler(compileResampler(), init.base, format.pixFmt === "yuv420p" ? format.overlay : null)
 const slots = init.slots.map((s) => new Uint8Array(s))
-const render = format.pixFmt === "yuv420p" ? resampler.renderYuv : resampler.render
+const module = compileResampler()
+let render: ((w: FrameRequest["window"], into: Uint8Array) => void) | undefined
 
-port.on("message", (request: FrameRequest) => {
+// The first message is the base (not workerData, which the worker keeps for its whole life): a yuv420p
+// resampler turns it into planes at once and lets it go.
+port.on("message", (message: FrameRequest | BaseMessage) => {
+  if ("base" in message) {
+    const resampler = format.pixFmt === "yuv420p"
+      ? makeResampler(module, message.base, format.overlay, "yuv420p")
+      : makeResampler(module, message.base)
+    render = format.pixFmt === "yuv420p" ? resampler.renderYuv : resampler.render
+    return
+  }
+  const request = message
   let done: FrameDone
   try {
+    if (!render) throw new Error("frame requested before the base")
     render(request.window, slots[request.slot])
     done = { id: request.id }
   } catch (e) {
