@@ -12,6 +12,10 @@ import { parseArgs } from "node:util"
 import { CaptionSpec, framingInputs, ImageClass, makeVision, prepareCaption, Renderer, renderVideo } from "../index.ts"
 import { photoSize } from "../ingest.ts"
 
+// The scene model's pooled features (720 numbers) are evidence for the model, not for a reader.
+const omitFeatures = (key: string, value: unknown) =>
+  key === "pooled" && Array.isArray(value) ? `${value.length} values` : value
+
 const usage = `usage: npm run render -- photo.jpg --quote "text" [--caption-style quote|meme]
   [--text-color white|yellow|pastel-yellow] [--text-size tiny|smallest|smaller|default|larger]
   [--bold] [--bold-outline] [--image-class person|doll_figurine|landscape_nature|product_object|interior_space|other]
@@ -59,7 +63,7 @@ const program = Effect.gen(function* () {
   const inferred = values["no-vision"]
     ? null
     : yield* makeVision().infer(photo).pipe(
-      Effect.tap((r) => Effect.sync(() => console.log(`vision: ${JSON.stringify(r)}`))),
+      Effect.tap((r) => Effect.sync(() => console.log(`vision: ${JSON.stringify(r, omitFeatures)}`))),
       Effect.catchAll((e) => Effect.as(Effect.logWarning(`vision unavailable: ${e.message}`), null))
     )
   const chosen = framingInputs(imageClass, inferred)
