@@ -31,8 +31,8 @@ import process from "node:process"
  * When any applies, the entry (`bin/start.ts`, `api.ts`, `runner.ts`) re-executes itself in place
  * (`process.execve`: same pid, arguments and stdio) with the flag, the preload and the cache. Where
  * `process.execve` does not exist (Deno, Windows, Node < 22.15) the process goes on as it is. What the
- * re-execution added to the environment, but the compile cache, is removed again, so the processes the service starts
- * (PostgreSQL, ffmpeg) get the environment the operator gave.
+ * re-execution added to the environment is removed again, except the compile cache, so the processes
+ * the service starts (PostgreSQL, ffmpeg) get the environment the operator gave.
  */
 export const semiSpaceMiB = 4
 
