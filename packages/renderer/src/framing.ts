@@ -44,6 +44,12 @@ export interface Framing {
   readonly crop?: Rect | undefined
   /** The subject in base pixels, and the output region it must stay in for the whole motion. */
   readonly subject?: { readonly rect: Rect; readonly zone: Box } | undefined
+  /**
+   * contain-blur with a caption: the output y the photo's own pixels stay above in every frame (the
+   * caption box's top). The motion planner checks it; any camera key that moves the anchor off the
+   * photo's centre (toward a face in the upper part, say) moves the photo's lower edge.
+   */
+  readonly photoBottomMax?: number | undefined
 }
 
 export interface PhotoSize {
@@ -197,5 +203,56 @@ export const planFraming = (
   const captionBox: Box = hasCaption
     ? { ...SAFE_BOX, top: Math.min(Math.ceil(photoBottom + CAPTION_GAP), SAFE_BOX.bottom - 200) }
     : SAFE_BOX
-  return { kind: "contain-blur", imageClass: cls, base, photoRect, kMin, kMax: 1, anchorOut, captionBox }
+  // The photo's top at the deepest zoom about its centre: the framing's own push-in takes it there.
+  const deepTop = anchorOut.y - height / 2
+  const kept = subject ? letterboxSubject(photo, photoRect, kMin, deepTop, hasCaption ? captionBox : undefined, subject) : undefined
+  return {
+    kind: "contain-blur",
+    imageClass: cls,
+    base,
+    photoRect,
+    kMin,
+    kMax: 1,
+    anchorOut,
+    captionBox,
+    ...(kept ? { subject: kept } : {}),
+    ...(hasCaption ? { photoBottomMax: captionBox.top } : {})
+  }
+}
+
+/**
+ * The subject of a letterboxed photo, in base pixels (inside the photo), and its zone: the platforms'
+ * safe box, above the caption box, widened where the widest view (the whole base, where the framing
+ * put the subject) already reaches past it, so the motion never takes the subject further into the
+ * platforms' UI than the framing did. Upward it may go as high as the photo's own top edge goes in
+ * the framing's centred push-in (`deepTop`, 150 px with a caption: 42 px into the top band). A
+ * subject wider than the safe box (a cat filling the photo) gets the frame's width: staying in view
+ * is then all that can be asked.
+ */
+const letterboxSubject = (
+  photo: PhotoSize,
+  photoRect: Rect,
+  kMin: number,
+  deepTop: number,
+  captionBox: Box | undefined,
+  s: SubjectBox
+): { rect: Rect; zone: Box } | undefined => {
+  const sx = photoRect.width / photo.width
+  const sy = photoRect.height / photo.height
+  const left = clampTo(photoRect.left + s.x * sx, photoRect.left, photoRect.left + photoRect.width)
+  const top = clampTo(photoRect.top + s.y * sy, photoRect.top, photoRect.top + photoRect.height)
+  const right = clampTo(photoRect.left + (s.x + s.width) * sx, photoRect.left, photoRect.left + photoRect.width)
+  const bottom = clampTo(photoRect.top + (s.y + s.height) * sy, photoRect.top, photoRect.top + photoRect.height)
+  if (!(right - left >= 1 && bottom - top >= 1)) return undefined
+  const rect = { left, top, width: right - left, height: bottom - top }
+  // At the widest view the window is the whole base: output = base × kMin.
+  const wide = { left: left * kMin, top: top * kMin, right: right * kMin, bottom: bottom * kMin }
+  const wideX = wide.right - wide.left > SAFE_BOX.right - SAFE_BOX.left
+  const zone: Box = {
+    left: wideX ? 0 : Math.min(SAFE_BOX.left, wide.left),
+    right: wideX ? OUTPUT.width : Math.max(SAFE_BOX.right, wide.right),
+    top: Math.min(SAFE_BOX.top, wide.top, deepTop),
+    bottom: captionBox ? captionBox.top - SUBJECT_GAP / 2 : Math.max(SAFE_BOX.bottom, wide.bottom)
+  }
+  return { rect, zone }
 }

@@ -86,11 +86,29 @@ export const subjectStaysInZone = (f: Framing, p: CameraPath, samples = 48): boo
 }
 
 /**
- * Shrinks the move toward the widest view (where the framing put the subject in its zone) until the
- * subject stays in its zone for the whole clip; at worst the camera holds the widest view.
+ * True when the photo's own pixels stay above `photoBottomMax` (the caption box) in every frame
+ * (sampled finely; the path is smooth). Framings without that limit always pass.
+ */
+export const photoStaysAboveCaption = (f: Framing, p: CameraPath, samples = 48, slack = 0): boolean => {
+  if (f.photoBottomMax === undefined) return true
+  const bottom = f.photoRect.top + f.photoRect.height
+  for (let i = 0; i <= samples; i++) {
+    const w = windowAt(p, i / samples)
+    if ((bottom - w.y0) * w.k > f.photoBottomMax - slack) return false
+  }
+  return true
+}
+
+/** Every limit the framing sets holds in every frame: the subject in its zone, the photo above the caption. */
+export const pathFits = (f: Framing, p: CameraPath): boolean =>
+  subjectStaysInZone(f, p) && photoStaysAboveCaption(f, p, 48, 0.5)
+
+/**
+ * Shrinks the move toward the widest view (where the framing put the subject in its zone and the
+ * photo above the caption) until both hold for the whole clip; at worst the camera holds the widest view.
  */
 const keepSubject = (f: Framing, p: CameraPath, wide: CameraKey): CameraPath => {
-  if (subjectStaysInZone(f, p)) return p
+  if (pathFits(f, p)) return p
   const lerp = (key: CameraKey, lambda: number): CameraKey =>
     clampKey(f, {
       k: Math.exp(Math.log(wide.k) + (Math.log(key.k) - Math.log(wide.k)) * lambda),
@@ -102,7 +120,7 @@ const keepSubject = (f: Framing, p: CameraPath, wide: CameraKey): CameraPath => 
   let hi = 1
   for (let i = 0; i < 12; i++) {
     const mid = (lo + hi) / 2
-    if (subjectStaysInZone(f, scaled(mid))) lo = mid
+    if (pathFits(f, scaled(mid))) lo = mid
     else hi = mid
   }
   return scaled(lo)
@@ -159,7 +177,126 @@ const subjectMotion = (f: Framing & { subject: NonNullable<Framing["subject"]> }
   }
 }
 
+/** Share of the letterbox's zoom range (kMin → 1:1, 15 %) a move uses, by pace. */
+const LETTERBOX_AMPLITUDE: Record<MotionSpeed, number> = { slow: 0.6, normal: 0.85, fast: 1 }
+
+/**
+ * Moves over a letterboxed photo (`contain-blur`), per class, toward the subject when there is one
+ * (else toward the upper middle of the photo for people and figurines, the centre for the rest):
+ * - person: a slow push-in on the face; the face keeps its height and drifts halfway to the middle.
+ * - doll_figurine: the same push-in, and the figure rises in the frame as the camera closes in.
+ * - product_object: the camera glides in from the side (the object starts pushed out toward its own
+ *   side) while zooming, and settles with the object in the middle.
+ * - interior_space: a turn that opens up: from close in at one side to a wider view on the other.
+ * - landscape_nature: a lateral drift across the photo close in, easing slightly out.
+ * - other: a push-in toward its subject (or the centre), which drifts halfway to the middle.
+ * The room is small (15 % of zoom, ±81 base px sideways at 1:1), so every default uses most of it.
+ * Camera words choose the move and speed. Every key is clamped inside the base and its anchor kept
+ * low enough that the photo's lower edge stays above the caption; the whole path is then shrunk
+ * toward the widest view until the subject stays in its zone and the photo above the caption.
+ */
+const letterboxMotion = (f: Framing, words: MotionWords): CameraPath => {
+  const cls = f.imageClass
+  const r = f.photoRect
+  const cx = r.left + r.width / 2
+  const cy = r.top + r.height / 2
+  const s = f.subject?.rect
+  const faceHigh = cls === "person" || cls === "doll_figurine"
+  // The point the camera moves toward (base px); a figurine's box is the whole figure: aim at its head.
+  const tx = s ? s.left + s.width / 2 : cx
+  const ty = s ? (cls === "doll_figurine" ? s.top + s.height * 0.3 : s.top + s.height / 2) : faceHigh ? r.top + r.height * 0.35 : cy
+  const { x: ox, y: oy } = f.anchorOut
+  const bottom = r.top + r.height
+  /** Clamp inside the base, then keep the anchor low enough for the photo's edge to clear the caption. */
+  const fit = (key: CameraKey): CameraKey => {
+    const c = clampKey(f, key)
+    if (f.photoBottomMax === undefined) return c
+    const ayMin = bottom - (f.photoBottomMax - 1 - oy) / c.k
+    return c.ay >= ayMin ? c : clampKey(f, { ...c, ay: ayMin })
+  }
+  const wide = clampKey(f, { k: f.kMin, ax: cx, ay: cy })
+  // Where the target shows at the widest view.
+  const px = ox + f.kMin * (tx - wide.ax)
+  const py = oy + f.kMin * (ty - wide.ay)
+  /** The key at zoom k that shows the target at output (qx, qy). */
+  const about = (k: number, qx: number, qy: number) => fit({ k, ax: tx - (qx - ox) / k, ay: ty - (qy - oy) / k })
+  const zoom = (share: number) => f.kMin * Math.pow(f.kMax / f.kMin, Math.min(1, Math.max(0, share)))
+  /** Half the sideways room at zoom k (base px either side of the centre). */
+  const room = (k: number) => Math.max(0, (f.base.width - OUTPUT.width / k) / 2)
+  const path = (from: CameraKey, to: CameraKey): CameraPath =>
+    keepSubject(f, { base: f.base, anchorOut: f.anchorOut, from: fit(from), to: fit(to) }, wide)
+  const speed = words.speed ?? (faceHigh ? "slow" : "normal")
+  const amp = LETTERBOX_AMPLITUDE[speed]
+  // Toward the subject's side; without one (or dead centre) the class's own direction.
+  const side = (fallback: 1 | -1): 1 | -1 => (Math.abs(tx - cx) < 8 ? fallback : tx > cx ? 1 : -1)
+  const mid = (a: number, b: number, t: number) => a + (b - a) * t
+  const pushIn = (share: number, toMiddle: number, rise = 0) => about(zoom(share), mid(px, ox, toMiddle), py - rise)
+
+  const move = words.move
+  if (move === undefined) {
+    switch (cls) {
+      case "person":
+        return path(wide, pushIn(amp, 0.5))
+      case "doll_figurine":
+        return path(wide, pushIn(amp, 0.5, 70 * amp))
+      case "product_object": {
+        // Starts close in with the camera to the far side of the object (as far as the base allows).
+        const dir = side(1)
+        const kA = zoom(0.75 * amp)
+        const kB = zoom(amp)
+        return path({ k: kA, ax: cx - dir * room(kA), ay: mid(cy, ty, 0.3) }, about(kB, ox, mid(py, oy, 0.3)))
+      }
+      case "interior_space": {
+        const dir = side(-1)
+        const kA = zoom(amp)
+        const kB = zoom(0.25 * amp)
+        return path({ k: kA, ax: cx - dir * room(kA), ay: cy }, { k: kB, ax: cx + dir * room(kB), ay: cy })
+      }
+      case "landscape_nature": {
+        const dir = side(1)
+        const kA = zoom(amp)
+        const kB = zoom(0.75 * amp)
+        const ay = mid(cy, ty, 0.5)
+        return path({ k: kA, ax: cx - dir * room(kA), ay }, { k: kB, ax: cx + dir * room(kB), ay })
+      }
+      default:
+        return path(wide, about(zoom(amp), mid(px, ox, 0.5), mid(py, oy, 0.5)))
+    }
+  }
+  switch (move) {
+    case "still":
+      return path(wide, wide)
+    case "zoom-in":
+    case "zoom-out": {
+      const deep = pushIn(amp, 0.5)
+      return move === "zoom-in" ? path(wide, deep) : path(deep, wide)
+    }
+    case "pan-left":
+    case "pan-right": {
+      // Sideways at the deepest zoom (the most room), centred on the target as far as the room allows.
+      const k = f.kMax
+      const travel = 2 * room(k) * amp
+      const at = clamp(tx, cx - room(k) + travel / 2, cx + room(k) - travel / 2)
+      const sign = move === "pan-right" ? 1 : -1
+      const ay = mid(cy, ty, 0.5)
+      return path({ k, ax: at - (sign * travel) / 2, ay }, { k, ax: at + (sign * travel) / 2, ay })
+    }
+    case "pan-up":
+    case "pan-down": {
+      // Up and down at the deepest zoom: the base's edges and the caption bound the travel.
+      const k = f.kMax
+      const hi = fit({ k, ax: tx, ay: Infinity }).ay
+      const lo = fit({ k, ax: tx, ay: -Infinity }).ay
+      const travel = (hi - lo) * amp
+      const at = clamp(ty, lo + travel / 2, hi - travel / 2)
+      const sign = move === "pan-down" ? 1 : -1
+      return path({ k, ax: tx, ay: at - (sign * travel) / 2 }, { k, ax: tx, ay: at + (sign * travel) / 2 })
+    }
+  }
+}
+
 export const planMotion = (f: Framing, words: MotionWords, seconds: number): CameraPath => {
+  if (f.kind === "contain-blur") return letterboxMotion(f, words)
   if (f.subject) return subjectMotion({ ...f, subject: f.subject }, words)
   const amp = AMPLITUDE[words.speed ?? "normal"]
   let move = words.move ?? defaultMove(f)
@@ -167,8 +304,6 @@ export const planMotion = (f: Framing, words: MotionWords, seconds: number): Cam
   if (f.kind === "pan" && (move === "zoom-in" || move === "zoom-out" || move === "pan-up" || move === "pan-down")) {
     move = "pan-right"
   }
-  // contain-blur keeps the photo's vertical place fixed so the caption band stays clear.
-  if (f.kind === "contain-blur" && (move === "pan-up" || move === "pan-down")) move = "zoom-in"
 
   const cx = f.photoRect.left + f.photoRect.width / 2
   const cy = f.photoRect.top + f.photoRect.height / 2
