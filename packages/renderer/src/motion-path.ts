@@ -50,13 +50,14 @@ export const clampKey = (f: Pick<Framing, "base" | "anchorOut" | "kMin" | "kMax"
   }
 }
 
+/** Defaults for `cover` without a subject and `pan` (contain-blur has its own: `letterboxMotion`). */
 const defaultMove = (f: Framing): MotionMove => {
   if (f.kind === "pan") return "pan-right"
   switch (f.imageClass) {
     case "landscape_nature":
       return "zoom-out"
     case "interior_space":
-      return f.kind === "cover" ? "pan-right" : "zoom-in"
+      return "pan-right"
     default:
       return "zoom-in"
   }
@@ -184,7 +185,8 @@ const LETTERBOX_AMPLITUDE: Record<MotionSpeed, number> = { slow: 0.6, normal: 0.
  * Moves over a letterboxed photo (`contain-blur`), per class, toward the subject when there is one
  * (else toward the upper middle of the photo for people and figurines, the centre for the rest):
  * - person: a slow push-in on the face; the face keeps its height and drifts halfway to the middle.
- * - doll_figurine: the same push-in, and the figure rises in the frame as the camera closes in.
+ * - doll_figurine: the same push-in with a rise: it starts a little in with the camera low on the
+ *   figure (its head high in the frame) and rises to the head as it closes in.
  * - product_object: the camera glides in from the side (the object starts pushed out toward its own
  *   side) while zooming, and settles with the object in the middle.
  * - interior_space: a turn that opens up: from close in at one side to a wider view on the other.
@@ -192,8 +194,11 @@ const LETTERBOX_AMPLITUDE: Record<MotionSpeed, number> = { slow: 0.6, normal: 0.
  * - other: a push-in toward its subject (or the centre), which drifts halfway to the middle.
  * The room is small (15 % of zoom, ±81 base px sideways at 1:1), so every default uses most of it.
  * Camera words choose the move and speed. Every key is clamped inside the base and its anchor kept
- * low enough that the photo's lower edge stays above the caption; the whole path is then shrunk
- * toward the widest view until the subject stays in its zone and the photo above the caption.
+ * low enough that the photo's lower edge stays above the caption; a key whose frame still breaks a
+ * limit is brought toward the widest view on its own (a drift that would start with a subject at the
+ * edge pushed out of its zone starts nearer the widest view instead), and the whole path is then
+ * shrunk toward the widest view until the subject stays in its zone and the photo above the caption
+ * in every frame.
  */
 const letterboxMotion = (f: Framing, words: MotionWords): CameraPath => {
   const cls = f.imageClass
@@ -223,8 +228,10 @@ const letterboxMotion = (f: Framing, words: MotionWords): CameraPath => {
   const zoom = (share: number) => f.kMin * Math.pow(f.kMax / f.kMin, Math.min(1, Math.max(0, share)))
   /** Half the sideways room at zoom k (base px either side of the centre). */
   const room = (k: number) => Math.max(0, (f.base.width - OUTPUT.width / k) / 2)
+  /** A key whose own frame breaks a limit is first brought toward the widest view on its own. */
+  const held = (key: CameraKey) => keepSubject(f, { base: f.base, anchorOut: f.anchorOut, from: key, to: key }, wide).from
   const path = (from: CameraKey, to: CameraKey): CameraPath =>
-    keepSubject(f, { base: f.base, anchorOut: f.anchorOut, from: fit(from), to: fit(to) }, wide)
+    keepSubject(f, { base: f.base, anchorOut: f.anchorOut, from: held(fit(from)), to: held(fit(to)) }, wide)
   const speed = words.speed ?? (faceHigh ? "slow" : "normal")
   const amp = LETTERBOX_AMPLITUDE[speed]
   // Toward the subject's side; without one (or dead centre) the class's own direction.
@@ -238,7 +245,8 @@ const letterboxMotion = (f: Framing, words: MotionWords): CameraPath => {
       case "person":
         return path(wide, pushIn(amp, 0.5))
       case "doll_figurine":
-        return path(wide, pushIn(amp, 0.5, 70 * amp))
+        // The camera starts a little in and low (the head higher in the frame) and rises to the head.
+        return path(pushIn(0.3 * amp, 0.25, 80 * amp), pushIn(amp, 0.5))
       case "product_object": {
         // Starts close in with the camera to the far side of the object (as far as the base allows).
         const dir = side(1)
@@ -317,8 +325,8 @@ export const planMotion = (f: Framing, words: MotionWords, seconds: number): Cam
     case "zoom-in":
     case "zoom-out": {
       // People and figurines: drift toward the upper part of the frame, where faces usually are.
-      const towardFace = f.kind === "cover" && (f.imageClass === "person" || f.imageClass === "doll_figurine")
-      const drift = f.kind === "cover" && f.imageClass === "other" ? { x: 40, y: -30 } : { x: 0, y: 0 }
+      const towardFace = f.imageClass === "person" || f.imageClass === "doll_figurine"
+      const drift = f.imageClass === "other" ? { x: 40, y: -30 } : { x: 0, y: 0 }
       const deep = key(kDeep, cx + drift.x, towardFace ? f.base.height * 0.4 : cy + drift.y)
       const wide = key(f.kMin, cx, cy)
       return move === "zoom-in" ? path(wide, deep) : path(deep, wide)
