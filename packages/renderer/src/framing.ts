@@ -46,8 +46,9 @@ export interface Framing {
   readonly subject?: { readonly rect: Rect; readonly zone: Box } | undefined
   /**
    * contain-blur with a caption: the output y the photo's own pixels stay above in every frame (the
-   * caption box's top). The motion planner checks it; any camera key that moves the anchor off the
-   * photo's centre (toward a face in the upper part, say) moves the photo's lower edge.
+   * caption box's top less its 40 px gap, where the centred push-in's deepest zoom puts the photo's
+   * edge). The motion planner holds it; a camera key that moves the anchor above the photo's centre
+   * (toward a face in the upper part, say) moves the photo's lower edge down.
    */
   readonly photoBottomMax?: number | undefined
 }
@@ -216,7 +217,8 @@ export const planFraming = (
     anchorOut,
     captionBox,
     ...(kept ? { subject: kept } : {}),
-    ...(hasCaption ? { photoBottomMax: captionBox.top } : {})
+    // The gap the centred push-in keeps between photo and caption box: a long quote fills its box.
+    ...(hasCaption ? { photoBottomMax: captionBox.top - CAPTION_GAP } : {})
   }
 }
 

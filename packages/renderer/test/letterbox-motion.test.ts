@@ -61,7 +61,8 @@ describe("letterbox framing keeps the subject", () => {
         expect(s.zone.bottom).toBeLessThan(f.captionBox.top)
         expect(s.zone.left).toBeLessThanOrEqual(SAFE_BOX.left)
         expect(s.zone.right).toBeGreaterThanOrEqual(SAFE_BOX.right)
-        expect(f.photoBottomMax).toBe(f.captionBox.top)
+        // the photo keeps the 40 px gap above the caption box that the centred push-in kept
+        expect(f.photoBottomMax).toBe(f.captionBox.top - 40)
         // The still camera (the widest view) is the fallback every move shrinks toward: it must fit.
         expect(subjectStaysInZone(f, planMotion(f, combineMotionWords("still", undefined), 8), 10)).toBe(true)
       }
@@ -213,7 +214,8 @@ describe("letterbox motion invariants", () => {
         expect(w.x0 + OUTPUT.width / w.k).toBeLessThanOrEqual(f.base.width + eps)
         expect(w.y0 + OUTPUT.height / w.k).toBeLessThanOrEqual(f.base.height + eps)
       }
-      if (caption) expect(Math.max(...photoBottoms(f, p))).toBeLessThanOrEqual(f.captionBox.top)
+      if (caption) expect(Math.max(...photoBottoms(f, p))).toBeLessThanOrEqual(f.photoBottomMax!)
+      expect(f.photoBottomMax === undefined || f.photoBottomMax < f.captionBox.top).toBe(true)
       expect(subjectStaysInZone(f, p, 240)).toBe(true)
     },
     { fastCheck: { numRuns: 600 } }
