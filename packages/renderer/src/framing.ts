@@ -10,7 +10,8 @@ import { BASE_OVERSCAN, type Box, OUTPUT, SAFE_BOX } from "./output.ts"
  * - `cover`: portrait photos fill the frame; the crop is anchored by sharp's attention strategy.
  * - `pan`: wide, high-resolution scenes are shown at 1:1 height and the camera travels across them.
  * - `contain-blur`: everything else sits whole on a blurred, darkened copy of itself; with a caption
- *   the photo sits high and the caption goes in the band below it, never over the subject.
+ *   the photo sits high and the caption goes in the band below it, never over the subject. A subject
+ *   is kept here too (`letterboxSubject`), with a zone the letterbox motion keeps it in.
  *
  * With a subject (the vision model's box, `planFraming`'s last argument) a photo that is not portrait
  * is cropped to 9:16 around it and fills the frame (`cover` with `crop`), when the subject fits whole
