@@ -317,5 +317,64 @@ elif scene_name == "owl":
         bpy.ops.mesh.primitive_cone_add(vertices=24, radius1=0.14, depth=0.4, location=(ex, 0, 2.55)); put(bpy.context.object, glaze)
     light((-3, -4, 5), 900); light((4, -2, 3), 250)
     camera((0.6, -6.0, 2.0), (0, 0, 1.3), 55)
+elif scene_name in ("living_room", "bedroom", "kitchen"):
+    # a room, not a figurine: three walls, a window of daylight, furniture from boxes; wide lens
+    s.render.resolution_x, s.render.resolution_y = 640, 427
+    s.world.node_tree.nodes["Background"].inputs[1].default_value = 0.08
+    def box(loc, size, m):
+        bpy.ops.mesh.primitive_cube_add(size=1, location=loc); o = bpy.context.object; o.scale = size; o.data.materials.append(m); return o
+    def window(x, z, w, h):
+        bpy.ops.mesh.primitive_plane_add(size=1, location=(x, 3.98, z), rotation=(math.pi / 2, 0, 0)); o = bpy.context.object; o.scale = (w, h, 1)
+        e = bpy.data.materials.new("sky"); e.use_nodes = True; nt = e.node_tree; nt.nodes.remove(nt.nodes["Principled BSDF"])
+        em = nt.nodes.new("ShaderNodeEmission"); em.inputs[0].default_value = (0.85, 0.92, 1.0, 1); em.inputs[1].default_value = 3
+        nt.links.new(em.outputs[0], nt.nodes["Material Output"].inputs[0]); o.data.materials.append(e)
+        bpy.ops.object.light_add(type="AREA", location=(x, 3.7, z)); l = bpy.context.object; l.data.energy = 250; l.data.size = max(w, h); l.rotation_euler = (-math.pi / 2, 0, 0)
+        frame = mat("frame", (0.95, 0.95, 0.95), 0.4)
+        box((x, 3.95, z + h / 2), (w + 0.1, 0.08, 0.06), frame); box((x, 3.95, z - h / 2), (w + 0.1, 0.12, 0.06), frame); box((x, 3.95, z), (0.05, 0.08, h), frame)
+    wallm = {"living_room": (0.86, 0.8, 0.7), "bedroom": (0.7, 0.78, 0.82), "kitchen": (0.93, 0.92, 0.88)}[scene_name]
+    floor_m = wood("floor", (0.6, 0.42, 0.25)) if scene_name != "kitchen" else mat("tiles", (0.75, 0.72, 0.68), 0.3)
+    bpy.ops.mesh.primitive_plane_add(size=12, location=(0, 0, 0)); put(bpy.context.object, floor_m)
+    wm = mat("wall", wallm, 0.9)
+    box((0, 4.05, 1.5), (10, 0.1, 3.0), wm); box((-4.05, 0, 1.5), (0.1, 10, 3.0), wm); box((4.05, 0, 1.5), (0.1, 10, 3.0), wm)
+    box((0, 0, 3.05), (10, 10, 0.1), mat("ceiling", (0.95, 0.95, 0.95), 0.9))
+    if scene_name == "living_room":
+        window(1.5, 1.7, 2.2, 1.6)
+        sofa = mat("sofa", (0.25, 0.35, 0.5), 0.9)
+        box((-1.2, 2.9, 0.25), (3.0, 1.0, 0.5), sofa); box((-1.2, 3.3, 0.75), (3.0, 0.3, 0.6), sofa)
+        for sx in (-2.55, 0.15): box((sx, 2.9, 0.45), (0.3, 1.0, 0.5), sofa)
+        for k, cx in enumerate((-2.0, -0.4)): box((cx, 3.05, 0.7), (0.6, 0.2, 0.45), mat("cushion%d" % k, (0.9, 0.7, 0.2), 0.9))
+        box((-1.0, 1.3, 0.001), (3.2, 2.0, 0.01), mat("rug", (0.7, 0.25, 0.2), 0.95))
+        box((-1.0, 1.4, 0.35), (1.4, 0.7, 0.06), wood("table", (0.45, 0.28, 0.15)))
+        for tx in (-1.6, -0.4):
+            for ty in (1.15, 1.65): box((tx, ty, 0.16), (0.06, 0.06, 0.32), wood("leg", (0.45, 0.28, 0.15)))
+        cyl((3.2, 3.2, 0.7), 0.05, 1.4, mat("pole", (0.1, 0.1, 0.1), 0.3, metal=1.0)); cyl((3.2, 3.2, 1.55), 0.3, 0.4, mat("shade", (0.95, 0.9, 0.8), 0.8), r2=0.18)
+        box((-1.2, 3.97, 1.9), (1.4, 0.04, 0.9), mat("picture", (0.3, 0.5, 0.35), 0.5))
+        cyl((3.3, 1.5, 0.3), 0.25, 0.6, mat("pot", (0.8, 0.45, 0.3), 0.5)); sphere((3.3, 1.5, 0.95), 0.45, mat("leaves", (0.15, 0.4, 0.12), 0.8))
+        camera((1.4, -1.2, 1.5), (-0.8, 2.6, 0.8), 20)
+    elif scene_name == "bedroom":
+        window(-1.8, 1.7, 1.6, 1.6)
+        box((1.0, 2.6, 0.25), (2.0, 2.6, 0.5), wood("bedframe", (0.5, 0.32, 0.2)))
+        box((1.0, 2.5, 0.6), (1.9, 2.4, 0.25), mat("duvet", (0.92, 0.92, 0.95), 0.95))
+        box((1.0, 3.85, 0.9), (2.1, 0.12, 1.2), wood("headboard", (0.5, 0.32, 0.2)))
+        for px in (0.55, 1.45): box((px, 3.5, 0.85), (0.75, 0.4, 0.2), mat("pillow", (0.98, 0.98, 0.98), 0.95))
+        box((1.0, 1.7, 0.74), (1.95, 0.7, 0.05), mat("throw", (0.6, 0.3, 0.35), 0.95))
+        box((-0.4, 3.6, 0.3), (0.5, 0.5, 0.6), wood("nightstand", (0.6, 0.45, 0.3)))
+        cyl((-0.4, 3.6, 0.75), 0.08, 0.3, mat("lampbase", (0.2, 0.2, 0.2), 0.3)); cyl((-0.4, 3.6, 1.0), 0.2, 0.25, mat("lampshade", (0.95, 0.88, 0.7), 0.8), r2=0.13)
+        box((-3.5, 1.0, 1.0), (0.8, 1.6, 2.0), wood("wardrobe", (0.7, 0.55, 0.4)))
+        box((1.0, 0.6, 0.001), (2.4, 1.4, 0.01), mat("rug", (0.3, 0.35, 0.5), 0.95))
+        camera((-1.3, -0.9, 1.6), (0.8, 2.6, 0.6), 20)
+    else:
+        window(0.5, 1.9, 1.8, 1.1)
+        cab = mat("cabinet", (0.2, 0.35, 0.3), 0.4); top = mat("worktop", (0.85, 0.85, 0.82), 0.2)
+        box((0, 3.7, 0.45), (6.0, 0.6, 0.9), cab); box((0, 3.7, 0.92), (6.1, 0.65, 0.05), top)
+        box((-2.2, 3.82, 2.3), (1.8, 0.35, 0.8), cab); box((2.6, 3.82, 2.3), (1.8, 0.35, 0.8), cab)
+        box((0.5, 3.6, 0.93), (0.8, 0.45, 0.03), mat("sink", (0.7, 0.72, 0.75), 0.2, metal=1.0))
+        box((-3.7, 2.0, 1.0), (0.7, 0.8, 2.0), mat("fridge", (0.85, 0.86, 0.88), 0.25, metal=0.6))
+        box((0.3, 1.2, 0.75), (1.6, 0.9, 0.05), wood("table", (0.55, 0.38, 0.22)))
+        for tx in (-0.4, 1.0):
+            for ty in (0.85, 1.55): box((tx, ty, 0.36), (0.06, 0.06, 0.72), wood("leg", (0.55, 0.38, 0.22)))
+        for cx in (-0.3, 0.9): box((cx, 0.4, 0.45), (0.45, 0.45, 0.05), wood("chair", (0.4, 0.25, 0.15))); box((cx, 0.2, 0.75), (0.45, 0.05, 0.6), wood("chairback", (0.4, 0.25, 0.15)))
+        cyl((0.3, 1.2, 0.85), 0.12, 0.16, mat("bowl", (0.9, 0.5, 0.1), 0.3)); sphere((-1.6, 3.7, 1.05), 0.1, mat("kettle", (0.8, 0.1, 0.1), 0.2), scale=(1.2, 1.2, 1))
+        camera((1.6, -1.3, 1.6), (-0.4, 2.6, 0.9), 20)
 s.render.filepath = out
 bpy.ops.render.render(write_still=True)
