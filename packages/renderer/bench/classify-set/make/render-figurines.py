@@ -247,5 +247,134 @@ elif scene_name == "perfume":
     bpy.ops.mesh.primitive_cube_add(size=1, location=(0, 0, 2.1)); o = bpy.context.object; o.scale = (0.5, 0.5, 0.45); o.data.materials.append(mat("cap", (0.05, 0.05, 0.05), 0.2))
     light((-3, -4, 5), 900); light((4, -2, 3), 250)
     camera((0.6, -5.5, 1.8), (0, 0, 1.1), 55)
+elif scene_name == "rubber_duck":
+    floor_and_wall(mat("bath_tile", (0.85, 0.92, 0.95), 0.2), mat("tiles", (0.55, 0.78, 0.85), 0.3))
+    yellow = mat("rubber", (0.98, 0.78, 0.05), 0.35)
+    sphere((0, 0, 0.75), 0.9, yellow, scale=(1.25, 1, 0.8))
+    sphere((-0.55, 0, 1.65), 0.55, yellow)
+    sphere((-1.1, 0, 1.55), 0.22, mat("beak", (0.95, 0.4, 0.05), 0.35), scale=(1.3, 0.9, 0.45))
+    for ey in (-0.28, 0.28): sphere((-0.95, ey, 1.85), 0.07, mat("eye", (0.02, 0.02, 0.02), 0.2))
+    sphere((0.95, 0, 1.1), 0.3, yellow, scale=(1, 0.8, 1.2))
+    light((-3, -4, 5), 900); light((4, -2, 3), 250)
+    camera((-2.6, -5.2, 2.3), (-0.2, 0, 1.0), 55)
+elif scene_name == "daruma":
+    floor_and_wall(wood("shelf", (0.45, 0.3, 0.18)), mat("shoji", (0.95, 0.93, 0.86), 0.9))
+    red = mat("lacquer", (0.78, 0.05, 0.04), 0.2); white = mat("face", (0.97, 0.95, 0.9), 0.3)
+    black = mat("ink", (0.02, 0.02, 0.02), 0.3); gold = mat("gold", (0.9, 0.7, 0.2), 0.2, metal=1.0)
+    sphere((0, 0, 1.1), 1.1, red, scale=(1, 0.95, 1.05))
+    sphere((0, -0.8, 1.35), 0.55, white, scale=(1, 0.45, 0.85))
+    for ex in (-0.22, 0.22): sphere((ex, -1.04, 1.45), 0.13, black, scale=(1, 0.4, 1))
+    for ex in (-0.3, 0.3): sphere((ex, -0.97, 1.7), 0.14, black, scale=(1.4, 0.3, 0.35))
+    sphere((0, -1.03, 0.7), 0.3, gold, scale=(1.4, 0.3, 0.6))
+    light((-3, -4, 5), 900); light((4, -2, 3), 250)
+    camera((0.8, -6.0, 2.0), (0, 0, 1.1), 55)
+elif scene_name == "bunny":
+    floor_and_wall(mat("quilt", (0.9, 0.75, 0.8), 0.95), mat("wall", (0.8, 0.85, 0.7), 0.9))
+    fur = mat("plush", (0.92, 0.9, 0.86), 0.95); pink = mat("pink", (0.95, 0.6, 0.65), 0.9)
+    black = mat("eye", (0.02, 0.02, 0.02), 0.2)
+    sphere((0, 0, 0.85), 0.8, fur, scale=(1, 0.9, 1.05))
+    sphere((0, -0.05, 1.95), 0.55, fur)
+    for ex, rz in ((-0.22, 0.15), (0.22, -0.15)):
+        sphere((ex, 0.0, 2.85), 0.16, fur, scale=(1, 0.6, 3.2)); sphere((ex, -0.07, 2.85), 0.09, pink, scale=(1, 0.4, 2.8))
+    for ex in (-0.2, 0.2): sphere((ex, -0.5, 2.05), 0.06, black)
+    sphere((0, -0.55, 1.88), 0.06, pink)
+    for ex in (-0.45, 0.45): sphere((ex, -0.7, 0.25), 0.28, fur, scale=(0.9, 1.4, 0.7))
+    for ex in (-0.78, 0.78): sphere((ex, -0.2, 1.05), 0.22, fur, scale=(0.8, 0.8, 1.5))
+    light((-3, -4, 5), 900); light((4, -2, 3), 250)
+    camera((0.7, -6.2, 2.2), (0, 0, 1.5), 50)
+elif scene_name == "toy_horse":
+    floor_and_wall(wood("floor", (0.65, 0.45, 0.25)), mat("wall", (0.75, 0.82, 0.9), 0.9))
+    body = mat("paint_white", (0.95, 0.93, 0.88), 0.35); red = mat("saddle", (0.8, 0.1, 0.1), 0.3)
+    dark = mat("mane", (0.12, 0.07, 0.04), 0.6); black = mat("eye", (0.02, 0.02, 0.02), 0.2)
+    def box(loc, size, m):
+        bpy.ops.mesh.primitive_cube_add(size=1, location=loc); o = bpy.context.object; o.scale = size; o.data.materials.append(m); return o
+    box((0, 0, 0.25), (2.4, 1.0, 0.12), wood("platform", (0.4, 0.25, 0.12)))
+    for wx in (-0.95, 0.95):
+        for wy in (-0.55, 0.55):
+            bpy.ops.mesh.primitive_cylinder_add(vertices=48, radius=0.22, depth=0.1, location=(wx, wy, 0.22), rotation=(math.pi / 2, 0, 0)); put(bpy.context.object, red)
+    for lx in (-0.7, 0.7):
+        for ly in (-0.25, 0.25): cyl((lx, ly, 0.75), 0.1, 0.9, body)
+    sphere((0, 0, 1.35), 0.6, body, scale=(1.5, 0.6, 0.6))
+    box((0, 0, 1.72), (0.6, 0.74, 0.12), red)
+    bpy.ops.mesh.primitive_cylinder_add(vertices=32, radius=0.2, depth=0.8, location=(-0.95, 0, 1.85), rotation=(0, -0.6, 0)); put(bpy.context.object, body)
+    sphere((-1.25, 0, 2.2), 0.3, body, scale=(1.4, 0.8, 0.8))
+    box((-1.0, 0, 2.05), (0.2, 0.12, 0.7), dark)
+    for ey in (-0.22, 0.22): sphere((-1.3, ey, 2.32), 0.05, black)
+    cyl((1.05, 0, 1.2), 0.08, 0.7, dark)
+    light((-3, -4, 5), 900); light((4, -2, 3), 250)
+    camera((0.6, -6.0, 2.0), (0, 0, 1.2), 48)
+elif scene_name == "owl":
+    floor_and_wall(mat("sideboard", (0.25, 0.18, 0.15), 0.4), mat("wall", (0.85, 0.8, 0.7), 0.9))
+    glaze = mat("glaze", (0.35, 0.55, 0.6), 0.12); cream = mat("cream", (0.95, 0.9, 0.8), 0.15)
+    amber = mat("amber", (0.95, 0.6, 0.1), 0.1); black = mat("pupil", (0.02, 0.02, 0.02), 0.1)
+    sphere((0, 0, 1.0), 0.85, glaze, scale=(1, 0.9, 1.15))
+    sphere((0, -0.45, 1.05), 0.5, cream, scale=(1, 0.5, 1.0))
+    sphere((0, 0, 2.0), 0.62, glaze, scale=(1.1, 0.95, 0.9))
+    for ex in (-0.25, 0.25):
+        sphere((ex, -0.5, 2.05), 0.22, cream, scale=(1, 0.4, 1)); sphere((ex, -0.58, 2.05), 0.12, amber, scale=(1, 0.4, 1)); sphere((ex, -0.63, 2.05), 0.06, black)
+    bpy.ops.mesh.primitive_cone_add(vertices=24, radius1=0.08, depth=0.25, location=(0, -0.62, 1.85), rotation=(math.pi, 0, 0)); put(bpy.context.object, amber)
+    for ex in (-0.45, 0.45):
+        bpy.ops.mesh.primitive_cone_add(vertices=24, radius1=0.14, depth=0.4, location=(ex, 0, 2.55)); put(bpy.context.object, glaze)
+    light((-3, -4, 5), 900); light((4, -2, 3), 250)
+    camera((0.6, -6.0, 2.0), (0, 0, 1.3), 55)
+elif scene_name in ("living_room", "bedroom", "kitchen"):
+    # a room, not a figurine: three walls, a window of daylight, furniture from boxes; wide lens
+    s.render.resolution_x, s.render.resolution_y = 640, 427
+    s.world.node_tree.nodes["Background"].inputs[1].default_value = 0.08
+    def box(loc, size, m):
+        bpy.ops.mesh.primitive_cube_add(size=1, location=loc); o = bpy.context.object; o.scale = size; o.data.materials.append(m); return o
+    def window(x, z, w, h):
+        bpy.ops.mesh.primitive_plane_add(size=1, location=(x, 3.98, z), rotation=(math.pi / 2, 0, 0)); o = bpy.context.object; o.scale = (w, h, 1)
+        e = bpy.data.materials.new("sky"); e.use_nodes = True; nt = e.node_tree; nt.nodes.remove(nt.nodes["Principled BSDF"])
+        em = nt.nodes.new("ShaderNodeEmission"); em.inputs[0].default_value = (0.85, 0.92, 1.0, 1); em.inputs[1].default_value = 3
+        nt.links.new(em.outputs[0], nt.nodes["Material Output"].inputs[0]); o.data.materials.append(e)
+        bpy.ops.object.light_add(type="AREA", location=(x, 3.7, z)); l = bpy.context.object; l.data.energy = 250; l.data.size = max(w, h); l.rotation_euler = (-math.pi / 2, 0, 0)
+        frame = mat("frame", (0.95, 0.95, 0.95), 0.4)
+        box((x, 3.95, z + h / 2), (w + 0.1, 0.08, 0.06), frame); box((x, 3.95, z - h / 2), (w + 0.1, 0.12, 0.06), frame); box((x, 3.95, z), (0.05, 0.08, h), frame)
+    wallm = {"living_room": (0.86, 0.8, 0.7), "bedroom": (0.7, 0.78, 0.82), "kitchen": (0.93, 0.92, 0.88)}[scene_name]
+    floor_m = wood("floor", (0.6, 0.42, 0.25)) if scene_name != "kitchen" else mat("tiles", (0.75, 0.72, 0.68), 0.3)
+    bpy.ops.mesh.primitive_plane_add(size=12, location=(0, 0, 0)); put(bpy.context.object, floor_m)
+    wm = mat("wall", wallm, 0.9)
+    box((0, 4.05, 1.5), (10, 0.1, 3.0), wm); box((-4.05, 0, 1.5), (0.1, 10, 3.0), wm); box((4.05, 0, 1.5), (0.1, 10, 3.0), wm)
+    box((0, 0, 3.05), (10, 10, 0.1), mat("ceiling", (0.95, 0.95, 0.95), 0.9))
+    if scene_name == "living_room":
+        window(1.5, 1.7, 2.2, 1.6)
+        sofa = mat("sofa", (0.25, 0.35, 0.5), 0.9)
+        box((-1.2, 2.9, 0.25), (3.0, 1.0, 0.5), sofa); box((-1.2, 3.3, 0.75), (3.0, 0.3, 0.6), sofa)
+        for sx in (-2.55, 0.15): box((sx, 2.9, 0.45), (0.3, 1.0, 0.5), sofa)
+        for k, cx in enumerate((-2.0, -0.4)): box((cx, 3.05, 0.7), (0.6, 0.2, 0.45), mat("cushion%d" % k, (0.9, 0.7, 0.2), 0.9))
+        box((-1.0, 1.3, 0.001), (3.2, 2.0, 0.01), mat("rug", (0.7, 0.25, 0.2), 0.95))
+        box((-1.0, 1.4, 0.35), (1.4, 0.7, 0.06), wood("table", (0.45, 0.28, 0.15)))
+        for tx in (-1.6, -0.4):
+            for ty in (1.15, 1.65): box((tx, ty, 0.16), (0.06, 0.06, 0.32), wood("leg", (0.45, 0.28, 0.15)))
+        cyl((3.2, 3.2, 0.7), 0.05, 1.4, mat("pole", (0.1, 0.1, 0.1), 0.3, metal=1.0)); cyl((3.2, 3.2, 1.55), 0.3, 0.4, mat("shade", (0.95, 0.9, 0.8), 0.8), r2=0.18)
+        box((-1.2, 3.97, 1.9), (1.4, 0.04, 0.9), mat("picture", (0.3, 0.5, 0.35), 0.5))
+        cyl((3.3, 1.5, 0.3), 0.25, 0.6, mat("pot", (0.8, 0.45, 0.3), 0.5)); sphere((3.3, 1.5, 0.95), 0.45, mat("leaves", (0.15, 0.4, 0.12), 0.8))
+        camera((1.4, -1.2, 1.5), (-0.8, 2.6, 0.8), 20)
+    elif scene_name == "bedroom":
+        window(-1.8, 1.7, 1.6, 1.6)
+        box((1.0, 2.6, 0.25), (2.0, 2.6, 0.5), wood("bedframe", (0.5, 0.32, 0.2)))
+        box((1.0, 2.5, 0.6), (1.9, 2.4, 0.25), mat("duvet", (0.92, 0.92, 0.95), 0.95))
+        box((1.0, 3.85, 0.9), (2.1, 0.12, 1.2), wood("headboard", (0.5, 0.32, 0.2)))
+        for px in (0.55, 1.45): box((px, 3.5, 0.85), (0.75, 0.4, 0.2), mat("pillow", (0.98, 0.98, 0.98), 0.95))
+        box((1.0, 1.7, 0.74), (1.95, 0.7, 0.05), mat("throw", (0.6, 0.3, 0.35), 0.95))
+        box((-0.4, 3.6, 0.3), (0.5, 0.5, 0.6), wood("nightstand", (0.6, 0.45, 0.3)))
+        cyl((-0.4, 3.6, 0.75), 0.08, 0.3, mat("lampbase", (0.2, 0.2, 0.2), 0.3)); cyl((-0.4, 3.6, 1.0), 0.2, 0.25, mat("lampshade", (0.95, 0.88, 0.7), 0.8), r2=0.13)
+        box((-3.5, 1.0, 1.0), (0.8, 1.6, 2.0), wood("wardrobe", (0.7, 0.55, 0.4)))
+        box((1.0, 0.6, 0.001), (2.4, 1.4, 0.01), mat("rug", (0.3, 0.35, 0.5), 0.95))
+        camera((-1.3, -0.9, 1.6), (0.8, 2.6, 0.6), 20)
+    else:
+        window(0.5, 1.9, 1.8, 1.1)
+        cab = mat("cabinet", (0.2, 0.35, 0.3), 0.4); top = mat("worktop", (0.85, 0.85, 0.82), 0.2)
+        box((0, 3.7, 0.45), (6.0, 0.6, 0.9), cab); box((0, 3.7, 0.92), (6.1, 0.65, 0.05), top)
+        box((-2.2, 3.82, 2.3), (1.8, 0.35, 0.8), cab); box((2.6, 3.82, 2.3), (1.8, 0.35, 0.8), cab)
+        box((0.5, 3.6, 0.93), (0.8, 0.45, 0.03), mat("sink", (0.7, 0.72, 0.75), 0.2, metal=1.0))
+        box((-3.7, 2.0, 1.0), (0.7, 0.8, 2.0), mat("fridge", (0.85, 0.86, 0.88), 0.25, metal=0.6))
+        box((0.3, 1.2, 0.75), (1.6, 0.9, 0.05), wood("table", (0.55, 0.38, 0.22)))
+        for tx in (-0.4, 1.0):
+            for ty in (0.85, 1.55): box((tx, ty, 0.36), (0.06, 0.06, 0.72), wood("leg", (0.55, 0.38, 0.22)))
+        for cx in (-0.3, 0.9): box((cx, 0.4, 0.45), (0.45, 0.45, 0.05), wood("chair", (0.4, 0.25, 0.15))); box((cx, 0.2, 0.75), (0.45, 0.05, 0.6), wood("chairback", (0.4, 0.25, 0.15)))
+        cyl((0.3, 1.2, 0.85), 0.12, 0.16, mat("bowl", (0.9, 0.5, 0.1), 0.3)); sphere((-1.6, 3.7, 1.05), 0.1, mat("kettle", (0.8, 0.1, 0.1), 0.2), scale=(1.2, 1.2, 1))
+        camera((1.6, -1.3, 1.6), (-0.4, 2.6, 0.9), 20)
 s.render.filepath = out
 bpy.ops.render.render(write_still=True)
