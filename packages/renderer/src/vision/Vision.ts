@@ -31,7 +31,7 @@ export interface VisionShape {
 }
 
 /** Model identity stored with each inference: the package, the two networks it runs and the scene model's weights. */
-export const MODEL_NAME = "human-3.3.6/blazeface+centernet@tfjs-wasm-4.22.0+scene-lr-1"
+export const MODEL_NAME = "human-3.3.6/blazeface+centernet@tfjs-wasm-4.22.0+scene-lr-2"
 
 /** The analysis raster's longer side: the detectors' inputs are 256 (faces) and 512 (objects) px. */
 const ANALYSIS_SIZE = 640

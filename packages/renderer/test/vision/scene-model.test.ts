@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import type { ImageClass } from "../../src/CaptionSpec.ts"
 import { classify, classifyByRules, type Detections, type Inference, type SceneStats } from "../../src/vision/classify.ts"
-import { fitSceneModel, fuse, SCENE_CLASSES, SCENE_MODEL, sceneProbabilities } from "../../src/vision/scene-model.ts"
+import { classWeights, fitSceneModel, fuse, SCENE_CLASSES, SCENE_MODEL, sceneProbabilities } from "../../src/vision/scene-model.ts"
 
 // Four features; each scene class lives around its own direction, `other` around a fifth mix.
 const DIRECTIONS: Record<string, ReadonlyArray<number>> = {
@@ -29,6 +29,23 @@ describe("scene model", () => {
       expect(best.image_class).toBe(c)
       expect(probs.reduce((s, x) => s + x.p, 0)).toBeCloseTo(1, 6)
     }
+  })
+
+  it("weighs every class the same, however many photos it has", () => {
+    // class 0: one photo, class 1: three
+    const w = classWeights([1, 0, 1, 1], 2)
+    expect(w).toEqual([2 / 3, 2, 2 / 3, 2 / 3])
+    expect(w.reduce((a, b) => a + b, 0)).toBeCloseTo(4, 12)
+    // one doll among ten `other` photos: a photo halfway between the two is not swallowed by the
+    // crowd (fitted with every photo weighing the same, `other` took it with p 0.72)
+    const lopsided = [
+      sample("doll_figurine", 0),
+      ...[-3, -2, -1, 0, 1, 2, 3, 4, 5, 6].map((j) => sample("other", j / 3)),
+      ...(["landscape_nature", "product_object", "interior_space"] as const).flatMap((c) => [sample(c, 1), sample(c, -1)])
+    ]
+    const halfway = { pooled: DIRECTIONS.doll_figurine.map((x, i) => (x + DIRECTIONS.other[i]) / 2) }
+    const p = Object.fromEntries(sceneProbabilities(fitSceneModel(lopsided), halfway).map((x) => [x.image_class, x.p]))
+    expect(p.doll_figurine).toBeGreaterThan(p.other)
   })
 
   it("refuses to fit without a photo of every class", () => {
