@@ -37,6 +37,20 @@ describe("classify", () => {
     expect(classify(salon, plainStats, size, size).image_class).toBe("interior_space")
   })
 
+  it("a faint body around a believed face makes a person; fainter than the detector's 0.25, the face is a painted one", () => {
+    // a soldier half hidden by his rifle: a confident face, CenterNet's body only 0.26
+    const soldier = (body: number) => detections({ faces: [{ score: 0.89, box: [180, 67, 69, 70] }], objects: [{ label: "person", score: body, box: [120, 30, 300, 600] }] })
+    const r = classify(soldier(0.26), plainStats, size, size)
+    expect(r.image_class).toBe("person")
+    expect(r.subject).toEqual({ x: 180, y: 67, width: 69, height: 70 })
+    expect(classify(soldier(0.22), plainStats, size, size).image_class).toBe("doll_figurine")
+    // a worker in goggles: the face only believed (0.67), a body around it → person; without the body it is not
+    const worker = detections({ faces: [{ score: 0.67, box: [155, 53, 50, 50] }], objects: [{ label: "person", score: 0.33, box: [60, 20, 400, 600] }] })
+    expect(classify(worker, plainStats, size, size).image_class).toBe("person")
+    expect(classify(detections({ faces: [{ score: 0.67, box: [155, 53, 50, 50] }] }), plainStats, size, size).image_class).not.toBe("person")
+    expect(classify(detections({ faces: [{ score: 0.55, box: [155, 53, 50, 50] }], objects: [{ label: "person", score: 0.33, box: [60, 20, 400, 600] }] }), plainStats, size, size).image_class).not.toBe("person")
+  })
+
   it("a face inside an animal is the animal's: not a person", () => {
     const r = classify(detections({ faces: [{ score: 0.85, box: [40, 0, 400, 400] }], objects: [{ label: "cat", score: 0.5, box: [0, 0, 600, 420] }] }), plainStats, size, size)
     expect(r.image_class).toBe("other")

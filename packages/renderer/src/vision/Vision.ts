@@ -30,8 +30,12 @@ export interface VisionShape {
   readonly infer: (photo: string | Uint8Array) => Effect.Effect<VisionResult, VisionUnavailable>
 }
 
-/** Model identity stored with each inference: the package, the two networks it runs and the scene model's weights. */
-export const MODEL_NAME = "human-3.3.6/blazeface+centernet@tfjs-wasm-4.22.0+scene-lr-2"
+/**
+ * Model identity stored with each inference: the package, the two networks it runs and the generation
+ * of the rules and scene model over them (`-3`: scene-lr-2's weights, a faint body 0.25 and a believed
+ * face 0.6 make a person — classify.ts BODY, BELIEVED_FACE).
+ */
+export const MODEL_NAME = "human-3.3.6/blazeface+centernet@tfjs-wasm-4.22.0+scene-lr-3"
 
 /** The analysis raster's longer side: the detectors' inputs are 256 (faces) and 512 (objects) px. */
 const ANALYSIS_SIZE = 640
