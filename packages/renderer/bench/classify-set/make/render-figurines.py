@@ -317,7 +317,86 @@ elif scene_name == "owl":
         bpy.ops.mesh.primitive_cone_add(vertices=24, radius1=0.14, depth=0.4, location=(ex, 0, 2.55)); put(bpy.context.object, glaze)
     light((-3, -4, 5), 900); light((4, -2, 3), 250)
     camera((0.6, -6.0, 2.0), (0, 0, 1.3), 55)
-elif scene_name in ("living_room", "bedroom", "kitchen"):
+elif scene_name == "tin_soldier":
+    floor_and_wall(wood("desk", (0.5, 0.3, 0.15)), mat("wall", (0.8, 0.75, 0.65), 0.9))
+    red = mat("coat", (0.7, 0.05, 0.05), 0.3, metal=0.3); navy = mat("trousers", (0.05, 0.08, 0.25), 0.3, metal=0.3)
+    black = mat("shako", (0.03, 0.03, 0.03), 0.25, metal=0.4); gold = mat("brass", (0.85, 0.65, 0.2), 0.25, metal=1.0)
+    skin = mat("face", (0.92, 0.75, 0.62), 0.35)
+    cyl((0, 0, 0.05), 0.6, 0.1, mat("base", (0.15, 0.35, 0.12), 0.4))
+    for ex in (-0.16, 0.16): cyl((ex, 0, 0.65), 0.14, 1.1, navy)
+    cyl((0, 0, 1.7), 0.38, 1.0, red, r2=0.34)
+    cyl((0, 0, 1.25), 0.39, 0.1, mat("belt", (0.95, 0.95, 0.9), 0.4))
+    for z in (1.45, 1.7, 1.95): sphere((0, -0.36, z), 0.045, gold)
+    for ex in (-0.48, 0.48): cyl((ex, 0, 1.65), 0.1, 0.85, red)
+    sphere((0, 0, 2.45), 0.3, skin)
+    for ex in (-0.1, 0.1): sphere((ex, -0.27, 2.5), 0.035, black)
+    sphere((0, -0.29, 2.36), 0.05, mat("cheeks", (0.85, 0.35, 0.35), 0.4), scale=(2, 0.5, 0.6))
+    cyl((0, 0, 2.95), 0.28, 0.7, black, r2=0.33); sphere((0, -0.3, 3.2), 0.08, gold)
+    cyl((0.58, -0.05, 1.9), 0.04, 1.9, mat("rifle", (0.35, 0.2, 0.1), 0.5))
+    light((-3, -4, 5), 900); light((4, -2, 3), 250)
+    camera((1.0, -6.5, 2.3), (0, 0, 1.6), 50)
+elif scene_name == "lucky_cat":
+    floor_and_wall(mat("counter", (0.6, 0.1, 0.1), 0.3), mat("wall", (0.92, 0.88, 0.75), 0.9))
+    white = mat("ceramic", (0.97, 0.97, 0.95), 0.12); red = mat("red", (0.85, 0.05, 0.05), 0.2); gold = mat("gold", (0.9, 0.7, 0.2), 0.2, metal=1.0)
+    black = mat("paint", (0.02, 0.02, 0.02), 0.3)
+    sphere((0, 0, 0.9), 0.9, white, scale=(1, 0.85, 1.0))
+    sphere((0, -0.05, 2.1), 0.72, white, scale=(1.1, 0.9, 0.95))
+    for ex in (-0.45, 0.45):
+        bpy.ops.mesh.primitive_cone_add(vertices=32, radius1=0.25, depth=0.45, location=(ex, 0, 2.75), rotation=(0, ex * 0.5, 0)); put(bpy.context.object, white)
+    for ex in (-0.25, 0.25): sphere((ex, -0.62, 2.2), 0.08, black, scale=(1.3, 0.5, 0.6))
+    sphere((0, -0.68, 2.0), 0.06, mat("nose", (0.9, 0.4, 0.5), 0.3))
+    bpy.ops.mesh.primitive_torus_add(major_radius=0.55, minor_radius=0.07, location=(0, -0.05, 1.55)); put(bpy.context.object, red)
+    sphere((0, -0.62, 1.45), 0.13, gold)
+    sphere((0.75, -0.3, 2.55), 0.24, white, scale=(0.9, 0.8, 1.3)); cyl((0.75, -0.2, 2.0), 0.2, 0.8, white)
+    sphere((-0.45, -0.7, 1.0), 0.35, gold, scale=(1.2, 0.3, 1.5))
+    light((-3, -4, 5), 900); light((4, -2, 3), 300)
+    camera((0.7, -6.8, 2.2), (0, 0, 1.55), 50)
+elif scene_name == "penguin":
+    floor_and_wall(mat("sofa", (0.35, 0.45, 0.3), 0.95), mat("wall", (0.8, 0.8, 0.82), 0.9))
+    black = mat("plush", (0.06, 0.06, 0.08), 0.95); white = mat("belly", (0.95, 0.95, 0.93), 0.95); orange = mat("beak", (0.95, 0.55, 0.05), 0.8)
+    sphere((0, 0, 1.1), 1.0, black, scale=(1, 0.9, 1.15))
+    sphere((0, -0.2, 1.0), 0.85, white, scale=(0.85, 0.85, 1.0))
+    sphere((0, 0, 2.3), 0.65, black)
+    sphere((0, -0.2, 2.2), 0.5, white, scale=(0.9, 0.9, 0.8))
+    for ex in (-0.22, 0.22): sphere((ex, -0.6, 2.35), 0.07, mat("eye", (0.02, 0.02, 0.02), 0.1))
+    bpy.ops.mesh.primitive_cone_add(vertices=32, radius1=0.13, depth=0.35, location=(0, -0.78, 2.15), rotation=(math.pi / 2, 0, 0)); put(bpy.context.object, orange)
+    for ex in (-1.0, 1.0): sphere((ex, -0.05, 1.2), 0.25, black, scale=(0.4, 0.8, 1.6))
+    for ex in (-0.4, 0.4): sphere((ex, -0.8, 0.12), 0.22, orange, scale=(1, 1.6, 0.5))
+    sphere((-2.2, 0.8, 0.7), 0.75, mat("cushion", (0.8, 0.6, 0.3), 0.95), scale=(1, 0.4, 1))
+    light((-3, -4, 5), 900); light((4, -2, 3), 250)
+    camera((0.9, -7, 2.3), (0, 0, 1.4), 50)
+elif scene_name == "elephant":
+    floor_and_wall(mat("rug", (0.75, 0.68, 0.55), 0.95), mat("wall", (0.5, 0.62, 0.55), 0.9))
+    w = wood("elephant", (0.75, 0.5, 0.28)); black = mat("eye", (0.02, 0.02, 0.02), 0.2)
+    sphere((0, 0, 1.35), 0.95, w, scale=(1.5, 0.9, 0.9))
+    for ex in (-0.9, 0.9):
+        for ey in (-0.35, 0.35): cyl((ex, ey, 0.45), 0.24, 0.9, w)
+    sphere((-1.55, 0, 1.75), 0.62, w)
+    for ey in (-0.55, 0.55): sphere((-1.3, ey, 1.8), 0.45, wood("ear", (0.65, 0.4, 0.22)), scale=(0.25, 1, 1.2))
+    cyl((-2.05, 0, 1.1), 0.14, 1.1, w, r2=0.09)
+    for ey in (-0.3, 0.3): sphere((-1.95, ey, 1.95), 0.06, black)
+    cyl((1.55, 0, 1.2), 0.05, 0.6, w)
+    for ex in (-0.9, 0.9):
+        bpy.ops.mesh.primitive_torus_add(major_radius=0.3, minor_radius=0.06, location=(ex, -0.75, 0.3), rotation=(math.pi / 2, 0, 0)); put(bpy.context.object, mat("wheel", (0.8, 0.15, 0.1), 0.4))
+    light((-3, -4, 5), 900); light((4, -2, 3), 250)
+    camera((-1.5, -6.8, 2.4), (-0.3, 0, 1.2), 45)
+elif scene_name == "angel":
+    floor_and_wall(mat("mantel", (0.92, 0.9, 0.86), 0.3), mat("wall", (0.35, 0.3, 0.45), 0.9))
+    porc = mat("porcelain", (0.97, 0.96, 0.93), 0.1); gold = mat("gilt", (0.9, 0.72, 0.25), 0.2, metal=1.0)
+    skin = mat("bisque", (0.96, 0.86, 0.78), 0.25); hair = mat("hair", (0.9, 0.75, 0.35), 0.4)
+    cyl((0, 0, 0.1), 0.6, 0.2, gold)
+    cyl((0, 0, 1.1), 0.65, 1.8, porc, r2=0.25)
+    sphere((0, 0, 2.3), 0.33, skin)
+    sphere((0, 0.05, 2.42), 0.35, hair, scale=(1, 1, 0.85))
+    bpy.ops.mesh.primitive_torus_add(major_radius=0.28, minor_radius=0.03, location=(0, 0, 2.9)); put(bpy.context.object, gold)
+    for ex in (-0.5, 0.5): sphere((ex, 0.35, 1.8), 0.55, porc, scale=(0.5, 0.15, 1.1))
+    for ex in (-0.12, 0.12): sphere((ex, -0.3, 2.32), 0.03, mat("eye", (0.1, 0.15, 0.4), 0.2))
+    sphere((0, -0.35, 1.65), 0.17, gold, scale=(1.2, 0.6, 1))
+    for ex in (-0.25, 0.25): cyl((ex, -0.2, 1.75), 0.08, 0.5, porc)
+    cyl((1.6, 0.5, 0.8), 0.12, 1.6, mat("candle", (0.95, 0.92, 0.8), 0.5))
+    light((-3, -4, 5), 900); light((4, -2, 3), 250)
+    camera((0.6, -6.3, 2.2), (0.2, 0, 1.5), 50)
+elif scene_name in ("living_room", "bedroom", "kitchen", "bathroom", "study", "dining_room"):
     # a room, not a figurine: three walls, a window of daylight, furniture from boxes; wide lens
     s.render.resolution_x, s.render.resolution_y = 640, 427
     s.world.node_tree.nodes["Background"].inputs[1].default_value = 0.08
@@ -331,8 +410,8 @@ elif scene_name in ("living_room", "bedroom", "kitchen"):
         bpy.ops.object.light_add(type="AREA", location=(x, 3.7, z)); l = bpy.context.object; l.data.energy = 250; l.data.size = max(w, h); l.rotation_euler = (-math.pi / 2, 0, 0)
         frame = mat("frame", (0.95, 0.95, 0.95), 0.4)
         box((x, 3.95, z + h / 2), (w + 0.1, 0.08, 0.06), frame); box((x, 3.95, z - h / 2), (w + 0.1, 0.12, 0.06), frame); box((x, 3.95, z), (0.05, 0.08, h), frame)
-    wallm = {"living_room": (0.86, 0.8, 0.7), "bedroom": (0.7, 0.78, 0.82), "kitchen": (0.93, 0.92, 0.88)}[scene_name]
-    floor_m = wood("floor", (0.6, 0.42, 0.25)) if scene_name != "kitchen" else mat("tiles", (0.75, 0.72, 0.68), 0.3)
+    wallm = {"living_room": (0.86, 0.8, 0.7), "bedroom": (0.7, 0.78, 0.82), "kitchen": (0.93, 0.92, 0.88), "bathroom": (0.78, 0.88, 0.9), "study": (0.55, 0.6, 0.5), "dining_room": (0.9, 0.82, 0.68)}[scene_name]
+    floor_m = wood("floor", (0.6, 0.42, 0.25)) if scene_name not in ("kitchen", "bathroom") else mat("tiles", (0.75, 0.72, 0.68), 0.3)
     bpy.ops.mesh.primitive_plane_add(size=12, location=(0, 0, 0)); put(bpy.context.object, floor_m)
     wm = mat("wall", wallm, 0.9)
     box((0, 4.05, 1.5), (10, 0.1, 3.0), wm); box((-4.05, 0, 1.5), (0.1, 10, 3.0), wm); box((4.05, 0, 1.5), (0.1, 10, 3.0), wm)
@@ -363,6 +442,53 @@ elif scene_name in ("living_room", "bedroom", "kitchen"):
         box((-3.5, 1.0, 1.0), (0.8, 1.6, 2.0), wood("wardrobe", (0.7, 0.55, 0.4)))
         box((1.0, 0.6, 0.001), (2.4, 1.4, 0.01), mat("rug", (0.3, 0.35, 0.5), 0.95))
         camera((-1.3, -0.9, 1.6), (0.8, 2.6, 0.6), 20)
+    elif scene_name == "bathroom":
+        window(1.8, 2.1, 1.0, 0.8)
+        tile = mat("walltile", (0.92, 0.95, 0.96), 0.15); porc = mat("porcelain", (0.97, 0.97, 0.97), 0.1); chrome = mat("chrome", (0.8, 0.8, 0.82), 0.1, metal=1.0)
+        box((0, 3.97, 0.6), (8, 0.04, 1.2), tile)
+        box((-2.2, 3.0, 0.3), (3.2, 1.5, 0.6), porc); box((-2.2, 3.0, 0.58), (2.9, 1.2, 0.06), mat("water", (0.6, 0.75, 0.8), 0.05))
+        cyl((-3.4, 3.6, 1.2), 0.04, 1.2, chrome)
+        box((1.0, 3.75, 0.45), (1.2, 0.5, 0.9), wood("vanity", (0.45, 0.3, 0.2))); box((1.0, 3.7, 0.93), (1.0, 0.45, 0.06), porc)
+        box((1.0, 3.95, 1.7), (0.9, 0.04, 0.9), mat("mirror", (0.9, 0.9, 0.9), 0.02, metal=1.0))
+        cyl((1.0, 3.85, 1.0), 0.03, 0.2, chrome)
+        box((3.2, 3.4, 0.2), (0.45, 0.6, 0.4), porc); box((3.2, 3.72, 0.6), (0.45, 0.18, 0.45), porc)
+        box((2.2, 2.0, 0.002), (1.0, 0.6, 0.01), mat("bathmat", (0.3, 0.55, 0.6), 0.95))
+        box((-0.3, 3.96, 1.3), (0.6, 0.04, 0.5), mat("towel", (0.85, 0.45, 0.3), 0.95))
+        camera((1.3, -1.3, 1.6), (-0.6, 2.8, 0.7), 20)
+    elif scene_name == "study":
+        window(-1.6, 1.8, 1.4, 1.4)
+        shelf = wood("bookcase", (0.4, 0.25, 0.15))
+        box((2.4, 3.75, 1.1), (2.2, 0.4, 2.2), shelf)
+        for k, z in enumerate((0.35, 0.9, 1.45, 2.0)):
+            for j in range(9):
+                col = [(0.6, 0.1, 0.1), (0.1, 0.2, 0.5), (0.15, 0.4, 0.2), (0.8, 0.7, 0.3), (0.3, 0.2, 0.1)][(j + k) % 5]
+                box((1.5 + j * 0.22, 3.6, z + 0.18), (0.16, 0.25, 0.36 + 0.04 * ((j * 3 + k) % 3)), mat("book%d%d" % (k, j), col, 0.7))
+        box((-0.6, 2.9, 0.75), (2.0, 0.9, 0.06), wood("desk", (0.55, 0.38, 0.22)))
+        for tx in (-1.5, 0.3):
+            for ty in (2.55, 3.25): box((tx, ty, 0.37), (0.06, 0.06, 0.74), wood("leg", (0.55, 0.38, 0.22)))
+        box((-0.6, 3.2, 1.05), (0.8, 0.05, 0.5), mat("screen", (0.05, 0.05, 0.07), 0.2))
+        cyl((0.2, 2.8, 0.95), 0.08, 0.35, mat("lamp", (0.2, 0.2, 0.2), 0.3)); cyl((0.2, 2.8, 1.15), 0.18, 0.2, mat("shade", (0.9, 0.85, 0.7), 0.8), r2=0.1)
+        box((-0.6, 1.9, 0.5), (0.55, 0.55, 0.08), mat("seat", (0.1, 0.1, 0.12), 0.6)); box((-0.6, 1.65, 0.9), (0.55, 0.08, 0.7), mat("seatback", (0.1, 0.1, 0.12), 0.6)); cyl((-0.6, 1.9, 0.25), 0.04, 0.5, mat("post", (0.3, 0.3, 0.3), 0.3, metal=1.0))
+        box((-0.2, 1.3, 0.001), (3.0, 2.0, 0.01), mat("rug", (0.45, 0.15, 0.15), 0.95))
+        camera((1.6, -1.2, 1.6), (-0.2, 2.7, 0.9), 20)
+    elif scene_name == "dining_room":
+        window(-2.0, 1.7, 1.4, 1.6); window(1.2, 1.7, 1.4, 1.6)
+        tw = wood("table", (0.35, 0.2, 0.1))
+        box((0, 1.8, 0.75), (2.6, 1.1, 0.06), tw)
+        for tx in (-1.2, 1.2):
+            for ty in (1.35, 2.25): box((tx, ty, 0.37), (0.07, 0.07, 0.74), tw)
+        box((0, 1.8, 0.785), (2.3, 0.4, 0.01), mat("runner", (0.85, 0.8, 0.65), 0.9))
+        for cx in (-0.8, 0.0, 0.8):
+            for cy, by in ((0.95, 0.75), (2.65, 2.85)):
+                box((cx, cy, 0.45), (0.45, 0.45, 0.05), tw); box((cx, by, 0.8), (0.45, 0.05, 0.7), tw)
+                for lx in (-0.18, 0.18):
+                    for ly in (-0.18, 0.18): box((cx + lx, cy + ly, 0.22), (0.04, 0.04, 0.44), tw)
+        for px in (-0.8, 0.0, 0.8):
+            for py in (1.45, 2.15): cyl((px, py, 0.79), 0.14, 0.02, mat("plate", (0.97, 0.97, 0.97), 0.2))
+        cyl((0, 1.8, 0.9), 0.1, 0.2, mat("vase", (0.2, 0.35, 0.6), 0.2)); sphere((0, 1.8, 1.1), 0.18, mat("flowers", (0.9, 0.3, 0.4), 0.8))
+        cyl((0, 1.8, 2.6), 0.02, 0.8, mat("cord", (0.1, 0.1, 0.1), 0.5)); cyl((0, 1.8, 2.1), 0.35, 0.3, mat("pendant", (0.9, 0.75, 0.4), 0.3, metal=0.5), r2=0.1)
+        box((3.4, 3.6, 0.5), (1.2, 0.5, 1.0), tw)
+        camera((1.8, -1.4, 1.7), (-0.3, 2.0, 0.7), 20)
     else:
         window(0.5, 1.9, 1.8, 1.1)
         cab = mat("cabinet", (0.2, 0.35, 0.3), 0.4); top = mat("worktop", (0.85, 0.85, 0.82), 0.2)
