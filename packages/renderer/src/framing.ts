@@ -99,7 +99,7 @@ const clampTo = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo,
 
 /** The 9:16 crop around the subject that fills the frame, or undefined when it does not fit. */
 const subjectCover = (photo: PhotoSize, cls: ImageClass, hasCaption: boolean, s: SubjectBox): Framing | undefined => {
-  if (!(s.width > 0 && s.height > 0)) return undefined
+  if (![s.x, s.y, s.width, s.height].every(Number.isFinite) || !(s.width > 0 && s.height > 0)) return undefined
   const target = OUTPUT.width / OUTPUT.height
   const tall = photo.width / photo.height <= target
   const cw = tall ? photo.width : photo.height * target
@@ -121,14 +121,19 @@ const subjectCover = (photo: PhotoSize, cls: ImageClass, hasCaption: boolean, s:
   let captionBox: Box = SAFE_BOX
   let zone: Box = { left: 0, top: 0, right: OUTPUT.width, bottom: OUTPUT.height }
   if (hasCaption) {
-    const below = SAFE_BOX.bottom - (nat.bottom + grow + SUBJECT_GAP)
-    const above = nat.top - grow - SUBJECT_GAP - SAFE_BOX.top
+    // The band's edges are kept inside SAFE_BOX: a subject near the top or bottom of the crop would
+    // otherwise start the band above the safe box (or end it below), under the platforms' UI.
+    const inSafe = (y: number) => clampTo(y, SAFE_BOX.top, SAFE_BOX.bottom)
+    const belowTop = Math.ceil(inSafe(nat.bottom + grow + SUBJECT_GAP))
+    const aboveBottom = Math.floor(inSafe(nat.top - grow - SUBJECT_GAP))
+    const below = SAFE_BOX.bottom - belowTop
+    const above = aboveBottom - SAFE_BOX.top
     if (Math.max(below, above) < MIN_CAPTION_BAND) return undefined
     if (below >= above) {
-      captionBox = { ...SAFE_BOX, top: Math.ceil(nat.bottom + grow + SUBJECT_GAP) }
+      captionBox = { ...SAFE_BOX, top: belowTop }
       zone = { ...zone, bottom: captionBox.top - SUBJECT_GAP / 2 }
     } else {
-      captionBox = { ...SAFE_BOX, bottom: Math.floor(nat.top - grow - SUBJECT_GAP) }
+      captionBox = { ...SAFE_BOX, bottom: aboveBottom }
       zone = { ...zone, top: captionBox.bottom + SUBJECT_GAP / 2 }
     }
   }

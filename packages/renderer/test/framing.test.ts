@@ -34,6 +34,25 @@ describe("framing", () => {
     }
   })
 
+  it("around a subject near the crop's top or bottom, the caption band stays inside the safe zone", () => {
+    // A wide photo with a small face at the very top, then at the very bottom: the 9:16 crop fills the
+    // frame and the band goes on the free side — never above SAFE_BOX.top or below SAFE_BOX.bottom.
+    for (const subject of [{ x: 1000, y: 0, width: 60, height: 60 }, { x: 1000, y: 900, width: 60, height: 100 }]) {
+      const f = planFraming({ width: 2600, height: 1000 }, "person", true, subject)
+      expect(f.kind).toBe("cover")
+      expect(f.subject).toBeDefined()
+      expect(f.captionBox.top).toBeGreaterThanOrEqual(SAFE_BOX.top)
+      expect(f.captionBox.bottom).toBeLessThanOrEqual(SAFE_BOX.bottom)
+      expect(f.captionBox.bottom - f.captionBox.top).toBeGreaterThanOrEqual(240)
+    }
+  })
+
+  it("a subject box with a coordinate that is not a number is ignored, not framed around", () => {
+    const f = planFraming({ width: 2600, height: 1000 }, "person", true, { x: Number.NaN, y: 10, width: 60, height: 60 })
+    expect(f.crop).toBeUndefined()
+    expect(Number.isFinite(f.photoRect.left)).toBe(true)
+  })
+
   it("is a pure function of size, class and caption presence", () => {
     expect(planFraming({ width: 640, height: 427 }, undefined, true)).toEqual(planFraming({ width: 640, height: 427 }, "other", true))
   })
