@@ -3,8 +3,8 @@ import { BASE_OVERSCAN, type Box, OUTPUT, SAFE_BOX } from "./output.ts"
 
 /**
  * How the photo fills the 9:16 frame. Pure, and shared by `prepareCaption` and `renderVideo` so the
- * caption knows where the photo will be. It depends only on the photo's displayed size, its class and
- * whether there is a caption: prompts change the motion inside a framing, never the framing itself
+ * caption knows where the photo will be. It depends only on the photo's displayed size, its class,
+ * whether there is a caption and the inferred subject: prompts change the motion inside a framing, never the framing itself
  * (the caption is made before the prompts are looked at).
  *
  * - `cover`: portrait photos fill the frame; the crop is anchored by sharp's attention strategy.

@@ -184,7 +184,8 @@ const LETTERBOX_AMPLITUDE: Record<MotionSpeed, number> = { slow: 0.6, normal: 0.
 /**
  * Moves over a letterboxed photo (`contain-blur`), per class, toward the subject when there is one
  * (else toward the upper middle of the photo for people and figurines, the centre for the rest):
- * - person: a slow push-in on the face; the face keeps its height and drifts halfway to the middle.
+ * - person: a slow push-in on the face; the face keeps its height (unless the caption limit holds the
+ *   camera low: then it rises) and drifts halfway to the middle.
  * - doll_figurine: the same push-in with a rise: it starts a little in with the camera low on the
  *   figure (its head high in the frame) and rises to the head as it closes in.
  * - product_object: the camera glides in from the side (the object starts pushed out toward its own

@@ -100,6 +100,7 @@ describe("letterbox motion per class", () => {
       }
       // person and figurine are slower than "other" (less of the zoom range over the same clip)
       expect(m.person.to.k).toBeLessThan(m.other.to.k)
+      expect(m.doll_figurine.to.k).toBeLessThan(m.other.to.k)
       expect(m.interior_space.to.k).toBeLessThan(m.interior_space.from.k * 0.95)
       expect(Math.abs(m.interior_space.to.ax - m.interior_space.from.ax)).toBeGreaterThan(50)
       expect(Math.abs(m.landscape_nature.to.ax - m.landscape_nature.from.ax)).toBeGreaterThan(80)
@@ -163,7 +164,7 @@ describe("letterbox motion per class", () => {
         const span = (q: CameraPath) => Math.log(q.to.k / q.from.k)
         expect(span(plan("fast zoom in"))).toBeGreaterThan(span(plan("slow zoom in")) + 0.02)
         expect(pathDistance(plan("fast"), plan("slow")), cls).toBeGreaterThan(5)
-        // words beat the class: a "zoom in" is the same push-in for a person as for an interior
+        // words beat the class: "pan right" replaces the class's own move
         expect(plan("pan right")).not.toEqual(planMotion(f, noWords, 8))
       }
     }
@@ -215,7 +216,8 @@ describe("letterbox motion invariants", () => {
         expect(w.y0 + OUTPUT.height / w.k).toBeLessThanOrEqual(f.base.height + eps)
       }
       if (caption) expect(Math.max(...photoBottoms(f, p))).toBeLessThanOrEqual(f.photoBottomMax!)
-      expect(f.photoBottomMax === undefined || f.photoBottomMax < f.captionBox.top).toBe(true)
+      // Without a caption there is no limit, and the photo's lower edge may go anywhere in the base.
+      if (!caption) expect(f.photoBottomMax).toBeUndefined()
       expect(subjectStaysInZone(f, p, 240)).toBe(true)
     },
     { fastCheck: { numRuns: 600 } }
