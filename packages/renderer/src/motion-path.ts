@@ -87,22 +87,21 @@ export const subjectStaysInZone = (f: Framing, p: CameraPath, samples = 48): boo
 }
 
 /**
- * True when the photo's own pixels stay above `photoBottomMax` (the caption box) in every frame
- * (sampled finely; the path is smooth). Framings without that limit always pass.
+ * True when the photo's own pixels stay above `photoBottomMax` (the caption box, less half a pixel) in
+ * every frame (sampled finely; the path is smooth). Framings without that limit always pass.
  */
-export const photoStaysAboveCaption = (f: Framing, p: CameraPath, samples = 48, slack = 0): boolean => {
+const photoStaysAboveCaption = (f: Framing, p: CameraPath, samples = 48): boolean => {
   if (f.photoBottomMax === undefined) return true
   const bottom = f.photoRect.top + f.photoRect.height
   for (let i = 0; i <= samples; i++) {
     const w = windowAt(p, i / samples)
-    if ((bottom - w.y0) * w.k > f.photoBottomMax - slack) return false
+    if ((bottom - w.y0) * w.k > f.photoBottomMax - 0.5) return false
   }
   return true
 }
 
 /** Every limit the framing sets holds in every frame: the subject in its zone, the photo above the caption. */
-export const pathFits = (f: Framing, p: CameraPath): boolean =>
-  subjectStaysInZone(f, p) && photoStaysAboveCaption(f, p, 48, 0.5)
+const pathFits = (f: Framing, p: CameraPath): boolean => subjectStaysInZone(f, p) && photoStaysAboveCaption(f, p)
 
 /**
  * Shrinks the move toward the widest view (where the framing put the subject in its zone and the
@@ -354,13 +353,7 @@ export const planMotion = (f: Framing, words: MotionWords, seconds: number): Cam
 }
 
 /** Camera window at time t ∈ [0, 1] (eased, log-linear zoom). */
-export const cameraAt = (p: CameraPath, t: number): CameraWindow => {
-  const e = easeInOut(t)
-  const k = Math.exp(Math.log(p.from.k) + (Math.log(p.to.k) - Math.log(p.from.k)) * e)
-  const ax = p.from.ax + (p.to.ax - p.from.ax) * e
-  const ay = p.from.ay + (p.to.ay - p.from.ay) * e
-  return { k, x0: ax - p.anchorOut.x / k, y0: ay - p.anchorOut.y / k }
-}
+export const cameraAt = (p: CameraPath, t: number): CameraWindow => windowAt(p, easeInOut(t))
 
 /** Frame i of n: the first frame is t = 0 and the last t = 1, so the move lands exactly on its key. */
 export const frameTime = (i: number, n: number): number => (n <= 1 ? 0 : i / (n - 1))
