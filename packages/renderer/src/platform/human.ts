@@ -69,3 +69,50 @@ export const createHuman = async (modelDirOverride?: string) => {
   })
   return { human, modelDir }
 }
+
+/** MoveNet's 17 keypoints, in its output order. */
+export const POSE_PARTS = [
+  "nose", "leftEye", "rightEye", "leftEar", "rightEar", "leftShoulder", "rightShoulder", "leftElbow", "rightElbow",
+  "leftWrist", "rightWrist", "leftHip", "rightHip", "leftKnee", "rightKnee", "leftAnkle", "rightAnkle"
+] as const
+
+type PoseTensor = { shape: Array<number>; dispose: () => void }
+type PoseTf = {
+  loadGraphModel: (url: string) => Promise<{ execute: (input: PoseTensor) => PoseTensor & { dataSync: () => Float32Array } }>
+  tidy: <T>(f: () => T) => T
+  pad: (t: PoseTensor, p: Array<[number, number]>) => PoseTensor
+  image: { resizeBilinear: (t: PoseTensor, size: [number, number]) => PoseTensor }
+  cast: (t: PoseTensor, dtype: string) => PoseTensor
+  expandDims: (t: PoseTensor, axis: number) => PoseTensor
+}
+
+/**
+ * MoveNet Lightning (single pose, ships beside Human's other models), run on its own rather than
+ * through Human's `body` module: Human's keeps each keypoint of the previous call when the new one
+ * lies within 0.5 % of it (a video smoother) and drops keypoints it finds implausible, so one photo's
+ * answer would depend on the photo before. Must be called after createHuman (its file:// router).
+ * The returned function gives the 17 keypoints (POSE_PARTS order) in the frame's pixels, each with
+ * its score; the frame is padded to a square and scaled to the network's 192 px, as Human does.
+ */
+export const loadBodyPose = async (tf: unknown, modelDir?: string) => {
+  const T = tf as PoseTf
+  const dir = modelDir ?? join(dirname(require.resolve("@vladmandic/human")), "..", "models")
+  for (const f of ["movenet-lightning.json", "movenet-lightning.bin"]) await access(join(dir, f))
+  const model = await T.loadGraphModel("file://" + join(dir, "movenet-lightning.json"))
+  return (frame: PoseTensor) => {
+    const [h, w] = frame.shape
+    const side = Math.max(h, w)
+    const top = Math.trunc((side - h) / 2)
+    const left = Math.trunc((side - w) / 2)
+    const out = T.tidy(() => {
+      const square = T.pad(frame, [[top, side - h - top], [left, side - w - left], [0, 0]])
+      return model.execute(T.expandDims(T.cast(T.image.resizeBilinear(square, [192, 192]), "int32"), 0))
+    })
+    const v = out.dataSync()
+    out.dispose()
+    // output rows are (y, x, score), 0..1 of the padded square
+    return {
+      keypoints: POSE_PARTS.map((part, i) => ({ part, x: v[i * 3 + 1] * side - left, y: v[i * 3] * side - top, score: v[i * 3 + 2] }))
+    }
+  }
+}

@@ -17,6 +17,13 @@ export interface Detections {
   readonly objects: ReadonlyArray<{ readonly label: string; readonly score: number; readonly box: BoxTuple }>
   /** What the object detector's network saw of the whole scene (scene-model.ts); absent when it could not say. */
   readonly features?: SceneFeatures
+  /** The one body a pose model (MoveNet) found in the frame; absent when none was run. */
+  readonly body?: BodyPose
+}
+
+/** A body's keypoints (MoveNet's 17: nose, eyes, ears, shoulders, elbows, wrists, hips, knees, ankles), in the boxes' pixels. */
+export interface BodyPose {
+  readonly keypoints: ReadonlyArray<{ readonly part: string; readonly score: number; readonly x: number; readonly y: number }>
 }
 
 /** From the object detector's forward pass: its backbone's deepest layer averaged over the frame (720 values). */
@@ -81,6 +88,32 @@ export const BELIEVED_FACE = 0.6
  */
 export const BODY = 0.25
 
+/**
+ * A face the pose model stands a body under: its head keypoints (nose, eyes, ears) on the face, both
+ * shoulders seen below it at a human span. MoveNet finds that skeleton where CenterNet sees no one —
+ * a welder behind his visor, men bent over an engine — while moulded faces (dolls, figurines) and
+ * animals get no shoulders, or ones as narrow as the face. `face`: the least face score it vouches
+ * for; `shoulders`: the least mean score of the two shoulders; `span`: their distance apart in face
+ * widths. Chosen by leave-one-scene-out over the dev photos (bench/classify-body.ts; README, Accuracy).
+ */
+export interface PoseRule {
+  readonly face: number
+  readonly shoulders: number
+  readonly span: readonly [min: number, max: number]
+  /**
+   * Shoulders this sure overrule the plain-backdrop doll rule (a figure on a plain ground with a half
+   * believed face): a welder's masked face on a dark wall has a body under it, a ballerina figurine's
+   * weaker shoulders (0.45) do not.
+   */
+  readonly overPlain: number
+  /**
+   * A person with no face to show (turned away, masked, small): the least mean score of the torso's
+   * four keypoints (shoulders, hips) when three of them lie inside a person CenterNet sees (≥ BODY).
+   */
+  readonly torso: number
+}
+export const POSE_RULE: PoseRule = { face: 0.5, shoulders: 0.34, span: [0.7, 2], overPlain: 0.5, torso: 0.2 }
+
 const INTERIOR = new Set([
   "chair", "couch", "bed", "dining table", "toilet", "tv", "oven", "sink", "refrigerator", "microwave", "toaster"
 ])
@@ -130,7 +163,8 @@ export const classifyByRules = (
   d: Detections,
   stats: SceneStats,
   size: { readonly width: number; readonly height: number },
-  photo: { readonly width: number; readonly height: number }
+  photo: { readonly width: number; readonly height: number },
+  poseRule: PoseRule = POSE_RULE
 ): Inference => {
   const W = size.width
   const H = size.height
@@ -164,7 +198,9 @@ export const classifyByRules = (
   // (real faces score higher; a studio portrait of a person has a confident face).
   const face = faces[0]
   const plain = stats.plainBorder >= 0.8
-  if (plain && face && face.score >= 0.5 && face.score < 0.75 && area(face.box) / frame >= 0.02) {
+  const standing = posedFace(d.body, faces, poseRule)
+  const overPlain = standing !== undefined && standing.shoulders >= poseRule.overPlain
+  if (plain && face && face.score >= 0.5 && face.score < 0.75 && area(face.box) / frame >= 0.02 && !overPlain) {
     return result("doll_figurine", 0.5 + (0.75 - face.score), stats.figure ?? face.box)
   }
 
@@ -188,10 +224,20 @@ export const classifyByRules = (
     const conf = Math.min(1, face.score * 0.7 + (person ? person.score * 0.3 + 0.1 : 0))
     return result("person", conf, union(group))
   }
+  // A face with a body under it by the pose model (see PoseRule): the subject is that face, with the
+  // believed ones beside it.
+  if (standing) {
+    const group = faces.filter((f) => f === standing.face || f.score >= BELIEVED_FACE).map((f) => f.box)
+    return result("person", Math.min(1, 0.5 * standing.face.score + 0.5 * standing.shoulders), union(group))
+  }
   if (person && person.score >= 0.45 && personShare >= 0.08) {
     const b = person.box
     return result("person", Math.min(1, person.score + 0.15), clip([b[0], b[1], b[2], Math.min(b[3], b[2] * 1.3)], W, H))
   }
+  // A body the pose model finds inside a person CenterNet only half believes, face unseen: the
+  // subject is its head (see headOf). A believed face with no body stays the doll rule's (below).
+  const turned = bodiless ? undefined : torsoInPerson(d.body, people, poseRule)
+  if (turned) return result("person", Math.min(1, 0.3 + turned.score + turned.person.score), clip(turned.head, W, H))
 
   // Interiors: several fittings, or one big one (a bed, a sofa, a table filling the frame).
   const fittings = objects.filter((o) => INTERIOR.has(o.label) && o.score >= 0.25 && area(o.box) / frame < 0.9)
@@ -260,6 +306,65 @@ export const classifyByRules = (
   // a lake view): camera motion toward a speck hides the scene it belongs to.
   const main = [...animals, ...objects].sort((a, b) => b.score * area(b.box) - a.score * area(a.box))[0]
   return result("other", 0.5, main && main.score >= 0.4 && area(main.box) / frame >= 0.02 ? main.box : null)
+}
+
+const HEAD = ["nose", "leftEye", "rightEye", "leftEar", "rightEar"]
+/** The most confident face that the pose stands a body under (PoseRule), with its shoulders' mean score. */
+const posedFace = <F extends { readonly score: number; readonly box: BoxTuple }>(
+  body: BodyPose | undefined,
+  faces: ReadonlyArray<F>,
+  rule: PoseRule
+): { face: F; shoulders: number } | undefined => {
+  if (body === undefined) return undefined
+  const at = (part: string) => body.keypoints.find((k) => k.part === part)
+  const left = at("leftShoulder")
+  const right = at("rightShoulder")
+  if (left === undefined || right === undefined) return undefined
+  const shoulders = (left.score + right.score) / 2
+  if (shoulders < rule.shoulders) return undefined
+  const head = HEAD.map(at).filter((k) => k !== undefined && k.score >= 0.2)
+  const face = [...faces]
+    .sort((a, b) => b.score - a.score)
+    .find((f) => {
+      const [x, y, w, h] = f.box
+      // most of the head's keypoints within half a face of it (ears sit at its sides)
+      const onFace = head.filter((k) => k!.x >= x - w / 2 && k!.x <= x + 1.5 * w && k!.y >= y - h / 2 && k!.y <= y + 1.5 * h).length
+      const span = Math.abs(left.x - right.x) / Math.max(1, w)
+      const below = (left.y + right.y) / 2 >= y + h / 2
+      return f.score >= rule.face && onFace >= 3 && below && span >= rule.span[0] && span <= rule.span[1]
+    })
+  return face === undefined ? undefined : { face, shoulders }
+}
+
+const TORSO = ["leftShoulder", "rightShoulder", "leftHip", "rightHip"]
+type Keypoint = BodyPose["keypoints"][number]
+/**
+ * The torso (PoseRule.torso) inside a detected person, and the head above it: a box around the head
+ * keypoints the pose sees (nose, eyes, ears) and the shoulder line, at least a shoulder span wide and
+ * reaching a span above the shoulders — where the head is even when its keypoints are unsure.
+ */
+const torsoInPerson = <P extends { readonly score: number; readonly box: BoxTuple }>(
+  body: BodyPose | undefined,
+  people: ReadonlyArray<P>,
+  rule: PoseRule
+): { person: P; score: number; head: BoxTuple } | undefined => {
+  if (body === undefined) return undefined
+  const at = (part: string) => body.keypoints.find((k) => k.part === part)
+  const torso = TORSO.map(at).filter((k): k is Keypoint => k !== undefined)
+  if (torso.length < 4) return undefined
+  const score = torso.reduce((s, k) => s + k.score, 0) / 4
+  if (score < rule.torso) return undefined
+  const inside = (b: BoxTuple) => torso.filter((k) => k.x >= b[0] && k.x <= b[0] + b[2] && k.y >= b[1] && k.y <= b[1] + b[3]).length >= 3
+  const person = people.find((p) => p.score >= BODY && inside(p.box))
+  if (person === undefined) return undefined
+  const [left, right] = torso
+  const shoulderY = (left.y + right.y) / 2
+  const span = Math.max(Math.abs(left.x - right.x), person.box[2] / 4)
+  const head = HEAD.map(at).filter((k): k is Keypoint => k !== undefined && k.score >= 0.2 && k.y <= shoulderY)
+  const cx = head.length > 0 ? head.reduce((s, k) => s + k.x, 0) / head.length : (left.x + right.x) / 2
+  const xs = [cx - span / 2, cx + span / 2, ...head.map((k) => k.x)]
+  const top = Math.min(shoulderY - span, ...head.map((k) => k.y - span / 2))
+  return { person, score, head: [Math.min(...xs), top, Math.max(...xs) - Math.min(...xs), shoulderY - top] }
 }
 
 /** Colour statistics of an RGB raster (see SceneStats). */
