@@ -1,12 +1,12 @@
 /**
  * Worker-thread entry: the vision model (Human's BlazeFace face detector and CenterNet COCO object
- * detector on TensorFlow.js' WebAssembly backend). Loading and inference are CPU work of a few hundred
- * milliseconds: in a worker they leave the process's event loop (HTTP, cluster messages) free.
+ * detector, and MoveNet Lightning's body pose, on TensorFlow.js' WebAssembly backend). Loading and
+ * inference are CPU work of a few hundred milliseconds: in a worker they leave the process's event loop (HTTP, cluster messages) free.
  * Everything it loads ships inside npm packages and is read from disk: nothing is fetched.
  */
 import { parentPort, workerData } from "node:worker_threads"
 import type { VisionRequest, VisionResponse, VisionWorkerInit } from "./vision-workers.ts"
-import { createHuman } from "./human.ts"
+import { createHuman, loadBodyPose } from "./human.ts"
 import { lowerThreadPriority } from "./priority.ts"
 
 const port = parentPort!
@@ -21,7 +21,10 @@ const load = async () => {
     throw new Error(`vision models did not load from ${modelDir} (loaded: ${loaded.join(", ") || "none"})`)
   }
   tapSceneFeatures(human)
-  return human
+  // MoveNet (the person rule's body pose, classify.ts) is optional: a model folder without it gives
+  // detections with no body, and the rules decide as they did before it.
+  const pose = await loadBodyPose(human.tf, init.modelDir).catch(() => undefined)
+  return { human, pose }
 }
 
 /**
@@ -61,7 +64,7 @@ ready.then(
 port.on("message", async (request: VisionRequest) => {
   let response: VisionResponse
   try {
-    const human = await ready
+    const { human, pose } = await ready
     const tensor = human.tf.tensor3d(request.pixels, [request.height, request.width, 3], "int32")
     try {
       lastFeatures = undefined
@@ -75,7 +78,8 @@ port.on("message", async (request: VisionRequest) => {
             score: o.score,
             box: o.box
           })),
-          ...(lastFeatures === undefined ? {} : { features: lastFeatures })
+          ...(lastFeatures === undefined ? {} : { features: lastFeatures }),
+          ...(pose === undefined ? {} : { body: pose(tensor) })
         }
       }
     } finally {

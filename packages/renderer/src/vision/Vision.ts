@@ -31,11 +31,11 @@ export interface VisionShape {
 }
 
 /**
- * Model identity stored with each inference: the package, the two networks it runs and the generation
+ * Model identity stored with each inference: the package, the networks it runs and the generation
  * of the rules and scene model over them (`-3`: scene-lr-2's weights, a faint body 0.25 and a believed
- * face 0.6 make a person — classify.ts BODY, BELIEVED_FACE).
+ * face 0.6 make a person — classify.ts BODY, BELIEVED_FACE; with MoveNet, a body pose too: POSE_RULE).
  */
-export const MODEL_NAME = "human-3.3.6/blazeface+centernet@tfjs-wasm-4.22.0+scene-lr-3"
+export const MODEL_NAME = "human-3.3.6/blazeface+centernet+movenet-lightning@tfjs-wasm-4.22.0+scene-lr-3"
 
 /** The analysis raster's longer side: the detectors' inputs are 256 (faces) and 512 (objects) px. */
 const ANALYSIS_SIZE = 640

@@ -1,0 +1,103 @@
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import { type BodyPose, classifyByRules, type Detections, type SceneStats, type Subject } from "../../src/vision/classify.ts"
+import { makeVision } from "../../src/vision/Vision.ts"
+
+const size = { width: 640, height: 640 }
+const stats = (plainBorder: number): SceneStats => ({
+  skyTop: 0, green: 0, plainBorder, figure: [150, 40, 340, 600], figureShare: 0.3, vegetation: 0, edges: 0.1, rectilinear: 0.3, vertical: 0.1
+})
+const rules = (d: Detections, plain = 0) => classifyByRules(d, stats(plain), size, size)
+
+/** A pose from part → [x, y, score]; the parts not named are unseen (score 0.05, at the frame's centre). */
+const PARTS = [
+  "nose", "leftEye", "rightEye", "leftEar", "rightEar", "leftShoulder", "rightShoulder", "leftElbow", "rightElbow",
+  "leftWrist", "rightWrist", "leftHip", "rightHip", "leftKnee", "rightKnee", "leftAnkle", "rightAnkle"
+]
+const pose = (seen: Record<string, readonly [number, number, number]>): BodyPose => ({
+  keypoints: PARTS.map((part) => {
+    const [x, y, score] = seen[part] ?? [320, 320, 0.05]
+    return { part, x, y, score }
+  })
+})
+const holds = (s: Subject | null, x: number, y: number) => s !== null && x >= s.x && x <= s.x + s.width && y >= s.y && y <= s.y + s.height
+
+// A face 100 px wide centred on (320, 150) (big enough for the plain-backdrop rule); the head's keypoints on it.
+const face = (score: number) => ({ score, box: [270, 100, 100, 100] as const })
+const head = { nose: [320, 160, 0.6], leftEye: [340, 140, 0.6], rightEye: [300, 140, 0.6], leftEar: [365, 150, 0.4], rightEar: [275, 150, 0.4] } as const
+/** Shoulders below the face, `span` face widths apart, each scored `score`. */
+const shoulders = (span: number, score: number) => ({
+  leftShoulder: [320 + span * 50, 260, score], rightShoulder: [320 - span * 50, 260, score]
+} as const)
+
+describe("the person rule's body pose", () => {
+  it("a half-believed face on a plain backdrop (a welder behind his visor) is a person when the pose stands a body under it, and the face is in the subject", () => {
+    const welder = (body?: BodyPose): Detections => ({ faces: [face(0.53)], objects: [], ...(body ? { body } : {}) })
+    // without the pose: the plain-backdrop rule takes the half-believed face for a doll's
+    expect(rules(welder(), 0.87).image_class).toBe("doll_figurine")
+    const r = rules(welder(pose({ ...head, ...shoulders(1.3, 0.59) })), 0.87)
+    expect(r.image_class).toBe("person")
+    expect(holds(r.subject, 320, 150)).toBe(true)
+  })
+
+  it("a believed face with shoulders just seen at a human span is a person where CenterNet sees no one (men bent over an engine)", () => {
+    const mechanic = (s: number, span: number): Detections => ({ faces: [face(0.64)], objects: [], body: pose({ ...head, ...shoulders(span, s) }) })
+    expect(rules(mechanic(0.39, 1.1)).image_class).toBe("person")
+    // shoulders too unsure, or as narrow as a moulded figure's, or above the face: the face is a doll's
+    expect(rules(mechanic(0.3, 1.1)).image_class).toBe("doll_figurine")
+    expect(rules(mechanic(0.6, 0.6)).image_class).toBe("doll_figurine")
+    const raised: Detections = { faces: [face(0.64)], objects: [], body: pose({ ...head, leftShoulder: [375, 110, 0.6], rightShoulder: [265, 110, 0.6] }) }
+    expect(rules(raised).image_class).toBe("doll_figurine")
+    // a head the pose puts elsewhere does not vouch for this face
+    const elsewhere: Detections = { faces: [face(0.64)], objects: [], body: pose({ nose: [500, 400, 0.7], leftEye: [510, 390, 0.7], rightEye: [490, 390, 0.7], ...shoulders(1.1, 0.6) }) }
+    expect(rules(elsewhere).image_class).toBe("doll_figurine")
+  })
+
+  it("a doll's skeleton-like pose on a plain backdrop stays a doll unless its shoulders are surer than a figurine's (0.45)", () => {
+    const ballerina: Detections = { faces: [face(0.55)], objects: [], body: pose({ ...head, ...shoulders(0.9, 0.45) }) }
+    expect(rules(ballerina, 0.85).image_class).toBe("doll_figurine")
+    // a teddy bear that fills the frame is one whatever the pose says
+    const teddy: Detections = { faces: [face(0.41)], objects: [{ label: "teddy bear", score: 0.66, box: [100, 50, 440, 560] }], body: pose({ ...head, ...shoulders(1.5, 0.47) }) }
+    expect(rules(teddy).image_class).toBe("doll_figurine")
+  })
+
+  it("a body seen from behind inside a faint CenterNet person is a person, with its head in the subject box", () => {
+    // turned away: no face, the nose and eyes unseen, the ears faint; shoulders and hips seen
+    const back = pose({ leftEar: [330, 130, 0.25], rightEar: [290, 130, 0.25], leftShoulder: [360, 190, 0.4], rightShoulder: [260, 190, 0.35], leftHip: [340, 360, 0.3], rightHip: [280, 360, 0.3] })
+    const crew = (body?: BodyPose): Detections => ({ faces: [], objects: [{ label: "person", score: 0.28, box: [220, 90, 180, 520] }], ...(body ? { body } : {}) })
+    expect(rules(crew()).image_class).not.toBe("person")
+    const r = rules(crew(back))
+    expect(r.image_class).toBe("person")
+    // the head (about 310, 130) is in the box; the hips are not
+    expect(holds(r.subject, 310, 130)).toBe(true)
+    expect(holds(r.subject, 310, 360)).toBe(false)
+    // the same torso where no person is detected (a coat on a hanger, a mannequin's shadow) is not one
+    expect(rules({ faces: [], objects: [], body: back }).image_class).not.toBe("person")
+    // nor a torso the pose is unsure of
+    const faint = pose({ leftShoulder: [360, 190, 0.15], rightShoulder: [260, 190, 0.15], leftHip: [340, 360, 0.1], rightHip: [280, 360, 0.1] })
+    expect(rules(crew(faint)).image_class).not.toBe("person")
+  })
+
+  it("a believed face with no body around it stays a figurine even when a faint person and a torso are found elsewhere", () => {
+    const statue: Detections = {
+      faces: [{ score: 0.8, box: [60, 60, 50, 50] }],
+      objects: [{ label: "person", score: 0.28, box: [400, 100, 180, 500] }],
+      body: pose({ leftShoulder: [520, 190, 0.4], rightShoulder: [440, 190, 0.4], leftHip: [510, 360, 0.3], rightHip: [450, 360, 0.3] })
+    }
+    expect(rules(statue).image_class).toBe("doll_figurine")
+  })
+})
+
+describe("the vision model's body pose", () => {
+  it("MoveNet runs beside the detectors: the astronaut's nose and shoulders are where she is", async () => {
+    const r = await Effect.runPromise(makeVision().infer(new URL("../fixtures/astronaut.png", import.meta.url).pathname))
+    const body = r.evidence.detections.body!
+    expect(body.keypoints).toHaveLength(17)
+    const at = (part: string) => body.keypoints.find((k) => k.part === part)!
+    // the fixture is 512 px, the analysis raster 640: the face centre (227, 128) is at about (284, 160)
+    expect(Math.abs(at("nose").x - 284)).toBeLessThan(40)
+    expect(Math.abs(at("nose").y - 160)).toBeLessThan(40)
+    expect(at("nose").score).toBeGreaterThan(0.3)
+    expect(at("leftShoulder").y).toBeGreaterThan(at("nose").y)
+  }, 60_000)
+})
