@@ -1,10 +1,10 @@
 /**
- * `node packages/renderer/bench/classify-embedding.ts DUMP.json [NSFWJS_DIR] [a|layers]` — does a
+ * `node packages/renderer/bench/classify-embedding.ts DUMP.json [NSFWJS_DIR] [a|layers|keras]` — does a
  * general image embedding make a better scene model than CenterNet's pooled backbone? (3rd session:
  * it does not; README, Vision model, "A second network".) The candidate is the MobileNetV2 (width 1.4,
  * ImageNet-trained, fine-tuned for nsfwjs' five categories) that npm's nsfwjs 4.4.0 ships as JS
  * modules (dist/models/mobilenet_v2_mid: a TF.js graph model, its weights base64 inside; the package's
- * smaller mobilenet_v2 is a Keras layers model, which Human's tfjs build cannot load). Its last layer
+ * smaller mobilenet_v2 is a Keras layers model, which Human's tfjs build cannot load: `keras` mode runs it layer by layer). Its last layer
  * (1792 channels) averaged over the frame is the embedding. It runs on Human's own tfjs (the same
  * WASM backend). nsfwjs is not a dependency of the project: NSFWJS_DIR is the unpacked package
  * (`npm pack nsfwjs@4.4.0 && tar xzf nsfwjs-4.4.0.tgz` gives `package/`; default node_modules/nsfwjs).
@@ -18,7 +18,8 @@
  *   (a) the shipped pipeline (CenterNet's 720 values, person from the rules) — `a` stops here
  *   (b) the embedding instead   (c) both side by side (each standardised, then weighted)
  *   (d) (b)/(c) with `person` also a class of the model, taken when the rules say not-person
- * at a few λ, rule weights and input sizes (~10 min); `layers`: (b) and (c) with the earlier layers.
+ * at a few λ, rule weights and input sizes (~10 min); `layers`: (b) and (c) with the earlier layers;
+ * `keras` (NSFWJS_DIR needed): adds the smaller MobileNetV2's layers to DUMP.json, then (b)-(d) on them.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -123,8 +124,75 @@ const dump = async (): Promise<Array<Photo>> => {
   return photos
 }
 
-const photos: Array<Photo> = existsSync(out) ? JSON.parse(readFileSync(out, "utf8")) : await dump()
+/**
+ * `keras` mode: nsfwjs' smaller MobileNetV2 (width 1.0, dist/models/mobilenet_v2), a Keras layers
+ * model whose first blocks were frozen in its training (`trainable: false`: ImageNet's weights) —
+ * run here layer by layer on Human's tfjs (it has no tfjs-layers); its out_relu and the expansions of
+ * blocks 16 and 13, averaged over the frame, are added to DUMP.json as k_last, k16, k13. Its own
+ * head is run too and its five-category answer printed for a few photos (a check of the decoding).
+ */
+const kerasEmbeddings = async (photos: Array<Photo>) => {
+  const sharp = (await import("sharp")).default
+  const { tf } = await import("./classify-human.ts")
+  const require = createRequire(import.meta.url)
+  const unwrap = (m: unknown) => (m as { default?: unknown }).default ?? m
+  const modelDir = join(process.argv[3], "dist/models/mobilenet_v2")
+  type Layer = { class_name: string; config: Record<string, any>; inbound_nodes: Array<Array<[string, number, number]>> }
+  const json = unwrap(require(join(modelDir, "model.min.js"))) as { modelTopology: { model_config: { config: { layers: Array<Layer> } } }; weightsManifest: Array<{ paths: Array<string>; weights: Array<unknown> }> }
+  const data = Buffer.from(unwrap(require(join(modelDir, "group1-shard1of1.min.js"))) as string, "base64")
+  const W = tf.io.decodeWeights(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength), json.weightsManifest.flatMap((g) => g.weights))
+  const layers = json.modelTopology.model_config.config.layers
+  const WANT: Record<string, string> = { out_relu: "k_last", block_16_expand_relu: "k16", block_13_expand_relu: "k13" }
+  const run = (x: unknown) => tf.tidy(() => {
+    const v: Record<string, any> = {}
+    const taken: Record<string, unknown> = {}
+    for (const l of layers) {
+      const c = l.config
+      const name = c.name as string
+      const inp = (l.inbound_nodes[0] ?? []).map((n) => v[n[0]])
+      const w = (k: string) => W[`${name}/${k}`]
+      switch (l.class_name) {
+        case "InputLayer": v[name] = x; break
+        case "ZeroPadding2D": v[name] = tf.pad(inp[0], [[0, 0], c.padding[0], c.padding[1], [0, 0]]); break
+        case "Conv2D": v[name] = tf.conv2d(inp[0], w("kernel"), c.strides, c.padding); break
+        case "DepthwiseConv2D": v[name] = tf.depthwiseConv2d(inp[0], w("depthwise_kernel"), c.strides, c.padding); break
+        case "BatchNormalization": v[name] = tf.batchNorm(inp[0], w("moving_mean"), w("moving_variance"), w("beta"), w("gamma"), c.epsilon); break
+        case "ReLU": v[name] = tf.clipByValue(inp[0], 0, c.max_value); break
+        case "Add": v[name] = tf.add(inp[0], inp[1]); break
+        case "AveragePooling2D": v[name] = tf.reshape(tf.mean(inp[0], [1, 2]), [1, -1]); break // 7 × 7 at 224 px: the whole map
+        case "Flatten": v[name] = inp[0]; break
+        case "Dropout": v[name] = inp[0]; break
+        case "Dense": {
+          const z = tf.add(tf.matMul(inp[0], w("kernel")), w("bias"))
+          v[name] = c.activation === "relu" ? tf.relu(z) : c.activation === "softmax" ? tf.softmax(z) : z
+          break
+        }
+        default: throw new Error(`unknown layer ${l.class_name}`)
+      }
+      if (WANT[name]) taken[WANT[name]] = tf.reshape(tf.mean(v[name], [1, 2]), [-1])
+    }
+    return { ...taken, head: v[layers[layers.length - 1].config.name] } as Record<string, any>
+  })
+  const ms: Array<number> = []
+  for (const [i, p] of photos.entries()) {
+    const img = sharp(SET_DIR + p.file).rotate().flatten({ background: "#ffffff" }).toColourspace("srgb").resize(640, 640, { fit: "inside", kernel: "lanczos3" })
+    const { data: px, info } = await img.removeAlpha().raw().toBuffer({ resolveWithObject: true })
+    const t = tf.tensor3d(Uint8Array.from(px), [info.height, info.width, 3], "int32")
+    const t0 = performance.now()
+    const x = tf.tidy(() => tf.expandDims(tf.image.resizeBilinear(tf.div(tf.cast(t, "float32"), 255), [224, 224], true), 0))
+    const r = run(x)
+    for (const k of Object.values(WANT)) p.emb[k] = Array.from(r[k].dataSync() as Float32Array)
+    ms.push(performance.now() - t0)
+    if (i % 40 === 0) console.log(`${p.file}: nsfwjs head (drawing, hentai, neutral, porn, sexy) ${Array.from(r.head.dataSync() as Float32Array).map((v) => v.toFixed(2)).join(" ")}`)
+    tf.dispose([t, x, ...Object.values(r)])
+  }
+  console.log(`keras MobileNetV2 1.0 at 224 px: median ${Math.round(median(ms.slice(1)))} ms a photo; tensors alive ${tf.memory().numTensors}; load average ${load()}`)
+  writeFileSync(out, JSON.stringify(photos))
+}
 const median = (a: Array<number>) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]
+
+const photos: Array<Photo> = existsSync(out) ? JSON.parse(readFileSync(out, "utf8")) : await dump()
+if (process.argv[4] === "keras") await kerasEmbeddings(photos)
 console.log(`${photos.length} photos (dev + the fifth batch). Median ms per photo (this thread, warm; first photo dropped): ` +
   Object.keys(photos[0].ms).map((k) => `${k === "detect" ? "both detectors" : `embedding ${k} px`} ${Math.round(median(photos.slice(1).map((p) => p.ms[k])))}`).join(", "))
 
@@ -232,9 +300,15 @@ const loso = (name: string, blocks: Record<string, number>, lambda: number, rule
   return report(`${name} ${JSON.stringify(blocks)} λ ${lambda} rule weight ${ruleWeight}${personToo ? " person too" : ""}`, got)
 }
 
-const only = process.argv[4] // a | layers | (none: the rest)
+const only = process.argv[4] // a | layers | keras | (none: the rest)
 console.log(`rules alone: ${photos.filter((p) => rules.get(p)!.image_class === p.label).length}/${photos.length}; load average ${load()}`)
 const shipped = loso("(a) shipped", { se14: 1 }, 0.01, 0.3)
+if (only === "keras") {
+  for (const k of ["k_last", "k16", "k13"]) loso(`(b) ${k}`, { [k]: 1 }, 0.01, 0.3)
+  for (const k of ["k_last", "k16", "k13"]) loso(`(c) ${k}`, { se14: 1, [k]: 1 }, 0.01, 0.3)
+  loso("(c) k_last at half weight", { se14: 1, k_last: 0.5 }, 0.01, 0.3)
+  loso("(d) k_last", { se14: 1, k_last: 1 }, 0.01, 0.3, true)
+}
 if (only === "layers") {
   // the embedding's earlier layers, less fitted to nsfwjs' categories
   for (const k of ["e16", "e13", "e10"]) loso(`(b) ${k}`, { [k]: 1 }, 0.01, 0.3)
