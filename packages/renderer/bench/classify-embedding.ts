@@ -3,9 +3,10 @@
  * general image embedding make a better scene model than CenterNet's pooled backbone? (3rd session:
  * it does not; README, Vision model, "A second network".) The candidate is the MobileNetV2 (width 1.4,
  * ImageNet-trained, fine-tuned for nsfwjs' five categories) that npm's nsfwjs 4.4.0 ships as JS
- * modules (dist/models/mobilenet_v2_mid: a TF.js graph model, its weights base64 inside; the package's
- * smaller mobilenet_v2 is a Keras layers model, which Human's tfjs build cannot load: `keras` mode runs it layer by layer). Its last layer
- * (1792 channels) averaged over the frame is the embedding. It runs on Human's own tfjs (the same
+ * modules (dist/models/mobilenet_v2_mid: a TF.js graph model, its weights base64 inside; the
+ * package's smaller mobilenet_v2 is a Keras layers model, which Human's tfjs build cannot load:
+ * `keras` mode runs it layer by layer). Its last layer (1792 channels) averaged over the frame is
+ * the embedding. It runs on Human's own tfjs (the same
  * WASM backend). nsfwjs is not a dependency of the project: NSFWJS_DIR is the unpacked package
  * (`npm pack nsfwjs@4.4.0 && tar xzf nsfwjs-4.4.0.tgz` gives `package/`; default node_modules/nsfwjs).
  *
