@@ -32,10 +32,11 @@ export interface VisionShape {
 
 /**
  * Model identity stored with each inference: the package, the networks it runs and the generation
- * of the rules and scene model over them (`-3`: scene-lr-2's weights, a faint body 0.25 and a believed
- * face 0.6 make a person — classify.ts BODY, BELIEVED_FACE; with MoveNet, a body pose too: POSE_RULE).
+ * of the rules and scene model over them (`-4`: MoveNet's body pose makes a person too — classify.ts
+ * POSE_RULE — and the weights are refitted on the 140 non-person dev photos; `-3`: a faint body 0.25
+ * and a believed face 0.6 make a person — BODY, BELIEVED_FACE).
  */
-export const MODEL_NAME = "human-3.3.6/blazeface+centernet+movenet-lightning@tfjs-wasm-4.22.0+scene-lr-3"
+export const MODEL_NAME = "human-3.3.6/blazeface+centernet+movenet-lightning@tfjs-wasm-4.22.0+scene-lr-4"
 
 /** The analysis raster's longer side: the detectors' inputs are 256 (faces) and 512 (objects) px. */
 const ANALYSIS_SIZE = 640
