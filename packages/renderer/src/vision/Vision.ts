@@ -33,7 +33,7 @@ export interface VisionShape {
 /**
  * Model identity stored with each inference: the package, the networks it runs and the generation
  * of the rules and scene model over them (`-4`: MoveNet's body pose makes a person too — classify.ts
- * POSE_RULE — and the weights are refitted on the 140 non-person dev photos; `-3`: a faint body 0.25
+ * POSE_RULE —, a sure animal makes `other` (ANIMAL), and the weights are refitted on the 140 non-person dev photos; `-3`: a faint body 0.25
  * and a believed face 0.6 make a person — BODY, BELIEVED_FACE).
  */
 export const MODEL_NAME = "human-3.3.6/blazeface+centernet+movenet-lightning@tfjs-wasm-4.22.0+scene-lr-4"
