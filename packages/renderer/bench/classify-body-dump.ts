@@ -1,19 +1,19 @@
 /**
  * `node packages/renderer/bench/classify-body-dump.ts OUT.json` — MoveNet Lightning's pose beside the
- * face and object detections, for every `dev` photo of classify-set/ plus the fifth batch (scored
- * once, then opened for fitting): what the person rule's body signal was chosen by
- * (classify-body.ts reads it). Per photo: detections, statistics, CenterNet's pooled features, the
- * pose on the whole frame and on the best person box, and the pose's own time.
+ * face and object detections, for every `dev` photo of classify-set/ (never a held-out one): what
+ * the person rule's body signal was chosen by (classify-body.ts reads it). Per photo: detections,
+ * statistics, CenterNet's pooled features, the pose on the whole frame, and the pose's own time.
  */
 import sharp from "sharp"
 import { writeFileSync } from "node:fs"
 import { type BoxTuple, sceneStats } from "../src/vision/classify.ts"
 import { loadBodyPose } from "../src/platform/human.ts"
-import { human, lastLayers, tapLayers, tf } from "./classify-human.ts"
+import { human, lastLayers, modelDir, tapLayers, tf } from "./classify-human.ts"
 import { readManifest, SET_DIR } from "./classify-manifest.ts"
 
 tapLayers()
-const pose = await loadBodyPose(tf)
+const pose = await loadBodyPose(tf, modelDir)
+if (pose === undefined) throw new Error(`no MoveNet files in ${modelDir}`)
 const all = readManifest()
 // the dev rows (the fifth batch among them since it was scored once); never a held-out one
 const rows = all.filter((e) => e.split === "dev")
@@ -28,7 +28,7 @@ for (const e of rows) {
   const r = await human.detect(t)
   detectMs.push(performance.now() - t0)
   t0 = performance.now()
-  const body = await pose(t)
+  const body = pose(t)
   poseMs.push(performance.now() - t0)
   t.dispose()
   out.push({

@@ -1,6 +1,6 @@
 /**
  * `node packages/renderer/bench/classify-embedding.ts DUMP.json [NSFWJS_DIR] [a|layers|keras]` — does a
- * general image embedding make a better scene model than CenterNet's pooled backbone? (3rd session:
+ * general image embedding make a better scene model than CenterNet's pooled backbone? (4th session:
  * it does not; README, Vision model, "A second network".) The candidate is the MobileNetV2 (width 1.4,
  * ImageNet-trained, fine-tuned for nsfwjs' five categories) that npm's nsfwjs 4.4.0 ships as JS
  * modules (dist/models/mobilenet_v2_mid: a TF.js graph model, its weights base64 inside; the

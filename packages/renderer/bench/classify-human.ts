@@ -5,7 +5,7 @@
  */
 import { createHuman } from "../src/platform/human.ts"
 
-export const { human } = await createHuman()
+export const { human, modelDir } = await createHuman()
 export const tf = human.tf
 await human.load()
 

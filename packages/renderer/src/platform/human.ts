@@ -93,12 +93,14 @@ type PoseTf = {
  * answer would depend on the photo before. Must be called after createHuman (its file:// router).
  * The returned function gives the 17 keypoints (POSE_PARTS order) in the frame's pixels, each with
  * its score; the frame is padded to a square and scaled to the network's 192 px, as Human does.
+ * `undefined` when `modelDir` (createHuman's) has no MoveNet files: the pose is optional. Files that
+ * are there but do not load fail the call (a broken model folder is not a missing model).
  */
-export const loadBodyPose = async (tf: unknown, modelDir?: string) => {
+export const loadBodyPose = async (tf: unknown, modelDir: string) => {
   const T = tf as PoseTf
-  const dir = modelDir ?? join(dirname(require.resolve("@vladmandic/human")), "..", "models")
-  for (const f of ["movenet-lightning.json", "movenet-lightning.bin"]) await access(join(dir, f))
-  const model = await T.loadGraphModel("file://" + join(dir, "movenet-lightning.json"))
+  const present = await Promise.all(["movenet-lightning.json", "movenet-lightning.bin"].map((f) => access(join(modelDir, f)).then(() => true, () => false)))
+  if (!present.every(Boolean)) return undefined
+  const model = await T.loadGraphModel("file://" + join(modelDir, "movenet-lightning.json"))
   return (frame: PoseTensor) => {
     const [h, w] = frame.shape
     const side = Math.max(h, w)
@@ -108,8 +110,12 @@ export const loadBodyPose = async (tf: unknown, modelDir?: string) => {
       const square = T.pad(frame, [[top, side - h - top], [left, side - w - left], [0, 0]])
       return model.execute(T.expandDims(T.cast(T.image.resizeBilinear(square, [192, 192]), "int32"), 0))
     })
-    const v = out.dataSync()
-    out.dispose()
+    let v: Float32Array
+    try {
+      v = out.dataSync()
+    } finally {
+      out.dispose()
+    }
     // output rows are (y, x, score), 0..1 of the padded square
     return {
       keypoints: POSE_PARTS.map((part, i) => ({ part, x: v[i * 3 + 1] * side - left, y: v[i * 3] * side - top, score: v[i * 3 + 2] }))

@@ -21,9 +21,9 @@ const load = async () => {
     throw new Error(`vision models did not load from ${modelDir} (loaded: ${loaded.join(", ") || "none"})`)
   }
   tapSceneFeatures(human)
-  // MoveNet (the person rule's body pose, classify.ts) is optional: a model folder without it gives
-  // detections with no body, and the rules decide as they did before it.
-  const pose = await loadBodyPose(human.tf, init.modelDir).catch(() => undefined)
+  // MoveNet (the person rule's body pose, classify.ts) is optional: a model folder without its files
+  // gives detections with no body, and the rules decide as they did before it.
+  const pose = await loadBodyPose(human.tf, modelDir)
   return { human, pose }
 }
 

@@ -32,11 +32,14 @@ export interface VisionShape {
 
 /**
  * Model identity stored with each inference: the package, the networks it runs and the generation
- * of the rules and scene model over them (`-4`: MoveNet's body pose makes a person too — classify.ts
- * POSE_RULE —, a sure animal makes `other` (ANIMAL), and the weights are refitted on the 140 non-person dev photos; `-3`: a faint body 0.25
- * and a believed face 0.6 make a person — BODY, BELIEVED_FACE).
+ * of the rules and scene model over them (`-5`: the weights refitted on the 182 non-person dev photos
+ * once the sixth batch was scored; `-4`: MoveNet's body pose makes a person too — classify.ts
+ * POSE_RULE —, a sure animal makes `other` (ANIMAL), weights fitted on 140; `-3`: a faint body 0.25
+ * and a believed face 0.6 make a person — BODY, BELIEVED_FACE). An inference made without MoveNet (a
+ * model folder without it) is stamped MODEL_NAME_WITHOUT_POSE: the name says what ran.
  */
-export const MODEL_NAME = "human-3.3.6/blazeface+centernet+movenet-lightning@tfjs-wasm-4.22.0+scene-lr-4"
+export const MODEL_NAME = "human-3.3.6/blazeface+centernet+movenet-lightning@tfjs-wasm-4.22.0+scene-lr-5"
+export const MODEL_NAME_WITHOUT_POSE = "human-3.3.6/blazeface+centernet@tfjs-wasm-4.22.0+scene-lr-5"
 
 /** The analysis raster's longer side: the detectors' inputs are 256 (faces) and 512 (objects) px. */
 const ANALYSIS_SIZE = 640
@@ -78,7 +81,7 @@ export const makeVision = (config: VisionConfig = {}): VisionShape => {
     const detections = await get().detect({ width: info.width, height: info.height, pixels: Uint8Array.from(data) }) // a copy: sharp's buffer is external memory and cannot be transferred
     const size = { width: info.width, height: info.height }
     const inference = classify(detections, stats, size, displayed)
-    return { ...inference, model: MODEL_NAME, millis: Math.round(performance.now() - started), evidence: { detections, stats, size, photo: displayed } }
+    return { ...inference, model: detections.body === undefined ? MODEL_NAME_WITHOUT_POSE : MODEL_NAME, millis: Math.round(performance.now() - started), evidence: { detections, stats, size, photo: displayed } }
   }
   return {
     model: MODEL_NAME,

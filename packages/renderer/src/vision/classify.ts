@@ -144,33 +144,36 @@ const union = (boxes: ReadonlyArray<BoxTuple>): BoxTuple => {
   return [x0, y0, x1 - x0, y1 - y0]
 }
 const round1 = (v: number) => Math.round(v * 1000) / 1000
+type Size = { readonly width: number; readonly height: number }
+/** The detections' boxes clipped to the raster, the ones left with no area dropped. */
+const inFrame = <O extends { readonly box: BoxTuple }>(items: ReadonlyArray<O>, size: Size): Array<O> =>
+  items.map((o) => ({ ...o, box: clip(o.box, size.width, size.height) })).filter((o) => area(o.box) > 0)
+/** A box in the analysis raster's pixels → in the photo's displayed pixels (the stored subject). */
+const toPhoto = (b: BoxTuple, size: Size, photo: Size): Subject => {
+  const sx = photo.width / size.width
+  const sy = photo.height / size.height
+  return { x: Math.round(b[0] * sx), y: Math.round(b[1] * sy), width: Math.round(b[2] * sx), height: Math.round(b[3] * sy) }
+}
 
 /**
  * The rules, then the learned scene model over the detector's features (scene-model.ts; `null`: rules
- * only), then the animals: a photo that is not of a person, with an animal the object detector is
- * sure of (ANIMAL), is `other` — the contract has no class for animals, and the rules and the scene
- * model otherwise took a cow in a field for a landscape or a product, dogs at a window for figurines.
- * The animals are the subject. `size` is the analysis raster the boxes are in; `photo` the displayed
- * size the subject is scaled to.
+ * only) — except for animals: a photo that is not of a person, with animals the object detector is
+ * sure of (ANIMAL), is `other` whatever the rules and the scene model would say (the contract has no
+ * class for animals; they took a cow in a field for a product, dogs at a window for figurines), the
+ * animals its subject. `size` is the analysis raster the boxes are in; `photo` the displayed size the
+ * subject is scaled to.
  */
 export const classify = (
   d: Detections,
   stats: SceneStats,
-  size: { readonly width: number; readonly height: number },
-  photo: { readonly width: number; readonly height: number },
+  size: Size,
+  photo: Size,
   model?: SceneModel | null
 ): Inference => {
   const rules = classifyByRules(d, stats, size, photo)
   const animals = rules.image_class === "person" ? null : animalsIn(d, size)
   if (animals === null) return fuse(rules, d.features, model)
-  const sx = photo.width / size.width
-  const sy = photo.height / size.height
-  const [x, y, w, h] = animals.box
-  return {
-    image_class: "other",
-    confidence: round1(Math.min(1, 0.5 + animals.score / 2)),
-    subject: { x: Math.round(x * sx), y: Math.round(y * sy), width: Math.round(w * sx), height: Math.round(h * sy) }
-  }
+  return { image_class: "other", confidence: round1(Math.min(1, 0.5 + animals.score / 2)), subject: toPhoto(animals.box, size, photo) }
 }
 
 /**
@@ -181,11 +184,8 @@ export const classify = (
  */
 export const ANIMAL = { score: 0.3, share: 0.04 } as const
 
-const animalsIn = (d: Detections, size: { readonly width: number; readonly height: number }): { readonly score: number; readonly box: BoxTuple } | null => {
-  const seen = d.objects
-    .filter((o) => ANIMALS.has(o.label) && o.score >= ANIMAL.score)
-    .map((o) => ({ score: o.score, box: clip(o.box, size.width, size.height) }))
-    .filter((o) => area(o.box) > 0)
+const animalsIn = (d: Detections, size: Size): { readonly score: number; readonly box: BoxTuple } | null => {
+  const seen = inFrame(d.objects, size).filter((o) => ANIMALS.has(o.label) && o.score >= ANIMAL.score)
   if (seen.length === 0 || seen.reduce((s, o) => s + area(o.box), 0) / (size.width * size.height) < ANIMAL.share) return null
   return { score: Math.max(...seen.map((o) => o.score)), box: union(seen.map((o) => o.box)) }
 }
@@ -194,32 +194,24 @@ const animalsIn = (d: Detections, size: { readonly width: number; readonly heigh
 export const classifyByRules = (
   d: Detections,
   stats: SceneStats,
-  size: { readonly width: number; readonly height: number },
-  photo: { readonly width: number; readonly height: number },
+  size: Size,
+  photo: Size,
   poseRule: PoseRule = POSE_RULE
 ): Inference => {
   const W = size.width
   const H = size.height
   const frame = W * H
-  const objects = d.objects
-    .map((o) => ({ ...o, box: clip(o.box, W, H) }))
-    .filter((o) => area(o.box) > 0)
-  const animals = objects.filter((o) => ANIMALS.has(o.label) && o.score >= 0.3)
+  const objects = inFrame(d.objects, size)
+  const animals = objects.filter((o) => ANIMALS.has(o.label) && o.score >= ANIMAL.score)
   // A "face" inside an animal is the animal's (BlazeFace fires on cats and dogs).
-  const faces = d.faces
-    .map((f) => ({ ...f, box: clip(f.box, W, H) }))
+  const faces = inFrame(d.faces, size)
     .filter((f) => area(f.box) / frame >= 0.0015 && !animals.some((a) => overlap(f.box, a.box) > 0.5))
     .sort((a, b) => b.score * area(b.box) - a.score * area(a.box))
   const people = objects.filter((o) => o.label === "person").sort((a, b) => b.score * area(b.box) - a.score * area(a.box))
-  const scale = (b: BoxTuple): Subject => {
-    const sx = photo.width / W
-    const sy = photo.height / H
-    return { x: Math.round(b[0] * sx), y: Math.round(b[1] * sy), width: Math.round(b[2] * sx), height: Math.round(b[3] * sy) }
-  }
   const result = (image_class: ImageClass, confidence: number, box: BoxTuple | null): Inference => ({
     image_class: confidence >= MIN_CONFIDENCE ? image_class : "other",
     confidence: round1(confidence),
-    subject: box === null ? null : scale(box)
+    subject: box === null ? null : toPhoto(box, size, photo)
   })
 
   // Dolls and figurines: COCO has teddy bears; a teddy bear that dominates the frame wins over faces.
@@ -341,6 +333,8 @@ export const classifyByRules = (
 }
 
 const HEAD = ["nose", "leftEye", "rightEye", "leftEar", "rightEar"]
+type Keypoint = BodyPose["keypoints"][number]
+const keypoint = (body: BodyPose, part: string): Keypoint | undefined => body.keypoints.find((k) => k.part === part)
 /** The most confident face that the pose stands a body under (PoseRule), with its shoulders' mean score. */
 const posedFace = <F extends { readonly score: number; readonly box: BoxTuple }>(
   body: BodyPose | undefined,
@@ -348,19 +342,19 @@ const posedFace = <F extends { readonly score: number; readonly box: BoxTuple }>
   rule: PoseRule
 ): { face: F; shoulders: number } | undefined => {
   if (body === undefined) return undefined
-  const at = (part: string) => body.keypoints.find((k) => k.part === part)
+  const at = (part: string) => keypoint(body, part)
   const left = at("leftShoulder")
   const right = at("rightShoulder")
   if (left === undefined || right === undefined) return undefined
   const shoulders = (left.score + right.score) / 2
   if (shoulders < rule.shoulders) return undefined
-  const head = HEAD.map(at).filter((k) => k !== undefined && k.score >= 0.2)
+  const head = HEAD.map(at).filter((k): k is Keypoint => k !== undefined && k.score >= 0.2)
   const face = [...faces]
     .sort((a, b) => b.score - a.score)
     .find((f) => {
       const [x, y, w, h] = f.box
       // most of the head's keypoints within half a face of it (ears sit at its sides)
-      const onFace = head.filter((k) => k!.x >= x - w / 2 && k!.x <= x + 1.5 * w && k!.y >= y - h / 2 && k!.y <= y + 1.5 * h).length
+      const onFace = head.filter((k) => k.x >= x - w / 2 && k.x <= x + 1.5 * w && k.y >= y - h / 2 && k.y <= y + 1.5 * h).length
       const span = Math.abs(left.x - right.x) / Math.max(1, w)
       const below = (left.y + right.y) / 2 >= y + h / 2
       return f.score >= rule.face && onFace >= 3 && below && span >= rule.span[0] && span <= rule.span[1]
@@ -369,10 +363,10 @@ const posedFace = <F extends { readonly score: number; readonly box: BoxTuple }>
 }
 
 const TORSO = ["leftShoulder", "rightShoulder", "leftHip", "rightHip"]
-type Keypoint = BodyPose["keypoints"][number]
 /**
  * The torso (PoseRule.torso) inside a detected person, and the head above it: a box around the head
- * keypoints the pose sees (nose, eyes, ears) and the shoulder line, at least a shoulder span wide and
+ * keypoints the pose sees (nose, eyes, ears) and the shoulder line, at least a shoulder span (or a
+ * quarter of the person's box, when the shoulders are seen edge-on) wide and
  * reaching a span above the shoulders — where the head is even when its keypoints are unsure.
  */
 const torsoInPerson = <P extends { readonly score: number; readonly box: BoxTuple }>(
@@ -381,7 +375,7 @@ const torsoInPerson = <P extends { readonly score: number; readonly box: BoxTupl
   rule: PoseRule
 ): { person: P; score: number; head: BoxTuple } | undefined => {
   if (body === undefined) return undefined
-  const at = (part: string) => body.keypoints.find((k) => k.part === part)
+  const at = (part: string) => keypoint(body, part)
   const torso = TORSO.map(at).filter((k): k is Keypoint => k !== undefined)
   if (torso.length < 4) return undefined
   const score = torso.reduce((s, k) => s + k.score, 0) / 4

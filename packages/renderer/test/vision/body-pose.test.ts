@@ -1,7 +1,11 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { type BodyPose, classifyByRules, type Detections, type SceneStats, type Subject } from "../../src/vision/classify.ts"
-import { makeVision } from "../../src/vision/Vision.ts"
+import { makeVision, MODEL_NAME, MODEL_NAME_WITHOUT_POSE } from "../../src/vision/Vision.ts"
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
 
 const size = { width: 640, height: 640 }
 const stats = (plainBorder: number): SceneStats => ({
@@ -99,5 +103,22 @@ describe("the vision model's body pose", () => {
     expect(Math.abs(at("nose").y - 160)).toBeLessThan(40)
     expect(at("nose").score).toBeGreaterThan(0.3)
     expect(at("leftShoulder").y).toBeGreaterThan(at("nose").y)
+  }, 60_000)
+
+  it("a model folder without MoveNet's files gives detections with no body, stamped with the name of what ran", async () => {
+    const models = join(dirname(createRequire(import.meta.url).resolve("@vladmandic/human")), "..", "models")
+    const detectorsOnly = mkdtempSync(join(tmpdir(), "vision-no-pose-"))
+    try {
+      for (const f of ["blazeface.json", "blazeface.bin", "centernet.json", "centernet.bin"]) symlinkSync(join(models, f), join(detectorsOnly, f))
+      const photo = new URL("../fixtures/astronaut.png", import.meta.url).pathname
+      const without = await Effect.runPromise(makeVision({ modelDir: detectorsOnly }).infer(photo))
+      expect(without.evidence.detections.body).toBeUndefined()
+      expect(without.model).toBe(MODEL_NAME_WITHOUT_POSE)
+      expect(without.image_class).toBe("person")
+      const withPose = await Effect.runPromise(makeVision({ modelDir: models }).infer(photo))
+      expect(withPose.model).toBe(MODEL_NAME)
+    } finally {
+      rmSync(detectorsOnly, { recursive: true, force: true })
+    }
   }, 60_000)
 })
