@@ -4,12 +4,10 @@
  * the person rule's body signal was chosen by (classify-body.ts reads it). Per photo: detections,
  * statistics, CenterNet's pooled features, the pose on the whole frame, and the pose's own time.
  */
-import sharp from "sharp"
 import { writeFileSync } from "node:fs"
-import { type BoxTuple, sceneStats } from "../src/vision/classify.ts"
 import { loadBodyPose } from "../src/platform/human.ts"
-import { human, lastLayers, modelDir, tapLayers, tf } from "./classify-human.ts"
-import { readManifest, SET_DIR } from "./classify-manifest.ts"
+import { analyse, human, lastLayers, modelDir, tapLayers, tf } from "./classify-human.ts"
+import { readManifest } from "./classify-manifest.ts"
 
 tapLayers()
 const pose = await loadBodyPose(tf, modelDir)
@@ -21,9 +19,7 @@ const out: Array<unknown> = []
 const poseMs: Array<number> = []
 const detectMs: Array<number> = []
 for (const e of rows) {
-  const img = sharp(SET_DIR + e.file).rotate().flatten({ background: "#ffffff" }).toColourspace("srgb").resize(640, 640, { fit: "inside", kernel: "lanczos3" })
-  const { data, info } = await img.removeAlpha().raw().toBuffer({ resolveWithObject: true })
-  const t = tf.tensor3d(Uint8Array.from(data), [info.height, info.width, 3], "int32")
+  const { tensor: t, row } = await analyse(e)
   let t0 = performance.now()
   const r = await human.detect(t)
   detectMs.push(performance.now() - t0)
@@ -31,16 +27,7 @@ for (const e of rows) {
   const body = pose(t)
   poseMs.push(performance.now() - t0)
   t.dispose()
-  out.push({
-    file: e.file, label: e.label, scene: e.scene, split: e.split, face: e.face ?? null,
-    size: { width: info.width, height: info.height },
-    photo: await sharp(SET_DIR + e.file).metadata().then((m) => ({ width: m.autoOrient?.width ?? m.width ?? 0, height: m.autoOrient?.height ?? m.height ?? 0 })),
-    faces: r.face.map((f: { score: number; box: BoxTuple }) => ({ score: f.score, box: f.box })),
-    objects: r.object.map((o: { label: string; score: number; box: BoxTuple }) => ({ label: o.label, score: o.score, box: o.box })),
-    body,
-    stats: sceneStats(data, info.width, info.height),
-    pooled: lastLayers().se14
-  })
+  out.push({ ...row(r), body, pooled: lastLayers().se14 })
   console.log(e.file, JSON.stringify(body?.keypoints.map((k) => Math.round(k.score * 100))))
 }
 const med = (a: Array<number>) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]

@@ -5,11 +5,9 @@
  * in halves and as a max) and an 8×8 colour layout. Human runs in this thread as in classify-levers.ts
  * (both through classify-human.ts). About a minute.
  */
-import sharp from "sharp"
-import { type BoxTuple, sceneStats } from "../src/vision/classify.ts"
 import { writeFileSync } from "node:fs"
-import { human, lastLayers, tapLayers, tf } from "./classify-human.ts"
-import { readManifest, SET_DIR } from "./classify-manifest.ts"
+import { analyse, human, lastLayers, tapLayers } from "./classify-human.ts"
+import { readManifest } from "./classify-manifest.ts"
 
 // block 14's map also pooled on a 4x4 grid
 tapLayers(({ v, h, w, c }) => {
@@ -27,11 +25,9 @@ tapLayers(({ v, h, w, c }) => {
 const out: Array<unknown> = []
 // dev photos only: the held-out batch is never looked at while choosing
 for (const e of readManifest().filter((e) => e.split === "dev")) {
-  const img = sharp(SET_DIR + e.file).rotate().flatten({ background: "#ffffff" }).toColourspace("srgb").resize(640, 640, { fit: "inside", kernel: "lanczos3" })
-  const { data, info } = await img.removeAlpha().raw().toBuffer({ resolveWithObject: true })
-  const t = tf.tensor3d(Uint8Array.from(data), [info.height, info.width, 3], "int32")
-  const r = await human.detect(t)
-  t.dispose()
+  const { data, info, tensor, row } = await analyse(e)
+  const r = await human.detect(tensor)
+  tensor.dispose()
   // colour layout: mean RGB on an 8x8 grid
   const G = 8
   const col: Array<number> = []
@@ -41,15 +37,7 @@ for (const e of readManifest().filter((e) => e.split === "dev")) {
     for (let y = y0; y < y1; y += 2) for (let x = x0; x < x1; x += 2) { const i = (y * info.width + x) * 3; R += data[i]; Gg += data[i + 1]; B += data[i + 2]; n++ }
     col.push(R / n, Gg / n, B / n)
   }
-  out.push({
-    file: e.file, label: e.label, scene: e.scene, split: e.split, face: e.face ?? null,
-    size: { width: info.width, height: info.height },
-    photo: await sharp(SET_DIR + e.file).metadata().then((m) => ({ width: m.autoOrient?.width ?? m.width ?? 0, height: m.autoOrient?.height ?? m.height ?? 0 })),
-    faces: r.face.map((f: { score: number; box: BoxTuple }) => ({ score: f.score, box: f.box })),
-    objects: r.object.map((o: { label: string; score: number; box: BoxTuple }) => ({ label: o.label, score: o.score, box: o.box })),
-    stats: sceneStats(data, info.width, info.height),
-    layers: lastLayers(), col
-  })
+  out.push({ ...row(r), layers: lastLayers(), col })
   console.log(e.file)
 }
 writeFileSync(process.argv[2] ?? "/tmp/classify-dump.json", JSON.stringify(out))

@@ -29,6 +29,7 @@ import { loadavg } from "node:os"
 import type { ImageClass } from "../src/CaptionSpec.ts"
 import { type BoxTuple, classifyByRules, type Inference, MIN_CONFIDENCE, type SceneStats, sceneStats } from "../src/vision/classify.ts"
 import { CLASSES, readManifest, SET_DIR } from "./classify-manifest.ts"
+import { fitDual } from "./classify-dual-fit.ts"
 
 interface Photo {
   file: string
@@ -199,12 +200,6 @@ console.log(`${photos.length} photos (dev + the fifth batch). Median ms per phot
 
 const rules = new Map<Photo, Inference>(photos.map((p) => [p, classifyByRules({ faces: p.faces, objects: p.objects }, p.stats, p.size, p.photo)]))
 const SCENE: ReadonlyArray<ImageClass> = ["doll_figurine", "landscape_nature", "product_object", "interior_space", "other"]
-const softmax = (z: ReadonlyArray<number>) => {
-  const t = Math.max(...z)
-  const e = z.map((v) => Math.exp(v - t))
-  const s = e.reduce((a, b) => a + b, 0)
-  return e.map((v) => v / s)
-}
 /** Gram matrix of the blocks' features, each standardised over the training rows (as scene-model.ts does per fit). */
 const gramOf = (blocks: Array<{ X: Array<Array<number>>; w: number }>, tr: Array<number>) => {
   const n = photos.length
@@ -226,39 +221,6 @@ const gramOf = (blocks: Array<{ X: Array<Array<number>>; w: number }>, tr: Array
   }
   return G
 }
-/** scene-model.ts's fit (class weights, λ, 300 steps of 0.5 from zero) in the dual; gives a photo's probabilities. */
-const fitDual = (G: Array<Float64Array>, tr: Array<number>, classes: ReadonlyArray<ImageClass>, lambda: number) => {
-  const K = classes.length
-  const n = tr.length
-  const y = tr.map((i) => classes.indexOf(photos[i].label))
-  const count = new Array<number>(K).fill(0)
-  for (const k of y) count[k]++
-  const w = y.map((k) => n / (K * count[k]))
-  const A = tr.map(() => new Array<number>(K).fill(0))
-  const b = new Array<number>(K).fill(0)
-  for (let step = 0; step < 300; step++) {
-    const g = tr.map(() => new Array<number>(K).fill(0))
-    for (let j = 0; j < n; j++) {
-      const z = b.slice()
-      for (let m = 0; m < n; m++) {
-        const gm = G[tr[m]][tr[j]]
-        for (let k = 0; k < K; k++) z[k] += A[m][k] * gm
-      }
-      const p = softmax(z)
-      for (let k = 0; k < K; k++) g[j][k] = ((p[k] - (y[j] === k ? 1 : 0)) * w[j]) / n
-    }
-    for (let k = 0; k < K; k++) {
-      b[k] -= 0.5 * g.reduce((s, r) => s + r[k], 0)
-      for (let m = 0; m < n; m++) A[m][k] -= 0.5 * (g[m][k] + lambda * A[m][k])
-    }
-  }
-  return (i: number) => {
-    const z = b.slice()
-    for (let m = 0; m < n; m++) for (let k = 0; k < K; k++) z[k] += A[m][k] * G[tr[m]][i]
-    return softmax(z)
-  }
-}
-
 const report = (name: string, got: Map<Photo, ImageClass>) => {
   const ok = photos.filter((p) => got.get(p) === p.label).length
   const per = CLASSES.map((c) => `${c.slice(0, 5)} ${photos.filter((p) => p.label === c && got.get(p) === c).length}/${photos.filter((p) => p.label === c).length}`)
@@ -284,7 +246,7 @@ const loso = (name: string, blocks: Record<string, number>, lambda: number, rule
       continue
     }
     const tr = idx.filter((i) => photos[i].scene !== scene && classes.includes(photos[i].label))
-    const prob = fitDual(gramOf(X, tr), tr, classes, lambda)
+    const prob = fitDual(gramOf(X, tr), tr, tr.map((i) => classes.indexOf(photos[i].label)), classes.length, lambda)
     for (const i of test) {
       const p = photos[i]
       const r = rules.get(p)!.image_class

@@ -3,7 +3,10 @@
  * graph can be asked for more of its layers than the shipped tap does. Human and its configuration
  * are the service's (src/platform/human.ts); the tap here is the benches' own.
  */
+import sharp from "sharp"
 import { createHuman } from "../src/platform/human.ts"
+import { type BoxTuple, sceneStats } from "../src/vision/classify.ts"
+import { type Entry, SET_DIR } from "./classify-manifest.ts"
 
 export const { human, modelDir } = await createHuman()
 export const tf = human.tf
@@ -60,3 +63,24 @@ export const tapLayers = (extra?: (map: LayerMap) => Record<string, Array<number
   }
 }
 export const lastLayers = () => layers
+
+/**
+ * One photo of the set as the dump benches read it: the analysis raster (as Vision makes it: 640 px,
+ * sRGB on white) as a tensor for the caller to run and dispose, and `row`, what every dump records of
+ * the photo beside its own extras — labels, sizes, Human's detections and the colour statistics.
+ */
+export const analyse = async (e: Entry) => {
+  const img = sharp(SET_DIR + e.file).rotate().flatten({ background: "#ffffff" }).toColourspace("srgb").resize(640, 640, { fit: "inside", kernel: "lanczos3" })
+  const { data, info } = await img.removeAlpha().raw().toBuffer({ resolveWithObject: true })
+  const meta = await sharp(SET_DIR + e.file).metadata()
+  const tensor = tf.tensor3d(Uint8Array.from(data), [info.height, info.width, 3], "int32")
+  const row = (r: { face: Array<{ score: number; box: BoxTuple }>; object: Array<{ label: string; score: number; box: BoxTuple }> }) => ({
+    file: e.file, label: e.label, scene: e.scene, split: e.split, face: e.face ?? null,
+    size: { width: info.width, height: info.height },
+    photo: { width: meta.autoOrient?.width ?? meta.width ?? 0, height: meta.autoOrient?.height ?? meta.height ?? 0 },
+    faces: r.face.map((f) => ({ score: f.score, box: f.box })),
+    objects: r.object.map((o) => ({ label: o.label, score: o.score, box: o.box })),
+    stats: sceneStats(data, info.width, info.height)
+  })
+  return { data, info, tensor, row }
+}

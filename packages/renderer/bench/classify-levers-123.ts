@@ -20,6 +20,7 @@ import type { BoxTuple, Inference, SceneStats } from "../src/vision/classify.ts"
 import { MIN_CONFIDENCE } from "../src/vision/classify.ts"
 import { SCENE_CLASSES } from "../src/vision/scene-model.ts"
 import { CLASSES } from "./classify-manifest.ts"
+import { fitDual } from "./classify-dual-fit.ts"
 
 interface Photo {
   file: string
@@ -68,12 +69,6 @@ setRules()
 
 const K = SCENE_CLASSES.length
 const C = 720
-const softmax = (z: ReadonlyArray<number>) => {
-  const t = Math.max(...z)
-  const e = z.map((v) => Math.exp(v - t))
-  const s = e.reduce((a, b) => a + b, 0)
-  return e.map((v) => v / s)
-}
 const cell = (p: Photo, gy: number, gx: number) => p.layers.grid.slice((gy * 4 + gx) * C, (gy * 4 + gx + 1) * C)
 const avg = (a: Array<Array<number>>) => a[0].map((_, i) => a.reduce((s, v) => s + v[i], 0) / a.length)
 const rows = (p: Photo, r0: number, r1: number) => {
@@ -115,34 +110,6 @@ const gramOf = (X: Array<Array<number>>, rowsUsed: Array<number>) => {
     return t
   }))
 }
-/** scene-model.ts's fit in the dual (class weights, λ, 300 steps of 0.5) on a Gram matrix; returns each photo's probabilities. */
-const fitDual = (G: Array<Array<number>>, tr: Array<number>, lambda: number) => {
-  const n = tr.length
-  const y = tr.map((i) => SCENE_CLASSES.indexOf(photos[i].label))
-  const count = new Array<number>(K).fill(0)
-  for (const k of y) count[k]++
-  const w = y.map((k) => n / (K * count[k]))
-  const A = tr.map(() => new Array<number>(K).fill(0))
-  const b = new Array<number>(K).fill(0)
-  for (let step = 0; step < 300; step++) {
-    const g = tr.map(() => new Array<number>(K).fill(0))
-    for (let j = 0; j < n; j++) {
-      const z = b.slice()
-      for (let m = 0; m < n; m++) for (let k = 0; k < K; k++) z[k] += A[m][k] * G[tr[m]][tr[j]]
-      const p = softmax(z)
-      for (let k = 0; k < K; k++) g[j][k] = ((p[k] - (y[j] === k ? 1 : 0)) * w[j]) / n
-    }
-    for (let k = 0; k < K; k++) {
-      b[k] -= 0.5 * g.reduce((s, r) => s + r[k], 0)
-      for (let m = 0; m < n; m++) A[m][k] -= 0.5 * (g[m][k] + lambda * A[m][k])
-    }
-  }
-  return (i: number) => {
-    const z = b.slice()
-    for (let m = 0; m < n; m++) for (let k = 0; k < K; k++) z[k] += A[m][k] * G[tr[m]][i]
-    return softmax(z)
-  }
-}
 const report = (name: string, got: Map<Photo, ImageClass>) => {
   const ok = photos.filter((p) => got.get(p) === p.label).length
   const per = CLASSES.map((c) => `${c.slice(0, 5)} ${photos.filter((p) => p.label === c && got.get(p) === c).length}/${photos.filter((p) => p.label === c).length}`)
@@ -169,7 +136,7 @@ const loso = (name: string, bw: Record<string, number>, lambda = 0.01, ruleWeigh
     const tr = idx.filter((i) => photos[i].scene !== scene && photos[i].label !== "person")
     const parts = Object.entries(bw).map(([k, w]) => ({ w, G: globalG ? globalG[k] : gramOf(X[k], tr) }))
     const G = idx.map((i) => idx.map((j) => parts.reduce((s, { w, G }) => s + w * w * G[i][j], 0)))
-    const prob = fitDual(G, tr, lambda)
+    const prob = fitDual(G, tr, tr.map((i) => SCENE_CLASSES.indexOf(photos[i].label)), K, lambda)
     for (const i of test) {
       const p = photos[i]
       if (p.rules === "person") {
