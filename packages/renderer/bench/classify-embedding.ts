@@ -27,20 +27,12 @@ import { createRequire } from "node:module"
 import { join } from "node:path"
 import { loadavg } from "node:os"
 import type { ImageClass } from "../src/CaptionSpec.ts"
-import { type BoxTuple, classifyByRules, type Inference, MIN_CONFIDENCE, type SceneStats, sceneStats } from "../src/vision/classify.ts"
-import { CLASSES, readManifest, SET_DIR } from "./classify-manifest.ts"
+import { classifyByRules, type Inference, MIN_CONFIDENCE } from "../src/vision/classify.ts"
+import { CLASSES, readManifest } from "./classify-manifest.ts"
 import { fitDual } from "./classify-dual-fit.ts"
+import type { PhotoRow } from "./classify-human.ts"
 
-interface Photo {
-  file: string
-  label: ImageClass
-  scene: string
-  face: [number, number] | null
-  size: { width: number; height: number }
-  photo: { width: number; height: number }
-  faces: Array<{ score: number; box: BoxTuple }>
-  objects: Array<{ label: string; score: number; box: BoxTuple }>
-  stats: SceneStats
+interface Photo extends PhotoRow {
   se14: Array<number>
   emb: Record<string, Array<number>>
   ms: Record<string, number>
@@ -48,11 +40,9 @@ interface Photo {
 
 const out = process.argv[2] ?? "/tmp/classify-embedding.json"
 const load = () => loadavg().map((l) => l.toFixed(2)).join(" ")
-const FIFTH_FROM = "person_foundry_crew.jpg"
 
 const dump = async (): Promise<Array<Photo>> => {
-  const sharp = (await import("sharp")).default
-  const { human, lastLayers, tapLayers, tf } = await import("./classify-human.ts")
+  const { analyse, human, lastLayers, tapLayers, tf } = await import("./classify-human.ts")
   tapLayers()
   const dir = process.argv[3] ?? join(new URL("../../../node_modules/nsfwjs", import.meta.url).pathname)
   const require = createRequire(import.meta.url)
@@ -90,14 +80,11 @@ const dump = async (): Promise<Array<Photo>> => {
   }
   const SIDES = [224, 192, 160]
   const rows = readManifest()
-  const from = rows.findIndex((e) => e.file === FIFTH_FROM)
   const photos: Array<Photo> = []
   console.log(`load average at start: ${load()}`)
-  for (const [i, e] of rows.entries()) {
-    if (!(e.split === "dev" || i >= from)) continue
-    const img = sharp(SET_DIR + e.file).rotate().flatten({ background: "#ffffff" }).toColourspace("srgb").resize(640, 640, { fit: "inside", kernel: "lanczos3" })
-    const { data, info } = await img.removeAlpha().raw().toBuffer({ resolveWithObject: true })
-    const t = tf.tensor3d(Uint8Array.from(data), [info.height, info.width, 3], "int32")
+  for (const e of rows) {
+    if (e.split !== "dev") continue
+    const { tensor: t, row } = await analyse(e)
     let t0 = performance.now()
     const r = await human.detect(t)
     const ms: Record<string, number> = { detect: performance.now() - t0 }
@@ -109,16 +96,7 @@ const dump = async (): Promise<Array<Photo>> => {
     }
     Object.assign(emb, embed(t, 224, ["e16", "e13", "e10"]))
     t.dispose()
-    const meta = await sharp(SET_DIR + e.file).metadata()
-    photos.push({
-      file: e.file, label: e.label, scene: e.scene, face: e.face ? [e.face[0], e.face[1]] : null,
-      size: { width: info.width, height: info.height },
-      photo: { width: meta.autoOrient?.width ?? meta.width ?? 0, height: meta.autoOrient?.height ?? meta.height ?? 0 },
-      faces: r.face.map((f: { score: number; box: BoxTuple }) => ({ score: f.score, box: f.box })),
-      objects: r.object.map((o: { label: string; score: number; box: BoxTuple }) => ({ label: o.label, score: o.score, box: o.box })),
-      stats: sceneStats(data, info.width, info.height),
-      se14: lastLayers().se14, emb, ms
-    })
+    photos.push({ ...row(r), se14: lastLayers().se14, emb, ms })
     process.stdout.write(".")
   }
   console.log(`\n${photos.length} photos; tensors alive ${tf.memory().numTensors}; load average at end: ${load()}`)
@@ -134,8 +112,7 @@ const dump = async (): Promise<Array<Photo>> => {
  * head is run too and its five-category answer printed for a few photos (a check of the decoding).
  */
 const kerasEmbeddings = async (photos: Array<Photo>) => {
-  const sharp = (await import("sharp")).default
-  const { tf } = await import("./classify-human.ts")
+  const { analyse, tf } = await import("./classify-human.ts")
   const require = createRequire(import.meta.url)
   const unwrap = (m: unknown) => (m as { default?: unknown }).default ?? m
   const modelDir = join(process.argv[3], "dist/models/mobilenet_v2")
@@ -177,9 +154,7 @@ const kerasEmbeddings = async (photos: Array<Photo>) => {
   })
   const ms: Array<number> = []
   for (const [i, p] of photos.entries()) {
-    const img = sharp(SET_DIR + p.file).rotate().flatten({ background: "#ffffff" }).toColourspace("srgb").resize(640, 640, { fit: "inside", kernel: "lanczos3" })
-    const { data: px, info } = await img.removeAlpha().raw().toBuffer({ resolveWithObject: true })
-    const t = tf.tensor3d(Uint8Array.from(px), [info.height, info.width, 3], "int32")
+    const { tensor: t } = await analyse(p)
     const t0 = performance.now()
     const x = tf.tidy(() => tf.expandDims(tf.image.resizeBilinear(tf.div(tf.cast(t, "float32"), 255), [224, 224], true), 0))
     const r = run(x)
@@ -195,7 +170,7 @@ const median = (a: Array<number>) => [...a].sort((x, y) => x - y)[Math.floor(a.l
 
 const photos: Array<Photo> = existsSync(out) ? JSON.parse(readFileSync(out, "utf8")) : await dump()
 if (process.argv[4] === "keras") await kerasEmbeddings(photos)
-console.log(`${photos.length} photos (dev + the fifth batch). Median ms per photo (this thread, warm; first photo dropped): ` +
+console.log(`${photos.length} dev photos. Median ms per photo (this thread, warm; first photo dropped): ` +
   Object.keys(photos[0].ms).map((k) => `${k === "detect" ? "both detectors" : `embedding ${k} px`} ${Math.round(median(photos.slice(1).map((p) => p.ms[k])))}`).join(", "))
 
 const rules = new Map<Photo, Inference>(photos.map((p) => [p, classifyByRules({ faces: p.faces, objects: p.objects }, p.stats, p.size, p.photo)]))

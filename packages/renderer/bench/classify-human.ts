@@ -69,7 +69,7 @@ export const lastLayers = () => layers
  * sRGB on white) as a tensor for the caller to run and dispose, and `row`, what every dump records of
  * the photo beside its own extras — labels, sizes, Human's detections and the colour statistics.
  */
-export const analyse = async (e: Entry) => {
+export const analyse = async (e: Pick<Entry, "file" | "label" | "split" | "scene"> & { readonly face?: readonly [number, number] | null | undefined }) => {
   const img = sharp(SET_DIR + e.file).rotate().flatten({ background: "#ffffff" }).toColourspace("srgb").resize(640, 640, { fit: "inside", kernel: "lanczos3" })
   const { data, info } = await img.removeAlpha().raw().toBuffer({ resolveWithObject: true })
   const meta = await sharp(SET_DIR + e.file).metadata()
@@ -84,3 +84,5 @@ export const analyse = async (e: Entry) => {
   })
   return { data, info, tensor, row }
 }
+/** A dump's per-photo record, as `analyse` builds it (the benches that read a dump extend it). */
+export type PhotoRow = ReturnType<Awaited<ReturnType<typeof analyse>>["row"]>

@@ -16,24 +16,15 @@
  */
 import { readFileSync, unlinkSync, writeFileSync } from "node:fs"
 import type { ImageClass } from "../src/CaptionSpec.ts"
-import type { BoxTuple, Inference, SceneStats } from "../src/vision/classify.ts"
+import type { Inference } from "../src/vision/classify.ts"
 import { MIN_CONFIDENCE } from "../src/vision/classify.ts"
 import { SCENE_CLASSES } from "../src/vision/scene-model.ts"
 import { CLASSES } from "./classify-manifest.ts"
 import { fitDual } from "./classify-dual-fit.ts"
+import type { PhotoRow } from "./classify-human.ts"
 
-interface Photo {
-  file: string
-  label: ImageClass
-  scene: string
-  split: string
-  face: [number, number] | null
-  size: { width: number; height: number }
-  /** the file's displayed size (MANIFEST's face centres are in it) */
-  photo: { width: number; height: number }
-  faces: Array<{ score: number; box: BoxTuple }>
-  objects: Array<{ label: string; score: number; box: BoxTuple }>
-  stats: SceneStats
+/** `photo`: the file's displayed size (MANIFEST's face centres are in it). */
+interface Photo extends PhotoRow {
   layers: Record<string, Array<number>>
   col: Array<number>
   rules: ImageClass
