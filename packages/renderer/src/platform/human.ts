@@ -6,6 +6,7 @@
 import { access, readFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
+import { POSE_PARTS } from "../vision/classify.ts"
 
 const require = createRequire(import.meta.url)
 
@@ -70,11 +71,6 @@ export const createHuman = async (modelDirOverride?: string) => {
   return { human, modelDir }
 }
 
-/** MoveNet's 17 keypoints, in its output order. */
-export const POSE_PARTS = [
-  "nose", "leftEye", "rightEye", "leftEar", "rightEar", "leftShoulder", "rightShoulder", "leftElbow", "rightElbow",
-  "leftWrist", "rightWrist", "leftHip", "rightHip", "leftKnee", "rightKnee", "leftAnkle", "rightAnkle"
-] as const
 
 type PoseTensor = { shape: Array<number>; dispose: () => void }
 type PoseTf = {

@@ -21,9 +21,16 @@ export interface Detections {
   readonly body?: BodyPose
 }
 
-/** A body's keypoints (MoveNet's 17: nose, eyes, ears, shoulders, elbows, wrists, hips, knees, ankles), in the boxes' pixels. */
+/** MoveNet's 17 keypoints, in its output order. */
+export const POSE_PARTS = [
+  "nose", "leftEye", "rightEye", "leftEar", "rightEar", "leftShoulder", "rightShoulder", "leftElbow", "rightElbow",
+  "leftWrist", "rightWrist", "leftHip", "rightHip", "leftKnee", "rightKnee", "leftAnkle", "rightAnkle"
+] as const
+export type PosePart = (typeof POSE_PARTS)[number]
+
+/** A body's keypoints (POSE_PARTS), in the boxes' pixels. */
 export interface BodyPose {
-  readonly keypoints: ReadonlyArray<{ readonly part: string; readonly score: number; readonly x: number; readonly y: number }>
+  readonly keypoints: ReadonlyArray<{ readonly part: PosePart; readonly score: number; readonly x: number; readonly y: number }>
 }
 
 /** From the object detector's forward pass: its backbone's deepest layer averaged over the frame (720 values). */
@@ -332,9 +339,9 @@ export const classifyByRules = (
   return result("other", 0.5, main && main.score >= 0.4 && area(main.box) / frame >= 0.02 ? main.box : null)
 }
 
-const HEAD = ["nose", "leftEye", "rightEye", "leftEar", "rightEar"]
+const HEAD: ReadonlyArray<PosePart> = ["nose", "leftEye", "rightEye", "leftEar", "rightEar"]
 type Keypoint = BodyPose["keypoints"][number]
-const keypoint = (body: BodyPose, part: string): Keypoint | undefined => body.keypoints.find((k) => k.part === part)
+const keypoint = (body: BodyPose, part: PosePart): Keypoint | undefined => body.keypoints.find((k) => k.part === part)
 /** The most confident face that the pose stands a body under (PoseRule), with its shoulders' mean score. */
 const posedFace = <F extends { readonly score: number; readonly box: BoxTuple }>(
   body: BodyPose | undefined,
@@ -342,7 +349,7 @@ const posedFace = <F extends { readonly score: number; readonly box: BoxTuple }>
   rule: PoseRule
 ): { face: F; shoulders: number } | undefined => {
   if (body === undefined) return undefined
-  const at = (part: string) => keypoint(body, part)
+  const at = (part: PosePart) => keypoint(body, part)
   const left = at("leftShoulder")
   const right = at("rightShoulder")
   if (left === undefined || right === undefined) return undefined
@@ -362,7 +369,7 @@ const posedFace = <F extends { readonly score: number; readonly box: BoxTuple }>
   return face === undefined ? undefined : { face, shoulders }
 }
 
-const TORSO = ["leftShoulder", "rightShoulder", "leftHip", "rightHip"]
+const TORSO: ReadonlyArray<PosePart> = ["leftShoulder", "rightShoulder", "leftHip", "rightHip"]
 /**
  * The torso (PoseRule.torso) inside a detected person, and the head above it: a box around the head
  * keypoints the pose sees (nose, eyes, ears) and the shoulder line, at least a shoulder span (or a
@@ -375,7 +382,7 @@ const torsoInPerson = <P extends { readonly score: number; readonly box: BoxTupl
   rule: PoseRule
 ): { person: P; score: number; head: BoxTuple } | undefined => {
   if (body === undefined) return undefined
-  const at = (part: string) => keypoint(body, part)
+  const at = (part: PosePart) => keypoint(body, part)
   const torso = TORSO.map(at).filter((k): k is Keypoint => k !== undefined)
   if (torso.length < 4) return undefined
   const score = torso.reduce((s, k) => s + k.score, 0) / 4

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { type BodyPose, classifyByRules, type Detections, type SceneStats, type Subject } from "../../src/vision/classify.ts"
+import { type BodyPose, classifyByRules, type Detections, POSE_PARTS, type PosePart, type SceneStats, type Subject } from "../../src/vision/classify.ts"
 import { makeVision, MODEL_NAME, MODEL_NAME_WITHOUT_POSE } from "../../src/vision/Vision.ts"
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -14,12 +14,8 @@ const stats = (plainBorder: number): SceneStats => ({
 const rules = (d: Detections, plain = 0) => classifyByRules(d, stats(plain), size, size)
 
 /** A pose from part → [x, y, score]; the parts not named are unseen (score 0.05, at the frame's centre). */
-const PARTS = [
-  "nose", "leftEye", "rightEye", "leftEar", "rightEar", "leftShoulder", "rightShoulder", "leftElbow", "rightElbow",
-  "leftWrist", "rightWrist", "leftHip", "rightHip", "leftKnee", "rightKnee", "leftAnkle", "rightAnkle"
-]
-const pose = (seen: Record<string, readonly [number, number, number]>): BodyPose => ({
-  keypoints: PARTS.map((part) => {
+const pose = (seen: Partial<Record<PosePart, readonly [number, number, number]>>): BodyPose => ({
+  keypoints: POSE_PARTS.map((part) => {
     const [x, y, score] = seen[part] ?? [320, 320, 0.05]
     return { part, x, y, score }
   })
