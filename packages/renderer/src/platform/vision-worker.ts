@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads"
 import type { VisionRequest, VisionResponse, VisionWorkerInit } from "./vision-workers.ts"
+import { poseMatters } from "../vision/classify.ts"
 import { createHuman, loadBodyPose } from "./human.ts"
 import { lowerThreadPriority } from "./priority.ts"
 
@@ -69,18 +70,23 @@ port.on("message", async (request: VisionRequest) => {
     try {
       lastFeatures = undefined
       const result = await human.detect(tensor)
+      const seen = {
+        faces: result.face.map((f: { score: number; box: [number, number, number, number] }) => ({ score: f.score, box: f.box })),
+        objects: result.object.map((o: { label: string; score: number; box: [number, number, number, number] }) => ({
+          label: o.label,
+          score: o.score,
+          box: o.box
+        }))
+      }
       response = {
         id: request.id,
         detections: {
-          faces: result.face.map((f: { score: number; box: [number, number, number, number] }) => ({ score: f.score, box: f.box })),
-          objects: result.object.map((o: { label: string; score: number; box: [number, number, number, number] }) => ({
-            label: o.label,
-            score: o.score,
-            box: o.box
-          })),
+          ...seen,
           ...(lastFeatures === undefined ? {} : { features: lastFeatures }),
-          ...(pose === undefined ? {} : { body: pose(tensor) })
-        }
+          // the pose only where it can change the call (classify.ts poseMatters)
+          ...(pose === undefined || !poseMatters(seen) ? {} : { body: pose(tensor) })
+        },
+        withPose: pose !== undefined
       }
     } finally {
       tensor.dispose()

@@ -19,13 +19,21 @@ export interface VisionRequest {
 export interface VisionResponse {
   readonly id: number
   readonly detections?: Detections
+  /** Whether the pose model is loaded (a detection without a body may still have been read with it). */
+  readonly withPose?: boolean
   readonly error?: string
+}
+
+/** A photo's detections, and whether the pose model was there to consult (the stored model name says so). */
+export interface Detected {
+  readonly detections: Detections
+  readonly withPose: boolean
 }
 
 export interface VisionThread {
   /** Resolves when the models are loaded; rejects (for good) when they cannot be. */
   readonly ready: Promise<void>
-  readonly detect: (request: Omit<VisionRequest, "id">) => Promise<Detections>
+  readonly detect: (request: Omit<VisionRequest, "id">) => Promise<Detected>
   readonly terminate: () => Promise<void>
 }
 
@@ -38,7 +46,7 @@ const ENTRY = new URL("./vision-worker.ts", import.meta.url)
  */
 export const spawnVisionThread = (init: VisionWorkerInit): VisionThread => {
   const worker = new Worker(ENTRY, { workerData: init })
-  const pending = new Map<number, { resolve: (d: Detections) => void; reject: (e: Error) => void }>()
+  const pending = new Map<number, { resolve: (d: Detected) => void; reject: (e: Error) => void }>()
   let next = 0
   let broken: Error | undefined
   let readyResolve!: () => void
@@ -66,7 +74,7 @@ export const spawnVisionThread = (init: VisionWorkerInit): VisionThread => {
     pending.delete(r.id)
     settle()
     if (r.error !== undefined || r.detections === undefined) p.reject(new Error(r.error ?? "no detections"))
-    else p.resolve(r.detections)
+    else p.resolve({ detections: r.detections, withPose: r.withPose === true })
   })
   worker.on("error", failAll)
   worker.on("exit", (code) => failAll(new Error(`vision worker exited (code ${code})`)))
@@ -79,7 +87,7 @@ export const spawnVisionThread = (init: VisionWorkerInit): VisionThread => {
   return {
     ready,
     detect: (request) =>
-      new Promise<Detections>((resolve, reject) => {
+      new Promise<Detected>((resolve, reject) => {
         if (broken) return reject(broken)
         const id = next++
         pending.set(id, { resolve, reject })

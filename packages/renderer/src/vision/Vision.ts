@@ -78,10 +78,10 @@ export const makeVision = (config: VisionConfig = {}): VisionShape => {
       .toBuffer({ resolveWithObject: true })
     const stats = sceneStats(data, info.width, info.height)
     // the worker answers once its models are loaded (or with the load error)
-    const detections = await get().detect({ width: info.width, height: info.height, pixels: Uint8Array.from(data) }) // a copy: sharp's buffer is external memory and cannot be transferred
+    const { detections, withPose } = await get().detect({ width: info.width, height: info.height, pixels: Uint8Array.from(data) }) // a copy: sharp's buffer is external memory and cannot be transferred
     const size = { width: info.width, height: info.height }
     const inference = classify(detections, stats, size, displayed)
-    return { ...inference, model: detections.body === undefined ? MODEL_NAME_WITHOUT_POSE : MODEL_NAME, millis: Math.round(performance.now() - started), evidence: { detections, stats, size, photo: displayed } }
+    return { ...inference, model: withPose ? MODEL_NAME : MODEL_NAME_WITHOUT_POSE, millis: Math.round(performance.now() - started), evidence: { detections, stats, size, photo: displayed } }
   }
   return {
     model: MODEL_NAME,

@@ -1,6 +1,6 @@
-import { Effect } from "effect"
+import { Effect, FastCheck as fc } from "effect"
 import { describe, expect, it } from "vitest"
-import { type BodyPose, classifyByRules, type Detections, POSE_PARTS, type PosePart, type SceneStats, type Subject } from "../../src/vision/classify.ts"
+import { type BodyPose, classifyByRules, type Detections, POSE_PARTS, type PosePart, poseMatters, type SceneStats, type Subject } from "../../src/vision/classify.ts"
 import { makeVision, MODEL_NAME, MODEL_NAME_WITHOUT_POSE } from "../../src/vision/Vision.ts"
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -116,5 +116,36 @@ describe("the vision model's body pose", () => {
     } finally {
       rmSync(detectorsOnly, { recursive: true, force: true })
     }
+  }, 60_000)
+
+  it("where the worker skips the pose (poseMatters false), no pose could have changed the call: any body gives the same inference", () => {
+    const box = fc.tuple(fc.double({ min: -50, max: 600, noNaN: true }), fc.double({ min: -50, max: 600, noNaN: true }), fc.double({ min: 1, max: 700, noNaN: true }), fc.double({ min: 1, max: 700, noNaN: true }))
+    const label = fc.constantFrom("person", "chair", "teddy bear", "dog", "cup", "couch", "car", "book", "bed")
+    const detections = fc.record({
+      faces: fc.array(fc.record({ score: fc.double({ min: 0.3, max: 1, noNaN: true }), box }), { maxLength: 3 }),
+      objects: fc.array(fc.record({ label, score: fc.double({ min: 0.2, max: 1, noNaN: true }), box }), { maxLength: 5 })
+    })
+    const keypoint = fc.tuple(fc.double({ min: 0, max: 640, noNaN: true }), fc.double({ min: 0, max: 640, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }))
+    const body = fc.array(keypoint, { minLength: 17, maxLength: 17 }).map((ks): BodyPose => ({ keypoints: POSE_PARTS.map((part, i) => ({ part, x: ks[i][0], y: ks[i][1], score: ks[i][2] })) }))
+    const scene = fc.record({ plain: fc.double({ min: 0, max: 1, noNaN: true }) })
+    let skipped = 0
+    fc.assert(
+      fc.property(detections, body, scene, (d, b, { plain }) => {
+        if (poseMatters(d)) return
+        skipped++
+        expect(rules({ ...d, body: b }, plain)).toEqual(rules(d, plain))
+      }),
+      { numRuns: 2000 }
+    )
+    // the generator reaches the case the property is about
+    expect(skipped).toBeGreaterThan(200)
+  })
+
+  it("the worker reads the pose only where it can matter, and the model name still says the pose model was there", async () => {
+    // a photo with no face nor person: no body in the detections, yet MoveNet was loaded and consulted
+    const r = await Effect.runPromise(makeVision().infer(new URL("../fixtures/coffee.png", import.meta.url).pathname))
+    expect(poseMatters(r.evidence.detections)).toBe(false)
+    expect(r.evidence.detections.body).toBeUndefined()
+    expect(r.model).toBe(MODEL_NAME)
   }, 60_000)
 })
