@@ -314,6 +314,29 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
     expect((await send("first words")).status, "the same values still replay").toBe(303)
   })
 
+  it("each photo in the library says what the service saw in it, in the New render form's words", async () => {
+    const client = api(portal.baseUrl, ws.secret)
+    for (const [file, label] of [["astronaut.png", "crew portrait"], ["coffee.png", "espresso"]]) {
+      expect((await client.upload(file, label)).status).toBe(201)
+    }
+    const page = await portal.signIn(ws.workspace.id)
+    const card = (label: string) => page.getByRole("list", { name: "Photos" }).getByRole("listitem").filter({ hasText: label })
+    // the model looks right after the upload has answered: "Being looked at…" until then
+    await until(async () => {
+      await page.goto(`${portal.baseUrl}/portal/library`)
+      return !(await card("crew portrait").innerText()).includes("Being looked at") && !(await card("espresso").innerText()).includes("Being looked at")
+    }, "both photos looked at", 60_000)
+    expect(await card("crew portrait").innerText()).toContain("Seen as person")
+    expect(await card("espresso").innerText()).toContain("Seen as product_object")
+    // the same words as the form's Image class field, which overrides it
+    await page.goto(`${portal.baseUrl}/portal/renders/new`)
+    const offered = await page.getByLabel("Image class").locator("option").allInnerTexts()
+    expect(offered).toContain("person")
+    expect(offered).toContain("product_object")
+    await page.goto(`${portal.baseUrl}/portal/library`)
+    await check(page, "library-seen-as")
+  })
+
   it("archives a photo after a confirmation; it leaves the grid and the API's library", async () => {
     const client = api(portal.baseUrl, ws.secret)
     const up = await client.upload("rocket.jpg", "to archive")

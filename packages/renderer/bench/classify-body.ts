@@ -1,7 +1,7 @@
 /**
  * `node packages/renderer/bench/classify-body.ts [DUMP.json]` — how the person rule's pose settings
- * (classify.ts, PoseRule) were chosen: over the photos classify-body-dump.ts wrote (dev and the
- * fifth batch, never a later one), leave-one-scene-out — for each scene left out, the scene model is
+ * (classify.ts, PoseRule) were chosen: over the photos classify-body-dump.ts wrote (the `dev` ones:
+ * in the 4th session the first 123 and the fifth batch), leave-one-scene-out — for each scene left out, the scene model is
  * refitted on the other scenes and the pose setting that classifies those best is chosen from the
  * grid below, then the left-out photos are classified with both. Prints, without the pose and with
  * it: top-1, per-class recall, what was called person wrongly, and whether each person photo's

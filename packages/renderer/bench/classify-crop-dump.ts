@@ -2,7 +2,7 @@
  * `node packages/renderer/bench/classify-crop-dump.ts OUT.json` — the experiment of a second pose
  * pass on person crops (tried, not taken: classify-crop.ts): for every `dev` photo (never a held-out one), the detections, statistics, pooled
  * features and whole-frame pose as classify-body-dump.ts writes them, plus MoveNet run again on the
- * crop around each of the two most surely seen CenterNet persons (score >= 0.2), padded by a quarter
+ * crop around each of the two largest surely seen CenterNet persons (score >= 0.2, ranked by score × area), padded by a quarter
  * of the box each side: the pose of a person too small in the frame for the whole-frame pass.
  */
 import { writeFileSync } from "node:fs"
@@ -32,7 +32,7 @@ for (const e of rows) {
     const b = pose(crop)
     crop.dispose()
     cropMs.push(performance.now() - t0)
-    return { person: { score: p.score, box: p.box }, body: { keypoints: b!.keypoints.map((k) => ({ ...k, x: k.x + x0, y: k.y + y0 })) } }
+    return { person: { score: p.score, box: p.box }, body: { keypoints: b.keypoints.map((k) => ({ ...k, x: k.x + x0, y: k.y + y0 })) } }
   })
   t.dispose()
   out.push({ ...row(r), body, crops, pooled: lastLayers().se14 })

@@ -54,10 +54,14 @@ export const inferAndStore = (mediaId: string, blobKey: string) =>
 export const inferInBackground = (mediaId: string, blobKey: string) =>
   Effect.asVoid(Effect.forkDaemon(inferAndStore(mediaId, blobKey)))
 
-const done = (row: Row | undefined): Inferred | null =>
+const done = (row: Pick<Row, "inference_status" | "inference"> | undefined): Inferred | null =>
   row !== undefined && row.inference_status === "done" && row.inference !== null && "image_class" in row.inference
     ? row.inference
     : null
+
+/** The class a photo was seen as, read off its row: null while the model has not looked, or when it could not. */
+export const seenAs = (m: Pick<MediaRow, "inference_status" | "inference">): ImageClass | null =>
+  done({ inference_status: m.inference_status, inference: m.inference as Row["inference"] })?.image_class ?? null
 
 /** Any media by id, archived or not (the operator's view). */
 export const byId = (mediaId: string) =>

@@ -23,6 +23,9 @@ export interface MediaRow {
   readonly blob_key: string
   readonly source_ref: string | null
   readonly archived_at: Date | null
+  /** What the vision model saw (MediaInference.ts, migration 0005); never in the public document. */
+  readonly inference_status: "pending" | "done" | "failed"
+  readonly inference: unknown
 }
 
 export const toDocument = (m: MediaRow, publicBaseUrl: string, opts?: { readonly justUploaded?: boolean }) => ({

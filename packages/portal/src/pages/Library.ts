@@ -2,6 +2,7 @@ import { HttpApiError, HttpApiSchema, HttpServerResponse, Multipart } from "@eff
 import { UploadPayload } from "@pic2video/api/Api"
 import { toFailure } from "@pic2video/api/ErrorResponse"
 import * as UploadBody from "@pic2video/api/UploadBody"
+import * as MediaInference from "@pic2video/cluster/MediaInference"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
 import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { Cursor, Errors, Ids } from "@pic2video/domain"
@@ -50,6 +51,7 @@ ${notice(archived === undefined ? undefined : archived === "" ? "The photo was a
     <div class="photo-body">
       <p class="photo-label">${m.label === "" ? html`<span class="muted">Untitled</span>` : m.label}</p>
       <p class="muted small"><span class="nowrap">${m.width ?? "?"} × ${m.height ?? "?"}</span> · <span class="nowrap">${bytes(m.file_size_bytes)}</span> · <span class="nowrap">${dateTime(m.created_at)}</span></p>
+      <p class="muted small">${seen(m)}</p>
       ${m.tags.length === 0 ? "" : html`<p>${m.tags.map((t) => html`<span class="chip">${t}</span> `)}</p>`}
       <div class="actions">
         <a class="button small" href="/portal/renders/new?media_id=${m.id}" aria-label="Render ${m.label === "" ? "photo" : m.label}">Render</a>
@@ -64,6 +66,16 @@ ${notice(archived === undefined ? undefined : archived === "" ? "The photo was a
 </section>`
     return htmlResponse(document({ title: "Library", signedIn: s.frame("Library"), body }))
   })
+
+/**
+ * What the service saw in the photo (the class a render uses unless its Image class says otherwise),
+ * in the same words as the New render form's Image class field.
+ */
+const seen = (m: MediaLibrary.MediaRow) => {
+  const c = MediaInference.seenAs(m)
+  if (c !== null) return html`Seen as <span class="code">${c}</span>`
+  return m.inference_status === "pending" ? "Being looked at…" : "Not classified: renders use the default class"
+}
 
 const outcome = (status: number, text: string) =>
   HttpServerResponse.text(text, { status, contentType: "text/plain; charset=utf-8", headers: { "cache-control": "no-store" } })

@@ -19,7 +19,7 @@ export interface VisionRequest {
 export interface VisionResponse {
   readonly id: number
   readonly detections?: Detections
-  /** Whether the pose model is loaded (a detection without a body may still have been read with it). */
+  /** Whether the pose model is loaded (a detection without a body may come from a thread with it loaded: poseMatters skipped it). */
   readonly withPose?: boolean
   readonly error?: string
 }

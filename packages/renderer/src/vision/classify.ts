@@ -125,10 +125,12 @@ export interface PoseRule {
 export const POSE_RULE: PoseRule = { face: 0.5, shoulders: 0.34, span: [0.7, 2], overPlain: 0.5, torso: 0.2 }
 
 /**
- * Whether the body pose can change what the rules decide: it is read only around a face of at least
- * POSE_RULE.face (posedFace) or inside a person the object detector scores at least BODY
- * (torsoInPerson). Most photos of other classes have neither, and the vision worker skips the pose
- * model for them (~27 ms of a ~250 ms inference); the answer is the same (property-tested).
+ * Whether the body pose can change what the rules decide with the shipped POSE_RULE: it is read only
+ * around a face of at least POSE_RULE.face (posedFace) or inside a person the object detector scores
+ * at least BODY (torsoInPerson). Most photos of other classes have neither, and the vision worker
+ * skips the pose model for them (its cost: the renderer's README, "How it runs"); the answer is the
+ * same (property-tested). A sweep of other PoseRules (bench/classify-body.ts) must run the pose on
+ * every photo itself, as its dump does: Vision's evidence has no body where this says no.
  */
 export const poseMatters = (d: Pick<Detections, "faces" | "objects">): boolean =>
   d.faces.some((f) => f.score >= POSE_RULE.face) || d.objects.some((o) => o.label === "person" && o.score >= BODY)

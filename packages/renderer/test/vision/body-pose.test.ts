@@ -1,6 +1,6 @@
 import { Effect, FastCheck as fc } from "effect"
 import { describe, expect, it } from "vitest"
-import { type BodyPose, classifyByRules, type Detections, POSE_PARTS, type PosePart, poseMatters, type SceneStats, type Subject } from "../../src/vision/classify.ts"
+import { type BodyPose, classify, classifyByRules, type Detections, POSE_PARTS, type PosePart, poseMatters, type SceneStats, type Subject } from "../../src/vision/classify.ts"
 import { makeVision, MODEL_NAME, MODEL_NAME_WITHOUT_POSE } from "../../src/vision/Vision.ts"
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -118,31 +118,86 @@ describe("the vision model's body pose", () => {
     }
   }, 60_000)
 
-  it("where the worker skips the pose (poseMatters false), no pose could have changed the call: any body gives the same inference", () => {
-    const box = fc.tuple(fc.double({ min: -50, max: 600, noNaN: true }), fc.double({ min: -50, max: 600, noNaN: true }), fc.double({ min: 1, max: 700, noNaN: true }), fc.double({ min: 1, max: 700, noNaN: true }))
-    const label = fc.constantFrom("person", "chair", "teddy bear", "dog", "cup", "couch", "car", "book", "bed")
+  describe("where the worker skips the pose (poseMatters false), no pose could have changed the call", () => {
+    // Scores at and just below the thresholds poseMatters reads (POSE_RULE.face 0.5, BODY 0.25), and the
+    // rules' own (BELIEVED_FACE 0.6, a confident face 0.75), or anywhere in the detectors' range.
+    const score = (min: number) => fc.oneof(fc.constantFrom(0.2499, 0.25, 0.4999, 0.5, 0.5999, 0.6, 0.7499, 0.75).filter((v) => v >= min), fc.double({ min, max: 1, noNaN: true }))
+    const box = fc.tuple(fc.double({ min: -700, max: 640, noNaN: true }), fc.double({ min: -700, max: 640, noNaN: true }), fc.double({ min: 1, max: 700, noNaN: true }), fc.double({ min: 1, max: 700, noNaN: true }))
+    const label = fc.constantFrom("person", "person", "chair", "teddy bear", "dog", "cup", "couch", "car", "book", "bed")
     const detections = fc.record({
-      faces: fc.array(fc.record({ score: fc.double({ min: 0.3, max: 1, noNaN: true }), box }), { maxLength: 3 }),
-      objects: fc.array(fc.record({ label, score: fc.double({ min: 0.2, max: 1, noNaN: true }), box }), { maxLength: 5 })
+      faces: fc.array(fc.record({ score: score(0.3), box }), { maxLength: 3 }),
+      objects: fc.array(fc.record({ label, score: score(0.2), box }), { maxLength: 5 })
     })
-    const keypoint = fc.tuple(fc.double({ min: 0, max: 640, noNaN: true }), fc.double({ min: 0, max: 640, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }))
-    const body = fc.array(keypoint, { minLength: 17, maxLength: 17 }).map((ks): BodyPose => ({ keypoints: POSE_PARTS.map((part, i) => ({ part, x: ks[i][0], y: ks[i][1], score: ks[i][2] })) }))
-    const scene = fc.record({ plain: fc.double({ min: 0, max: 1, noNaN: true }) })
-    let skipped = 0
-    fc.assert(
-      fc.property(detections, body, scene, (d, b, { plain }) => {
-        if (poseMatters(d)) return
-        skipped++
-        expect(rules({ ...d, body: b }, plain)).toEqual(rules(d, plain))
-      }),
-      { numRuns: 2000 }
-    )
-    // the generator reaches the case the property is about
-    expect(skipped).toBeGreaterThan(200)
+    type Part = readonly [x: number, y: number, score: number]
+    const unit = fc.double({ min: 0, max: 1, noNaN: true })
+    const anywhere = fc.tuple(fc.double({ min: 0, max: 640, noNaN: true }), fc.double({ min: 0, max: 640, noNaN: true }), unit)
+    const bodyOf = (parts: ReadonlyArray<Part>): BodyPose => ({ keypoints: POSE_PARTS.map((part, i) => ({ part, x: parts[i][0], y: parts[i][1], score: parts[i][2] })) })
+    const scattered = fc.array(anywhere, { minLength: 17, maxLength: 17 }).map(bodyOf)
+    // what posedFace looks for: the head's keypoints on the face, shoulders below it 0.7–2 face widths apart
+    const standingUnder = ([x, y, w, h]: readonly [number, number, number, number]) =>
+      fc.tuple(fc.array(unit, { minLength: 10, maxLength: 10 }), fc.double({ min: 0.7, max: 2, noNaN: true }), fc.double({ min: 0.34, max: 1, noNaN: true }), fc.array(anywhere, { minLength: 17, maxLength: 17 }))
+        .map(([u, span, sure, rest]) => {
+          const parts: Array<Part> = [...rest]
+          for (let i = 0; i < 5; i++) parts[i] = [x + u[2 * i] * w, y + u[2 * i + 1] * h, 0.6]
+          parts[5] = [x + w / 2 + (span * w) / 2, y + 1.5 * h, sure]
+          parts[6] = [x + w / 2 - (span * w) / 2, y + 1.5 * h, sure]
+          return bodyOf(parts)
+        })
+    // what torsoInPerson looks for: shoulders and hips inside the person's box
+    const torsoIn = ([x, y, w, h]: readonly [number, number, number, number]) =>
+      fc.tuple(fc.array(unit, { minLength: 8, maxLength: 8 }), fc.double({ min: 0.2, max: 1, noNaN: true }), fc.array(anywhere, { minLength: 17, maxLength: 17 }))
+        .map(([u, sure, rest]) => {
+          const parts: Array<Part> = [...rest]
+          for (const [j, i] of [5, 6, 11, 12].entries()) parts[i] = [x + u[2 * j] * w, y + u[2 * j + 1] * h, sure]
+          return bodyOf(parts)
+        })
+    const cases = detections.chain((d) => {
+      const bodies = [scattered, ...d.faces.map((f) => standingUnder(f.box)), ...d.objects.filter((o) => o.label === "person").map((o) => torsoIn(o.box))]
+      return fc.tuple(fc.constant(d), fc.oneof(...bodies), unit)
+    })
+
+    it("any body — scattered, standing under a face, or a torso inside a person — gives the same inference, by the rules and by classify", () => {
+      let skipped = 0
+      let changedWhereItMatters = 0
+      fc.assert(
+        fc.property(cases, ([d, b, plain]) => {
+          const withBody: Detections = { ...d, body: b }
+          if (poseMatters(d)) {
+            if (rules(withBody, plain).image_class !== rules(d, plain).image_class) changedWhereItMatters++
+            return
+          }
+          skipped++
+          expect(rules(withBody, plain)).toEqual(rules(d, plain))
+          expect(classify(withBody, stats(plain), size, size)).toEqual(classify(d, stats(plain), size, size))
+        }),
+        { numRuns: 3000 }
+      )
+      // the generator reaches the case the property is about, and its bodies do change calls where the pose is read
+      expect(skipped).toBeGreaterThan(300)
+      expect(changedWhereItMatters).toBeGreaterThan(30)
+    })
+
+    it("at the thresholds: a face of 0.5 with a body under it is a person, one of 0.4999 is skipped and is not; the same for a person box of 0.25 and 0.2499", () => {
+      const standing = pose({ ...head, ...shoulders(1.1, 0.5) })
+      const atFace = (s: number): Detections => ({ faces: [face(s)], objects: [] })
+      expect(poseMatters(atFace(0.5))).toBe(true)
+      expect(rules({ ...atFace(0.5), body: standing }).image_class).toBe("person")
+      expect(rules(atFace(0.5)).image_class).not.toBe("person")
+      expect(poseMatters(atFace(0.4999))).toBe(false)
+      expect(rules({ ...atFace(0.4999), body: standing })).toEqual(rules(atFace(0.4999)))
+      // a person seen from behind, faintly: no face, a torso inside the box
+      const torso = pose({ leftShoulder: [380, 250, 0.5], rightShoulder: [260, 250, 0.5], leftHip: [360, 420, 0.4], rightHip: [280, 420, 0.4] })
+      const atPerson = (s: number): Detections => ({ faces: [], objects: [{ label: "person", score: s, box: [200, 120, 240, 500] }] })
+      expect(poseMatters(atPerson(0.25))).toBe(true)
+      expect(rules({ ...atPerson(0.25), body: torso }).image_class).toBe("person")
+      expect(rules(atPerson(0.25)).image_class).not.toBe("person")
+      expect(poseMatters(atPerson(0.2499))).toBe(false)
+      expect(rules({ ...atPerson(0.2499), body: torso })).toEqual(rules(atPerson(0.2499)))
+    })
   })
 
-  it("the worker reads the pose only where it can matter, and the model name still says the pose model was there", async () => {
-    // a photo with no face nor person: no body in the detections, yet MoveNet was loaded and consulted
+  it("the worker reads the pose only where it can matter, and the model name still says the pose model was loaded", async () => {
+    // a photo with no face nor person: MoveNet is loaded but skipped for it, so no body in the detections
     const r = await Effect.runPromise(makeVision().infer(new URL("../fixtures/coffee.png", import.meta.url).pathname))
     expect(poseMatters(r.evidence.detections)).toBe(false)
     expect(r.evidence.detections.body).toBeUndefined()
