@@ -328,11 +328,15 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
     }, "both photos looked at", 60_000)
     expect(await card("crew portrait").innerText()).toContain("Seen as person")
     expect(await card("espresso").innerText()).toContain("Seen as product_object")
-    // the same words as the form's Image class field, which overrides it
+    // the same words as the form's Image class field, which overrides it; its Photo list says it too
     await page.goto(`${portal.baseUrl}/portal/renders/new`)
     const offered = await page.getByLabel("Image class").locator("option").allInnerTexts()
     expect(offered).toContain("person")
     expect(offered).toContain("product_object")
+    const photos = await page.getByLabel("Photo", { exact: true }).locator("option").allInnerTexts()
+    expect(photos).toContain("crew portrait — 512 × 512 — seen as person")
+    expect(photos).toContain("espresso — 600 × 400 — seen as product_object")
+    await check(page, "render-new-seen-as")
     await page.goto(`${portal.baseUrl}/portal/library`)
     await check(page, "library-seen-as")
   })

@@ -1,5 +1,6 @@
 import { FileSystem, HttpApiError, HttpServerResponse } from "@effect/platform"
 import { toFailure } from "@pic2video/api/ErrorResponse"
+import * as MediaInference from "@pic2video/cluster/MediaInference"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
 import * as PortalViews from "@pic2video/cluster/portal/PortalViews"
 import * as Renders from "@pic2video/cluster/Renders"
@@ -29,6 +30,11 @@ const statusBadge = (status: string) => html`<span class="status ${status}">${st
 
 /** A photo's name as the library shows it. */
 const photoName = (m: { readonly id: string; readonly label: string }) => m.label === "" ? `Untitled photo (${m.id.slice(0, 8)})` : m.label
+/** What the service saw in a photo, as the Photo list says it beside the size (nothing until it has looked). */
+const seenNote = (m: MediaLibrary.MediaRow) => {
+  const c = MediaInference.seenAs(m)
+  return c === null ? "" : ` — seen as ${c}`
+}
 
 /** The first words of a caption, for a list row. */
 const captionStart = (request: Record<string, unknown>) => {
@@ -123,7 +129,7 @@ ${photos.rows.length === 0 ? html`<section class="card"><p>Your library has no p
   <div class="photo-pick">
     ${shown === undefined ? html`<span id="r-photo-thumb-none" class="thumb big none" aria-hidden="true"></span>` : html`<img id="r-photo-thumb" class="thumb big" src="/portal/media/${shown.id}/preview" alt="${shown.label === "" ? "Photo" : shown.label}" width="96" height="96">`}
     <div class="field"><label for="r-photo">Photo</label>
-    <select id="r-photo" name="media_id" required data-preview="r-photo-thumb">${missing ? html`<option value="" selected disabled>Choose a photo</option>` : ""}${photos.rows.map((m) => html`<option value="${m.id}" data-label="${m.label === "" ? "Photo" : m.label}"${flag(chosen === m.id, "selected")}>${photoName(m)} — ${m.width ?? "?"} × ${m.height ?? "?"}</option>`)}</select></div>
+    <select id="r-photo" name="media_id" required data-preview="r-photo-thumb">${missing ? html`<option value="" selected disabled>Choose a photo</option>` : ""}${photos.rows.map((m) => html`<option value="${m.id}" data-label="${m.label === "" ? "Photo" : m.label}"${flag(chosen === m.id, "selected")}>${photoName(m)} — ${m.width ?? "?"} × ${m.height ?? "?"}${seenNote(m)}</option>`)}</select></div>
   </div>
   <div class="field"><label for="r-quote">Quote</label>
     <textarea id="r-quote" name="quote" maxlength="500" aria-describedby="r-quote-hint">${v("quote")}</textarea><span class="hint" id="r-quote-hint">Up to 500 characters. Empty: no caption.</span></div>
@@ -131,7 +137,7 @@ ${photos.rows.length === 0 ? html`<section class="card"><p>Your library has no p
     <div class="field"><label for="r-style">Caption style</label><select id="r-style" name="caption_style">${options("caption_style", Requests.captionStyles, v("caption_style"))}</select></div>
     <div class="field"><label for="r-color">Text colour</label><select id="r-color" name="text_color">${options("text_color", Requests.textColors, v("text_color"))}</select></div>
     <div class="field"><label for="r-size">Text size</label><select id="r-size" name="text_size">${options("text_size", Requests.textSizes, v("text_size"))}</select></div>
-    <div class="field"><label for="r-class">Image class</label><select id="r-class" name="image_class" aria-describedby="r-class-hint">${options("image_class", Requests.imageClasses, v("image_class"))}</select><span class="hint" id="r-class-hint">What the photo shows, which shapes the motion. Leave Default to let the service classify the photo.</span></div>
+    <div class="field"><label for="r-class">Image class</label><select id="r-class" name="image_class" aria-describedby="r-class-hint">${options("image_class", Requests.imageClasses, v("image_class"))}</select><span class="hint" id="r-class-hint">What the photo shows, which shapes the motion. Default: what the service saw in it (the Photo list says, once it has looked).</span></div>
   </div>
   <div class="checks">
     <label class="check"><input type="checkbox" name="bold" value="true"${flag(v("bold") === "true", "checked")}> Bold</label>
