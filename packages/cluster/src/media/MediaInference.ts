@@ -19,11 +19,7 @@ export interface Inferred {
   readonly model: string
 }
 
-interface Row {
-  readonly inference_status: "pending" | "done" | "failed"
-  readonly inference: Inferred | { readonly error: string } | null
-  readonly inferred_at: Date | null
-}
+type Row = Pick<MediaRow, "inference_status" | "inference" | "inferred_at">
 
 /** Infers and stores; never fails. */
 export const inferAndStore = (mediaId: string, blobKey: string) =>
@@ -61,7 +57,7 @@ const done = (row: Pick<Row, "inference_status" | "inference"> | undefined): Inf
 
 /** The class a photo was seen as, read off its row: null while the model has not looked, or when it could not. */
 export const seenAs = (m: Pick<MediaRow, "inference_status" | "inference">): ImageClass | null =>
-  done({ inference_status: m.inference_status, inference: m.inference as Row["inference"] })?.image_class ?? null
+  done(m)?.image_class ?? null
 
 /** Any media by id, archived or not (the operator's view). */
 export const byId = (mediaId: string) =>

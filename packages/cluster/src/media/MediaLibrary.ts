@@ -25,7 +25,8 @@ export interface MediaRow {
   readonly archived_at: Date | null
   /** What the vision model saw (MediaInference.ts, migration 0005); never in the public document. */
   readonly inference_status: "pending" | "done" | "failed"
-  readonly inference: unknown
+  readonly inference: MediaInference.Inferred | { readonly error: string } | null
+  readonly inferred_at: Date | null
 }
 
 export const toDocument = (m: MediaRow, publicBaseUrl: string, opts?: { readonly justUploaded?: boolean }) => ({

@@ -33,10 +33,9 @@ export interface VisionShape {
 /**
  * Model identity stored with each inference: the package, the networks it runs and the generation
  * of the rules and scene model over them (`-6`: the weights refitted on the 186 non-person dev photos
- * once the seventh batch was scored; `-5`: refitted on 182 — since c7d4ef5, still `-5`, the pose runs
- * only where it can change the call, with the same answers —
- * once the sixth batch was scored; `-4`: MoveNet's body pose makes a person too — classify.ts
- * POSE_RULE —, a sure animal makes `other` (ANIMAL), weights fitted on 140; `-3`: a faint body 0.25
+ * once the seventh batch was scored; `-5`: refitted on 182 once the sixth batch was scored, and since
+ * c7d4ef5 the pose run only where it can change the call, with the same answers; `-4`: MoveNet's body
+ * pose makes a person too — classify.ts POSE_RULE —, a sure animal makes `other` (ANIMAL), weights fitted on 140; `-3`: a faint body 0.25
  * and a believed face 0.6 make a person — BODY, BELIEVED_FACE). An inference made without MoveNet (a
  * model folder without it) is stamped MODEL_NAME_WITHOUT_POSE: the name says which models were loaded
  * (with MoveNet loaded, a photo it cannot matter for is still stamped MODEL_NAME: see poseMatters).
