@@ -20,9 +20,9 @@
  *     200) more inferences over the set (a plateau means no growth), with the load average
  * Timings on a shared 2-core VM drift with load: compare within one run.
  */
-import { tuneMemory } from "../../api/src/ProcessMemory.ts"
+import { tuneMemory } from "@pic2video/server/ProcessMemory"
 
-// As the service's processes start (packages/api/src/bin/*.ts), where inference runs: jemalloc and
+// As the service's processes start (packages/server/src/bin/*.ts), where inference runs: jemalloc and
 // V8's small young generation, so the memory figures are the service's (plain glibc malloc creeps).
 tuneMemory()
 import { Effect } from "effect"

@@ -2,7 +2,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Errors } from "@pic2video/domain"
 import { Cause, Effect, Logger, LogLevel, Option } from "effect"
-import { help, run, wantsHelp } from "../Cli.ts"
+import { help, run, wantsHelp } from "../AdminCli.ts"
 import { layerInfra } from "../Infra.ts"
 
 // One JSON document on stdout and exit 0; on failure {"error":{code,message}} on stderr, exit 1.

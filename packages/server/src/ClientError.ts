@@ -3,7 +3,7 @@ import { randomBase62 } from "@pic2video/domain/Random"
 import { Buffer } from "node:buffer"
 import type { Server } from "node:http"
 import type { Duplex } from "node:stream"
-import { errorBody } from "./ErrorResponse.ts"
+import { errorBody } from "@pic2video/api/ErrorResponse"
 
 /**
  * Requests Node's HTTP parser refuses before any handler sees them (a method it does not know, broken

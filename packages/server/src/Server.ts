@@ -1,49 +1,28 @@
-import { HttpApi, HttpApiBuilder, HttpApiScalar, type HttpApp, HttpServer, HttpServerRequest, OpenApi } from "@effect/platform"
+import { type HttpApp, HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeContext, NodeHttpServer } from "@effect/platform-node"
+import * as Http from "@pic2video/api/Http"
 import * as AppConfig from "@pic2video/cluster/AppConfig"
 import * as ApiKeyEntity from "@pic2video/cluster/ApiKeyEntity"
-import * as BlobStore from "@pic2video/cluster/BlobStore"
-import * as Database from "@pic2video/cluster/Database"
 import * as DriveApi from "@pic2video/cluster/drive/DriveApi"
 import * as TokenCipher from "@pic2video/cluster/drive/TokenCipher"
 import * as ImportEntity from "@pic2video/cluster/ImportEntity"
 import * as Integrations from "@pic2video/cluster/Integrations"
-import * as KeyHasher from "@pic2video/cluster/KeyHasher"
 import * as Maintenance from "@pic2video/cluster/Maintenance"
-import * as PublicBaseUrl from "@pic2video/cluster/PublicBaseUrl"
 import * as RenderEntity from "@pic2video/cluster/RenderEntity"
-import { Renderer } from "@pic2video/renderer"
-import * as Services from "@pic2video/cluster/services/Services"
 import * as Sharding from "@pic2video/cluster/Sharding"
 import * as Portal from "@pic2video/portal"
+import { Renderer } from "@pic2video/renderer"
 import { Effect, Layer } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import { Api } from "./Api.ts"
 import { answerClientErrors } from "./ClientError.ts"
 import * as HttpTimeouts from "./HttpTimeouts.ts"
-import * as ImportsHandlers from "./handlers/Imports.ts"
-import * as IntegrationsHandlers from "./handlers/Integrations.ts"
-import * as MediaHandlers from "./handlers/Media.ts"
-import * as OAuthHandlers from "./handlers/OAuth.ts"
-import * as RendersHandlers from "./handlers/Renders.ts"
-import * as SystemHandlers from "./handlers/System.ts"
-import * as Pipeline from "./Pipeline.ts"
 import { layerInfra } from "./Infra.ts"
 
-/** The HttpApi with its handlers and the checks of the request pipeline (Pipeline.ts). */
-const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([
-    SystemHandlers.layer,
-    MediaHandlers.layer,
-    RendersHandlers.layer,
-    ImportsHandlers.layer,
-    IntegrationsHandlers.layer,
-    OAuthHandlers.layer
-  ]),
-  Layer.provide(Pipeline.layerAdmission),
-  Layer.provide(ImportsHandlers.layerCurrentImport),
-  Layer.provide(Services.layer)
-)
+/**
+ * The composition: which parts each process runs (all-in-one, api, runner), wired once. The API
+ * (packages/api), the portal (packages/portal) and the cluster's entities (packages/cluster) know
+ * nothing of each other's processes; this module decides where they run.
+ */
 
 const HttpServerLive = Layer.unwrapEffect(
   Effect.zipWith(AppConfig.AppConfig, HttpTimeouts.config, (c, timeouts) =>
@@ -63,31 +42,6 @@ const HttpServerLive = Layer.unwrapEffect(
     }, { port: c.port, host: c.host }))
 )
 
-/** The documents name the origin this service answers under (PUBLIC_BASE_URL) as their server. */
-const DocumentedApi = Layer.effect(
-  HttpApi.Api,
-  Effect.gen(function*() {
-    const { api, context } = yield* HttpApi.Api
-    const { publicBaseUrl } = yield* AppConfig.AppConfig
-    return { api: api.annotate(OpenApi.Servers, [{ url: publicBaseUrl, description: "This service" }]), context }
-  })
-)
-
-/**
- * /docs: Scalar's page with its script inlined by @effect/platform, nothing loaded from elsewhere
- * (no vendor fonts, no telemetry, no toolbar linking to the vendor's SDK and sharing services),
- * Bearer preselected, operations headed by their summaries.
- */
-const scalar = {
-  withDefaultFonts: false,
-  showToolbar: "never",
-  telemetry: false,
-  hideClientButton: false,
-  operationTitleSource: "summary",
-  authentication: { preferredSecurityScheme: "bearer" },
-  customCss: ":root { --scalar-font: system-ui, sans-serif; --scalar-font-code: ui-monospace, monospace; }"
-} as HttpApiScalar.ScalarConfig
-
 /**
  * The account portal is served beside the API, not through it: /portal requests go to the portal's
  * own app before the API's pipeline sees them, so the API's routes, authentication (Bearer only, a
@@ -97,19 +51,9 @@ const withPortal = (api: HttpApp.Default) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     Portal.isPortalPath(new URL(request.url, "http://localhost").pathname) ? Portal.app : api)
 
-export const layerHttp = HttpApiBuilder.serve(withPortal).pipe(
-  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }).pipe(Layer.provide(DocumentedApi))),
-  Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar }).pipe(Layer.provide(DocumentedApi))),
-  Layer.provide(Pipeline.layer),
-  Layer.provide(ApiLive),
-  Layer.provide(Pipeline.layerRouterConfig),
-  // the portal's pages call the same services (one instance: layers are shared within a build)
-  Layer.provide(Services.layer),
+export const layerHttp = Http.serve(withPortal).pipe(
   HttpServer.withLogAddress,
-  Layer.provide(HttpServerLive),
-  Pipeline.layerUntracedReads,
-  // the operator CLI prints the URLs this process serves under
-  Layer.merge(Layer.effectDiscard(Effect.orDie(PublicBaseUrl.record)))
+  Layer.provide(HttpServerLive)
 )
 
 export { layerInfra }
