@@ -1,5 +1,5 @@
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
-import { Api } from "@pic2video/api/Api"
+import { Api } from "@pic2video/domain/api/Api"
 // domain modules, not its index (which brings node:crypto): this file runs in browsers
 import type * as Requests from "@pic2video/domain/Requests"
 import * as ImportState from "@pic2video/domain/ImportState"

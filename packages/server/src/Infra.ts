@@ -2,7 +2,7 @@ import * as AppConfig from "@pic2video/cluster/AppConfig"
 import * as BlobStore from "@pic2video/cluster/BlobStore"
 import * as Database from "@pic2video/cluster/Database"
 import * as KeyHasher from "@pic2video/cluster/KeyHasher"
-import { Vision } from "@pic2video/renderer"
+import { Vision } from "@pic2video/vision"
 import { Layer } from "effect"
 
 /**

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs"
-import type { ImageClass } from "../src/CaptionSpec.ts"
+import type { ImageClass } from "@pic2video/domain/Requests"
 
 /** The labelled set of `bench:classify` (classify-set/MANIFEST.tsv: file, label, face, source, licence, split). */
 export const CLASSES: ReadonlyArray<ImageClass> = ["person", "doll_figurine", "landscape_nature", "product_object", "interior_space", "other"]

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
-import type { ImageClass } from "../../src/CaptionSpec.ts"
-import { classify, classifyByRules, type Detections, type Inference, type SceneStats } from "../../src/vision/classify.ts"
-import { classWeights, fitSceneModel, fuse, SCENE_CLASSES, SCENE_MODEL, sceneProbabilities } from "../../src/vision/scene-model.ts"
+import type { ImageClass } from "@pic2video/domain/Requests"
+import { classify, classifyByRules, type Detections, type Inference, type SceneStats } from "../src/classify.ts"
+import { classWeights, fitSceneModel, fuse, SCENE_CLASSES, SCENE_MODEL, sceneProbabilities } from "../src/scene-model.ts"
 
 // Four features; each scene class lives around its own direction, `other` around a fifth mix.
 const DIRECTIONS: Record<string, ReadonlyArray<number>> = {

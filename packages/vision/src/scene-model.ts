@@ -1,4 +1,4 @@
-import type { ImageClass } from "../CaptionSpec.ts"
+import type { ImageClass } from "@pic2video/domain/Requests"
 import { type Inference, MIN_CONFIDENCE, type SceneFeatures } from "./classify.ts"
 import { SCENE_MODEL_WEIGHTS } from "./scene-model-weights.ts"
 
@@ -16,9 +16,9 @@ import { SCENE_MODEL_WEIGHTS } from "./scene-model-weights.ts"
  * Each class weighs the same in the fit however many photos it has (a class's photos share 1/5 of
  * the loss): unweighted, the many `other` photos pulled the model toward `other` and rooms lost.
  *
- * Weights: src/vision/scene-model-weights.ts, fitted on the `dev` photos of bench/classify-set by
- * `node packages/renderer/bench/fit-scene-model.ts`; `npm run bench:classify` reports leave-one-scene-out
- * accuracy and the fresh `held-out` batch's. How the settings were chosen: README, Vision model, Accuracy.
+ * Weights: src/scene-model-weights.ts, fitted on the `dev` photos of training/classify-set by
+ * `npm run vision:fit`; `npm run bench:classify` reports leave-one-scene-out accuracy and the fresh
+ * `held-out` batch's. How the settings were chosen: docs/vision-research.md.
  */
 export interface SceneModel {
   readonly classes: ReadonlyArray<ImageClass>

@@ -6,13 +6,21 @@
  */
 import { parentPort, workerData } from "node:worker_threads"
 import type { VisionRequest, VisionResponse, VisionWorkerInit } from "./vision-workers.ts"
-import { poseMatters } from "../vision/classify.ts"
+import { poseMatters } from "../classify.ts"
 import { createHuman, loadBodyPose } from "./human.ts"
-import { lowerThreadPriority } from "./priority.ts"
+import { getPriority, setPriority } from "node:os"
 
 const port = parentPort!
 const init = workerData as VisionWorkerInit
-lowerThreadPriority(init.niceness)
+// The model runs beside the HTTP API on the same cores: this thread (Linux's nice value is per
+// thread) takes only what the API leaves idle. Elsewhere it would lower the whole process: left alone.
+if (init.niceness > 0 && process.platform === "linux") {
+  try {
+    setPriority(Math.min(19, getPriority() + init.niceness))
+  } catch {
+    // not permitted: the model runs at normal priority
+  }
+}
 
 const load = async () => {
   const { human, modelDir } = await createHuman(init.modelDir)

@@ -1,7 +1,7 @@
 import { Effect, FastCheck as fc } from "effect"
 import { describe, expect, it } from "vitest"
-import { type BodyPose, classify, classifyByRules, type Detections, POSE_PARTS, type PosePart, poseMatters, type SceneStats, type Subject } from "../../src/vision/classify.ts"
-import { makeVision, MODEL_NAME, MODEL_NAME_WITHOUT_POSE } from "../../src/vision/Vision.ts"
+import { type BodyPose, classify, classifyByRules, type Detections, POSE_PARTS, type PosePart, poseMatters, type SceneStats, type Subject } from "../src/classify.ts"
+import { makeVision, MODEL_NAME, MODEL_NAME_WITHOUT_POSE } from "../src/Vision.ts"
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
@@ -90,7 +90,7 @@ describe("the person rule's body pose", () => {
 
 describe("the vision model's body pose", () => {
   it("MoveNet runs beside the detectors: the astronaut's nose and shoulders are where she is", async () => {
-    const r = await Effect.runPromise(makeVision().infer(new URL("../fixtures/astronaut.png", import.meta.url).pathname))
+    const r = await Effect.runPromise(makeVision().infer(new URL("../../../test/fixtures/astronaut.png", import.meta.url).pathname))
     const body = r.evidence.detections.body!
     expect(body.keypoints).toHaveLength(17)
     const at = (part: string) => body.keypoints.find((k) => k.part === part)!
@@ -106,7 +106,7 @@ describe("the vision model's body pose", () => {
     const detectorsOnly = mkdtempSync(join(tmpdir(), "vision-no-pose-"))
     try {
       for (const f of ["blazeface.json", "blazeface.bin", "centernet.json", "centernet.bin"]) symlinkSync(join(models, f), join(detectorsOnly, f))
-      const photo = new URL("../fixtures/astronaut.png", import.meta.url).pathname
+      const photo = new URL("../../../test/fixtures/astronaut.png", import.meta.url).pathname
       const without = await Effect.runPromise(makeVision({ modelDir: detectorsOnly }).infer(photo))
       expect(without.evidence.detections.body).toBeUndefined()
       expect(without.model).toBe(MODEL_NAME_WITHOUT_POSE)
@@ -198,7 +198,7 @@ describe("the vision model's body pose", () => {
 
   it("the worker reads the pose only where it can matter, and the model name still says the pose model was loaded", async () => {
     // a photo with no face nor person: MoveNet is loaded but skipped for it, so no body in the detections
-    const r = await Effect.runPromise(makeVision().infer(new URL("../fixtures/coffee.png", import.meta.url).pathname))
+    const r = await Effect.runPromise(makeVision().infer(new URL("../../../test/fixtures/coffee.png", import.meta.url).pathname))
     expect(poseMatters(r.evidence.detections)).toBe(false)
     expect(r.evidence.detections.body).toBeUndefined()
     expect(r.model).toBe(MODEL_NAME)

@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads"
-import type { Detections } from "../vision/classify.ts"
+import type { Detections } from "../classify.ts"
 
 export interface VisionWorkerInit {
   /** A folder holding blazeface.json/.bin and centernet.json/.bin; default: the one in @vladmandic/human. */

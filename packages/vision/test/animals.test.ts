@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { ANIMAL, classify, type Detections, type SceneStats } from "../../src/vision/classify.ts"
-import { SCENE_CLASSES, type SceneModel } from "../../src/vision/scene-model.ts"
+import { ANIMAL, classify, type Detections, type SceneStats } from "../src/classify.ts"
+import { SCENE_CLASSES, type SceneModel } from "../src/scene-model.ts"
 
 const size = { width: 640, height: 480 }
 const photo = { width: 1280, height: 960 }

@@ -1,7 +1,8 @@
 import { Config, Context, Effect, Layer } from "effect"
 import sharp from "sharp"
-import { spawnVisionThread, type VisionThread } from "../platform/vision-workers.ts"
+import { spawnVisionThread, type VisionThread } from "./platform/vision-workers.ts"
 import { classify, type Detections, type Inference, type SceneStats, sceneStats } from "./classify.ts"
+import { SCENE_MODEL_VERSION } from "./scene-model-weights.ts"
 
 /**
  * Looks at a photo: its class, the confidence of that call and the main subject's box (displayed
@@ -31,17 +32,14 @@ export interface VisionShape {
 }
 
 /**
- * Model identity stored with each inference: the package, the networks it runs and the generation
- * of the rules and scene model over them (`-6`: the weights refitted on the 186 non-person dev photos
- * once the seventh batch was scored; `-5`: refitted on 182 once the sixth batch was scored, and since
- * c7d4ef5 the pose run only where it can change the call, with the same answers; `-4`: MoveNet's body
- * pose makes a person too — classify.ts POSE_RULE —, a sure animal makes `other` (ANIMAL), weights fitted on 140; `-3`: a faint body 0.25
- * and a believed face 0.6 make a person — BODY, BELIEVED_FACE). An inference made without MoveNet (a
- * model folder without it) is stamped MODEL_NAME_WITHOUT_POSE: the name says which models were loaded
+ * Model identity stored with each inference: the package, the networks it runs and the version of
+ * the scene model and rules over them, which `npm run vision:fit` writes with the weights (the
+ * history of the versions: docs/vision-research.md). An inference made without MoveNet (a model
+ * folder without it) is stamped MODEL_NAME_WITHOUT_POSE: the name says which models were loaded
  * (with MoveNet loaded, a photo it cannot matter for is still stamped MODEL_NAME: see poseMatters).
  */
-export const MODEL_NAME = "human-3.3.6/blazeface+centernet+movenet-lightning@tfjs-wasm-4.22.0+scene-lr-6"
-export const MODEL_NAME_WITHOUT_POSE = "human-3.3.6/blazeface+centernet@tfjs-wasm-4.22.0+scene-lr-6"
+export const MODEL_NAME = `human-3.3.6/blazeface+centernet+movenet-lightning@tfjs-wasm-4.22.0+${SCENE_MODEL_VERSION}`
+export const MODEL_NAME_WITHOUT_POSE = `human-3.3.6/blazeface+centernet@tfjs-wasm-4.22.0+${SCENE_MODEL_VERSION}`
 
 /** The analysis raster's longer side: the detectors' inputs are 256 (faces) and 512 (objects) px. */
 const ANALYSIS_SIZE = 640
@@ -95,7 +93,7 @@ export const makeVision = (config: VisionConfig = {}): VisionShape => {
   }
 }
 
-export class Vision extends Context.Tag("@pic2video/renderer/Vision")<Vision, VisionShape>() {
+export class Vision extends Context.Tag("@pic2video/vision/Vision")<Vision, VisionShape>() {
   static layer = (config: VisionConfig = {}): Layer.Layer<Vision> => Layer.sync(Vision, () => makeVision(config))
 
   /** VISION_MODEL_DIR (default: the models shipped in @vladmandic/human), RENDER_NICE (as renders). */

@@ -1,4 +1,4 @@
-import type { ImageClass } from "../CaptionSpec.ts"
+import type { ImageClass } from "@pic2video/domain/Requests"
 import { fuse, type SceneModel } from "./scene-model.ts"
 
 /**
@@ -8,7 +8,7 @@ import { fuse, type SceneModel } from "./scene-model.ts"
  * furniture and fittings → interior_space, one dominant thing → product_object) and off cheap
  * statistics of the raster (SceneStats: sky, vegetation, a plain border, edge density and how many
  * edges run straight and upright — built scenes vs open ones). Anything unsure is `other`.
- * Measured on the labelled set in bench/classify-set (`npm run bench:classify`).
+ * Measured on the labelled set in training/classify-set (`npm run bench:classify`).
  */
 export type BoxTuple = readonly [x: number, y: number, width: number, height: number]
 

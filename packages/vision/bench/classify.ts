@@ -27,11 +27,11 @@ import { tuneMemory } from "@pic2video/server/ProcessMemory"
 tuneMemory()
 import { Effect } from "effect"
 import { loadavg } from "node:os"
-import type { ImageClass } from "../src/CaptionSpec.ts"
-import { classify, classifyByRules } from "../src/vision/classify.ts"
-import { fitSceneModel, SCENE_MODEL } from "../src/vision/scene-model.ts"
-import { makeVision, MODEL_NAME, type VisionResult } from "../src/vision/Vision.ts"
-import { CLASSES, type Entry, readManifest, SET_DIR } from "./classify-manifest.ts"
+import type { ImageClass } from "@pic2video/domain/Requests"
+import { classify, classifyByRules } from "../src/classify.ts"
+import { fitSceneModel, SCENE_MODEL } from "../src/scene-model.ts"
+import { makeVision, MODEL_NAME, type VisionResult } from "../src/Vision.ts"
+import { CLASSES, type Entry, readManifest, SET_DIR } from "../training/classify-manifest.ts"
 
 const dir = SET_DIR
 const entries: Array<Entry> = readManifest()

@@ -9,8 +9,8 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Schema } from "effect"
 import { parseArgs } from "node:util"
-import { CaptionSpec, framingInputs, ImageClass, makeVision, prepareCaption, Renderer, renderVideo } from "../index.ts"
-import { photoSize } from "../ingest.ts"
+import { CaptionSpec, ImageClass, photoSize, prepareCaption, Renderer, renderVideo } from "@pic2video/renderer"
+import { framingInputs, makeVision } from "@pic2video/vision"
 
 // The scene model's pooled features (720 numbers) are evidence for the model, not for a reader.
 const omitFeatures = (key: string, value: unknown) =>

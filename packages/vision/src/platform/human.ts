@@ -6,7 +6,7 @@
 import { access, readFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
-import { POSE_PARTS } from "../vision/classify.ts"
+import { POSE_PARTS } from "../classify.ts"
 
 const require = createRequire(import.meta.url)
 
