@@ -9,6 +9,8 @@ import * as AppConfig from "../src/config/AppConfig.ts"
 import * as Database from "../src/database/Database.ts"
 import * as Imports from "../src/repositories/Imports.ts"
 import * as Renders from "../src/repositories/Renders.ts"
+import { RendersRepo } from "../src/repositories/Renders.ts"
+import * as Repositories from "../src/repositories/Repositories.ts"
 import * as IdempotencyRecords from "../src/repositories/IdempotencyRecords.ts"
 import { cancel as cancelRender } from "../src/services/RenderService.ts"
 import * as Workspaces from "../src/repositories/Workspaces.ts"
@@ -23,14 +25,15 @@ import { makeDatabase } from "../../../test/support/service.ts"
  * the state machines: after every step the invariants are read back from the database.
  */
 
-let runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient | ShardingConfig.ShardingConfig, never>
+type Env = SqlClient.SqlClient | ShardingConfig.ShardingConfig | RendersRepo
+let runtime: ManagedRuntime.ManagedRuntime<Env, never>
 /** holds the entity test clients until the end of the file */
 const clients = Effect.runSync(Scope.make())
 
 beforeAll(async () => {
   const url = await makeDatabase()
   runtime = ManagedRuntime.make(Layer.mergeAll(
-    Database.layer.pipe(Layer.provide(AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(url)) }))),
+    Repositories.layer.pipe(Layer.provideMerge(Database.layer), Layer.provide(AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(url)) }))),
     ShardingConfig.layerDefaults
   ).pipe(Layer.orDie))
   await runtime.runPromise(Effect.void)
@@ -41,7 +44,7 @@ afterAll(async () => {
   await runtime?.dispose()
 })
 
-const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | ShardingConfig.ShardingConfig>) => runtime.runPromise(effect)
+const run = <A, E>(effect: Effect.Effect<A, E, Env>) => runtime.runPromise(effect)
 
 // -- renders ----------------------------------------------------------------------------------------
 
@@ -67,6 +70,7 @@ interface Model {
 
 const makeAccount = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const renders = yield* RendersRepo
   const ws = yield* Workspaces.create("model", { plan: "custom", included, storageBudgetBytes: 10 ** 9 })
   const mediaId = randomUUID()
   yield* sql`INSERT INTO media ${sql.insert({
@@ -85,15 +89,11 @@ const makeAccount = Effect.gen(function*() {
   const charge = (
     payer: Renders.Payer,
     r: Omit<Renders.NewRender, "payer">
-  ): Effect.Effect<{ renderId: string; charged: boolean }, { code: string }, SqlClient.SqlClient> =>
+  ): Effect.Effect<{ renderId: string; charged: boolean }, { code: string }, RendersRepo> =>
     payer.keyId === null
-      ? Effect.map(Renders.charge({ ...r, payer }), (c) => ({ renderId: c.row.id, charged: c._tag === "Charged" }))
+      ? Effect.map(RendersRepo.charge({ ...r, payer }), (c) => ({ renderId: c.row.id, charged: c._tag === "Charged" }))
       : Effect.flatMap(keys(payer.keyId), (client) =>
-        client.Charge({
-          renderId: r.id, workspaceId: payer.workspaceId, mediaId: r.mediaId, spendCap: payer.spendCap24h,
-          request: r.request, metadata: r.metadata, idempotencyKey: r.idempotencyKey,
-          idempotencyRecordId: r.idempotencyRecordId, captionBlobKey: r.captionBlobKey, deadline: r.deadline
-        }))
+        client.Charge({ ...r, payer }))
   return {
     workspaceId: ws.id,
     cycleStart: Plans.cycleStart(ws.created_at, new Date()),
@@ -103,7 +103,7 @@ const makeAccount = Effect.gen(function*() {
       { workspaceId: ws.id, keyId: keyIds[1], spendCap24h: null },
       { workspaceId: ws.id, keyId: null, spendCap24h: null }
     ],
-    charge: (payer, r) => Effect.provideService(charge(payer, r), SqlClient.SqlClient, sql)
+    charge: (payer, r) => Effect.provideService(charge(payer, r), RendersRepo, renders)
   } satisfies Account
 }).pipe(Effect.orDie)
 
@@ -113,7 +113,7 @@ const checkInvariants = (m: Model) =>
     const sql = yield* SqlClient.SqlClient
     const { account } = m
     for (const seen of m.renders) {
-      const row = yield* Renders.byId(seen.id)
+      const row = yield* RendersRepo.byId(seen.id)
       expect(row, seen.id).toBeDefined()
       const state = Renders.stateOf(row!)
       expect(RenderState.isConsistent(state), `${seen.id} ${JSON.stringify(state)}`).toBe(true)
@@ -147,7 +147,7 @@ const checkInvariants = (m: Model) =>
     expect(dupes).toBe(0)
   })
 
-type Step = (m: Model) => Effect.Effect<void, never, SqlClient.SqlClient>
+type Step = (m: Model) => Effect.Effect<void, never, Env>
 
 /** A command: a step on the real code, then the invariants. */
 const command = (label: string, step: Step, needsRender = false): fc.AsyncCommand<Model, unknown> => ({
@@ -164,12 +164,12 @@ const asset = (id: string): Renders.Asset => ({
 
 /** The transitions a render goes through, each the very call its owner makes. */
 const transitions = {
-  start: (id: string) => Effect.asVoid(Renders.markProcessing(id)), // the Render entity (and its rerun after a crash)
-  progress: (id: string, p: number) => Effect.asVoid(Renders.recordProgress(id, p)),
-  complete: (id: string) => Effect.asVoid(Renders.complete(id, asset(id))),
-  fail: (id: string) => Effect.asVoid(Renders.endUnsuccessfully(id, "render_failed", "x")),
+  start: (id: string) => Effect.asVoid(RendersRepo.markProcessing(id)), // the Render entity (and its rerun after a crash)
+  progress: (id: string, p: number) => Effect.asVoid(RendersRepo.recordProgress(id, p)),
+  complete: (id: string) => Effect.asVoid(RendersRepo.complete(id, asset(id))),
+  fail: (id: string) => Effect.asVoid(RendersRepo.endUnsuccessfully(id, "render_failed", "x")),
   // what the sweeper does to a render past its budget
-  timeout: (id: string) => Effect.asVoid(Renders.endUnsuccessfully(id, "render_timeout", "x")),
+  timeout: (id: string) => Effect.asVoid(RendersRepo.endUnsuccessfully(id, "render_timeout", "x")),
   // the operator CLI's `render cancel` and RenderService.cancel
   cancel: (id: string) => Effect.ignore(cancelRender(id))
 } as const
@@ -189,7 +189,7 @@ const createCommand = (payerIndex: number, idempotencyKey: string | null) =>
         const begun = yield* IdempotencyRecords.begin(payer.keyId, "createRender", scopedKey, "fp")
         recordId = begun._tag === "New" ? begun.recordId : null
       }
-      const before = yield* Renders.usage(payer.workspaceId)
+      const before = yield* RendersRepo.usage(payer.workspaceId)
       const id = `rnd_${randomUUID().replaceAll("-", "")}`
       const outcome = yield* Effect.either(m.account.charge(payer, {
         id, mediaId: m.account.mediaId, request: { media_id: m.account.mediaId }, metadata: {},
@@ -284,7 +284,7 @@ const checkImport = (m: ImportModel) =>
     m.stoppedReason = row.stopped_reason
   })
 
-const importCommand = (label: string, step: (m: ImportModel) => Effect.Effect<void, never, SqlClient.SqlClient>): fc.AsyncCommand<ImportModel, unknown> => ({
+const importCommand = (label: string, step: (m: ImportModel) => Effect.Effect<void, never, Env>): fc.AsyncCommand<ImportModel, unknown> => ({
   check: () => true,
   run: (m) => run(Effect.zipRight(step(m), checkImport(m))),
   toString: () => label

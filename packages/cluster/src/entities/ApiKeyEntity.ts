@@ -1,9 +1,9 @@
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { SqlClient } from "@effect/sql"
 import { Errors, RateLimit } from "@pic2video/domain"
 import { Clock, Effect, Schema } from "effect"
 import * as Renders from "../repositories/Renders.ts"
+import { RendersRepo } from "../repositories/Renders.ts"
 import * as RateWindows from "./RateWindows.ts"
 
 /**
@@ -39,19 +39,8 @@ export const ApiKeyEntity = Entity.make("ApiKey", [
     success: Admission
   }),
   Rpc.make("Charge", {
-    payload: {
-      renderId: Schema.String,
-      workspaceId: Schema.String,
-      mediaId: Schema.String,
-      spendCap: Schema.NullOr(Schema.Number),
-      request: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-      metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-      idempotencyKey: Schema.NullOr(Schema.String),
-      idempotencyRecordId: Schema.NullOr(Schema.Number),
-      captionBlobKey: Schema.NullOr(Schema.String),
-      /** epoch ms after which the caller has given up: the charge must not commit past it */
-      deadline: Schema.Number
-    },
+    // the charge record as the RenderService made it; the key is the entity's own
+    payload: Renders.NewRender,
     success: ChargeResult,
     error: ChargeRefused
   })
@@ -63,7 +52,7 @@ export const layer = ApiKeyEntity.toLayer(
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
     const keyId = address.entityId
-    const sql = yield* SqlClient.SqlClient
+    const renders = yield* RendersRepo
 
     return ApiKeyEntity.of({
       // the window table is shared with KeyAdmission's local path (RateWindows.ts)
@@ -72,25 +61,12 @@ export const layer = ApiKeyEntity.toLayer(
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
           if (now > payload.deadline) return yield* Effect.fail(tooLate)
-          const result = yield* Renders.charge({
-            id: payload.renderId,
-            payer: { workspaceId: payload.workspaceId, keyId, spendCap24h: payload.spendCap },
-            mediaId: payload.mediaId,
-            request: payload.request,
-            metadata: payload.metadata,
-            idempotencyKey: payload.idempotencyKey,
-            idempotencyRecordId: payload.idempotencyRecordId,
-            captionBlobKey: payload.captionBlobKey,
-            deadline: payload.deadline
-          }).pipe(
-            Effect.provideService(SqlClient.SqlClient, sql),
-            Effect.catchIf(
-              (e): e is Errors.ApiFailure => e instanceof Errors.ApiFailure,
-              (e) =>
-                Effect.fail(new ChargeRefused({
-                  code: e.code === "spend_cap_reached" || e.code === "quota_exceeded" ? e.code : "service_unavailable",
-                  message: e.message
-                }))
+          const result = yield* renders.charge({ ...payload, payer: { ...payload.payer, keyId } }).pipe(
+            Effect.mapError((e) =>
+              new ChargeRefused({
+                code: e.code === "spend_cap_reached" || e.code === "quota_exceeded" ? e.code : "service_unavailable",
+                message: e.message
+              })
             )
           )
           return { renderId: result.row.id, charged: result._tag === "Charged" }

@@ -1,10 +1,10 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Schedule } from "effect"
+import { Clock, Effect, Layer, Schedule } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { ImportEntity } from "./ImportEntity.ts"
 import * as Imports from "../repositories/Imports.ts"
 import { RenderEntity } from "./RenderEntity.ts"
-import * as Renders from "../repositories/Renders.ts"
+import { RendersRepo } from "../repositories/Renders.ts"
 
 /**
  * Background duties of every runner, safe to run on several at once (every change is a
@@ -20,12 +20,13 @@ const snowflakeAt = (ms: number) => (BigInt(ms - Date.UTC(2025, 0, 1)) << 22n).t
 export const sweep = Effect.gen(function*() {
   const config = yield* AppConfig
   const sql = yield* SqlClient.SqlClient
-  const now = Date.now()
-  for (const { id } of yield* Renders.overdue(new Date(now - config.renderTimeoutSeconds * 1000))) {
-    yield* Renders.endUnsuccessfully(id, "render_timeout", "the render exceeded its time budget")
+  const renders = yield* RendersRepo
+  const now = yield* Clock.currentTimeMillis
+  for (const { id } of yield* renders.overdue(new Date(now - config.renderTimeoutSeconds * 1000))) {
+    yield* renders.endUnsuccessfully(id, "render_timeout", "the render exceeded its time budget")
   }
   const start = yield* RenderEntity.client
-  for (const { id } of yield* Renders.idleSince(new Date(now - 60_000))) {
+  for (const { id } of yield* renders.idleSince(new Date(now - 60_000))) {
     yield* start(id).Start({ renderId: id }, { discard: true }).pipe(Effect.timeout("2 seconds"), Effect.ignore)
   }
   // imports likewise: a pending import untouched for a minute gets its (deduplicated) Start again

@@ -4,13 +4,13 @@ import { SqlClient } from "@effect/sql"
 import { RenderState } from "@pic2video/domain"
 import { Renderer, renderVideo, type RenderResult } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
-import { Cause, Context, Deferred, Duration, Effect, Layer, Schedule, Schema } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Layer, Schedule, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import { AppConfig } from "../config/AppConfig.ts"
 import { BlobStore, type Unavailable as StoreUnavailable } from "../storage/BlobStore.ts"
 import * as MediaInference from "../media/MediaInference.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
-import * as Renders from "../repositories/Renders.ts"
+import { RendersRepo } from "../repositories/Renders.ts"
 
 /**
  * One entity per render. `Start` is persisted: it is stored before delivery and redelivered until
@@ -45,6 +45,9 @@ const progressEveryMillis = 500
 const storeRetry = Schedule.exponential("1 second").pipe(Schedule.intersect(Schedule.recurs(5)))
 const patiently = <A, R>(effect: Effect.Effect<A, StoreUnavailable, R>) => Effect.retry(effect, storeRetry)
 
+const endFailed = (renderId: string, message: string) =>
+  Effect.flatMap(RendersRepo, (renders) => renders.endUnsuccessfully(renderId, "render_failed", message))
+
 /** Runs one render to a terminal state; never fails (a fault ends the render as failed and refunded). */
 export const runRender = (renderId: string) =>
   Effect.gen(function*() {
@@ -52,7 +55,8 @@ export const runRender = (renderId: string) =>
     const blobs = yield* BlobStore
     const slots = yield* RenderSlots
     const sql = yield* SqlClient.SqlClient
-    const initial = yield* Renders.byId(renderId)
+    const renders = yield* RendersRepo
+    const initial = yield* renders.byId(renderId)
     if (initial === undefined) return "missing"
     if (RenderState.isTerminal(initial.status)) return initial.status
 
@@ -60,14 +64,14 @@ export const runRender = (renderId: string) =>
     yield* Effect.logInfo(`render ${renderId} received`)
     const deadline = initial.created_at.getTime() + config.renderTimeoutSeconds * 1000
     const fail = (code: "render_failed" | "render_timeout" | "render_rejected", message: string) =>
-      Effect.as(Renders.endUnsuccessfully(renderId, code, message), "failed")
+      Effect.as(renders.endUnsuccessfully(renderId, code, message), "failed")
 
     return yield* slots.withPermits(1)(Effect.gen(function*() {
-      const row = yield* Renders.markProcessing(renderId)
-      if (row === undefined) return (yield* Renders.byId(renderId))?.status ?? "missing"
+      const row = yield* renders.markProcessing(renderId)
+      if (row === undefined) return (yield* renders.byId(renderId))?.status ?? "missing"
       // which runner ran which attempt, for operators (and the join/leave test) to read
       yield* Effect.logInfo(`render ${renderId} processing, attempt ${row.attempts}`)
-      const remaining = deadline - Date.now()
+      const remaining = deadline - (yield* Clock.currentTimeMillis)
       if (remaining <= 0) return yield* fail("render_timeout", "the render exceeded its time budget")
 
       const photoKey = yield* MediaLibrary.storedKey(row.media_id)
@@ -82,12 +86,12 @@ export const runRender = (renderId: string) =>
       const canceled = yield* Deferred.make<never, Canceled>()
       const onProgress = (done: number, total: number) =>
         Effect.gen(function*() {
-          const now = Date.now()
+          const now = yield* Clock.currentTimeMillis
           if (now - lastWrite < progressEveryMillis && done < total) return
           lastWrite = now
           // a render canceled meanwhile is no longer processing: stop work at once
-          if (!(yield* Renders.recordProgress(renderId, RenderState.percentOf(done, total)))) yield* Deferred.fail(canceled, new Canceled())
-        }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+          if (!(yield* renders.recordProgress(renderId, RenderState.percentOf(done, total)))) yield* Deferred.fail(canceled, new Canceled())
+        })
 
       const { request } = row
       // framed from the inference as it stood when the render was created, as its caption was
@@ -126,7 +130,7 @@ export const runRender = (renderId: string) =>
       yield* patiently(blobs.putFile(blobKey, outPath)).pipe(
         Effect.tapError(() => Effect.promise(() => fs.rm(outPath, { force: true })))
       )
-      const completed = yield* Renders.complete(renderId, {
+      const completed = yield* renders.complete(renderId, {
         blobKey,
         contentType: result.content_type,
         width: result.width,
@@ -136,21 +140,21 @@ export const runRender = (renderId: string) =>
       })
       if (!completed) {
         yield* blobs.remove(blobKey)
-        return (yield* Renders.byId(renderId))?.status ?? "missing"
+        return (yield* renders.byId(renderId))?.status ?? "missing"
       }
       return "completed"
     }))
   }).pipe(
     Effect.catchTag("ApiFailure", (e) =>
       Effect.logError(`render ${renderId}: ${e.message}`).pipe(
-        Effect.zipRight(Renders.endUnsuccessfully(renderId, "render_failed", "the stored files could not be reached")),
+        Effect.zipRight(endFailed(renderId, "the stored files could not be reached")),
         Effect.as("failed")
       )),
     Effect.catchAllCause((cause) =>
       Cause.isInterruptedOnly(cause)
         ? Effect.failCause(cause) // shutdown or shard move: the persisted Start is redelivered
         : Effect.logError(`render ${renderId} faulted`, cause).pipe(
-          Effect.zipRight(Renders.endUnsuccessfully(renderId, "render_failed", "generation ran but produced no usable video")),
+          Effect.zipRight(endFailed(renderId, "generation ran but produced no usable video")),
           Effect.as("failed")
         )
     )
@@ -158,7 +162,7 @@ export const runRender = (renderId: string) =>
 
 export const layer = RenderEntity.toLayer(
   Effect.gen(function*() {
-    const context = yield* Effect.context<AppConfig | BlobStore | RenderSlots | SqlClient.SqlClient | Renderer>()
+    const context = yield* Effect.context<AppConfig | BlobStore | RenderSlots | RendersRepo | SqlClient.SqlClient | Renderer>()
     return RenderEntity.of({
       Start: ({ payload }) => runRender(payload.renderId).pipe(Effect.provide(context))
     })

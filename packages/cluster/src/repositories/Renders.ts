@@ -1,6 +1,7 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, Idempotency, Plans, RenderState, Requests, Resources, SpendCap } from "@pic2video/domain"
-import { Effect, Schema } from "effect"
+import { Clock, DateTime, Effect, Option, Schema } from "effect"
+import { operation } from "./Repository.ts"
 
 /**
  * Renders as rows: every transition is written here, and GETs read it, so polling keeps working
@@ -9,6 +10,10 @@ import { Effect, Schema } from "effect"
  * state, so a change decided on a stale read writes nothing and is decided again. Money moves only
  * inside transactions here: the charge (allowance + spend cap + the render row, or nothing) and
  * the refund (status + allowance, or nothing).
+ *
+ * Time: the instants written and compared here (created_at, the spend window, the idempotency
+ * window) come from `Clock`, passed to the statements as parameters, so a test can move them; the
+ * counting and the allowance arithmetic stay in SQL, under the row locks that make them exact.
  */
 const Timestamp = Schema.DateFromSelf
 
@@ -45,10 +50,6 @@ export const RenderRow = Schema.Struct({
 })
 export interface RenderRow extends Schema.Schema.Type<typeof RenderRow> {}
 
-const decodeRows = Schema.decodeUnknown(Schema.Array(RenderRow))
-/** The first row decoded, or undefined; a row the schema refuses is a defect (the table's constraints forbid it). */
-const first = (rows: ReadonlyArray<unknown>) => Effect.map(Effect.orDie(decodeRows(rows)), (decoded) => decoded[0])
-
 /** The state machine's view of a row. */
 export const stateOf = (r: RenderRow): RenderState.RenderState => ({
   status: r.status,
@@ -84,184 +85,44 @@ export const toDocument = (r: RenderRow, publicBaseUrl: string) => ({
   metadata: r.metadata
 })
 
-export const find = (workspaceId: string, id: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* first(yield* sql`SELECT * FROM renders WHERE id = ${id} AND workspace_id = ${workspaceId}`)
-  }).pipe(Effect.orDie)
-
-export const byId = (id: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* first(yield* sql`SELECT * FROM renders WHERE id = ${id}`)
-  }).pipe(Effect.orDie)
-
-/**
- * The render a keyless payer (the portal) created under this idempotency key within the idempotency
- * window (contract §6.8), if any.
- */
-export const findKeyless = (workspaceId: string, idempotencyKey: string, now = new Date()) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* first(yield* sql`
-      SELECT * FROM renders WHERE workspace_id = ${workspaceId} AND api_key_id IS NULL
-        AND idempotency_key = ${idempotencyKey} AND created_at > ${new Date(now.getTime() - Idempotency.recordTtlMillis)}
-      ORDER BY created_at DESC LIMIT 1`)
-  }).pipe(Effect.orDie)
-
-/** Renders of this key accepted within the spend window and not refunded (contract §3). */
-export const chargedInWindow = (apiKeyId: string, now: Date) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM renders
-      WHERE api_key_id = ${apiKeyId} AND refunded_at IS NULL AND created_at > ${SpendCap.windowStart(now.getTime())}`
-    return row.n
-  })
-
-interface Account {
-  readonly included: number | null
-  readonly created_at: Date
-  /** the workspace's latest allowance row that is not in the future (none: null) */
-  readonly usage_cycle_start: Date | null
-  readonly usage_used: number | null
-}
-
-/**
- * The workspace's allowance and what its current cycle has used, in one query (polled by clients
- * as `GET /usage`, and read before every charge). Allowance rows are keyed by cycle anchors of the
- * workspace's own creation time, so the latest row not after `now` (or the anchor) is the current cycle's or an
- * earlier one's; only the current cycle's counts.
- */
-export const usage = (workspaceId: string, now = new Date()) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const [ws] = yield* sql<Account>`
-      SELECT w.included, w.created_at, u.cycle_start AS usage_cycle_start, u.used AS usage_used
-      FROM workspaces w LEFT JOIN LATERAL (
-        SELECT cycle_start, used FROM allowance_usage
-        WHERE workspace_id = w.id AND cycle_start <= GREATEST(${now}, w.created_at)
-        ORDER BY cycle_start DESC LIMIT 1
-      ) u ON true
-      WHERE w.id = ${workspaceId}`
-    const cycleStart = Plans.cycleStart(ws.created_at, now)
-    const used = ws.usage_cycle_start !== null && ws.usage_cycle_start.getTime() === cycleStart.getTime() ? ws.usage_used ?? 0 : 0
-    return { cycleStart, used, included: ws.included }
-  }).pipe(Effect.orDie)
 
 /**
  * Who pays for a render: always a workspace's allowance; through an API key (whose spend cap
  * applies) or, with `keyId` null, the workspace itself (the portal), to which no cap applies.
  */
-export interface Payer {
-  readonly workspaceId: string
-  readonly keyId: string | null
+export const Payer = Schema.Struct({
+  workspaceId: Schema.String,
+  keyId: Schema.NullOr(Schema.String),
   /** the key's cap, as read when the key was authenticated; null without a cap or a key */
-  readonly spendCap24h: number | null
-}
+  spendCap24h: Schema.NullOr(Schema.Number)
+})
+export interface Payer extends Schema.Schema.Type<typeof Payer> {}
 
-/** The early look before the caption work (no locks): the charge transaction decides for real. */
-export const chargeRefusal = (payer: Payer, now = new Date()) =>
-  Effect.gen(function*() {
-    const charged = payer.keyId === null || payer.spendCap24h === null ? 0 : yield* chargedInWindow(payer.keyId, now)
-    const account = yield* usage(payer.workspaceId, now)
-    const refusal = SpendCap.chargeRefusal({
-      spendCap: payer.keyId === null ? null : payer.spendCap24h,
-      chargedInWindow: charged,
-      included: account.included,
-      used: account.used
-    })
-    return refusal === undefined ? undefined : Errors.fail(refusal, SpendCap.refusalMessage(refusal, account.included))
-  }).pipe(Effect.orDie)
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
-export interface NewRender {
-  readonly id: string
-  readonly payer: Payer
-  readonly mediaId: string
-  readonly request: Record<string, unknown>
-  readonly metadata: Record<string, unknown>
-  readonly idempotencyKey: string | null
-  readonly idempotencyRecordId: number | null
-  readonly captionBlobKey: string | null
+/**
+ * The charge record: what the charge transaction inserts and who pays for it. The one definition
+ * of it: `RenderService` builds it, the ApiKey entity's `Charge` message carries it as it is, and
+ * `charge` takes it.
+ */
+export const NewRender = Schema.Struct({
+  id: Schema.String,
+  payer: Payer,
+  mediaId: Schema.String,
+  request: JsonObject,
+  metadata: JsonObject,
+  idempotencyKey: Schema.NullOr(Schema.String),
+  idempotencyRecordId: Schema.NullOr(Schema.Number),
+  captionBlobKey: Schema.NullOr(Schema.String),
   /** epoch ms: past it the caller has answered 503, so the charge must not commit */
-  readonly deadline: number
-}
+  deadline: Schema.Number
+})
+export interface NewRender extends Schema.Schema.Type<typeof NewRender> {}
 
 export type Charged =
   | { readonly _tag: "Charged"; readonly row: RenderRow }
   /** a retried create under an idempotency record (or key, without one) that already holds a render: no second charge */
   | { readonly _tag: "Existing"; readonly row: RenderRow }
-
-/**
- * The one transaction that charges. Creates of one payer serialise on a row lock: the key's row,
- * or, for a keyless payer, the workspace's (FOR NO KEY UPDATE, which the foreign-key checks of
- * concurrent inserts do not wait for). Under it the spend window is counted, one is taken from the
- * allowance (which locks its row) and `SpendCap.chargeRefusal` decides on the counts before; then
- * the render row is inserted — or none of it happens.
- */
-export const charge = (r: NewRender) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const now = new Date()
-    const { payer } = r
-    return yield* sql.withTransaction(
-      Effect.gen(function*() {
-        if (payer.keyId !== null) yield* sql`SELECT id FROM api_keys WHERE id = ${payer.keyId} FOR UPDATE`
-        else yield* sql`SELECT id FROM workspaces WHERE id = ${payer.workspaceId} FOR NO KEY UPDATE`
-        const existing = r.idempotencyRecordId !== null
-          ? yield* first(yield* sql`SELECT * FROM renders WHERE idempotency_record_id = ${r.idempotencyRecordId}`)
-          : payer.keyId === null && r.idempotencyKey !== null
-          // keyless creates keep no idempotency record: the workspace lock makes this look exact
-          ? yield* findKeyless(payer.workspaceId, r.idempotencyKey, now)
-          : undefined
-        if (existing !== undefined) return { _tag: "Existing", row: existing } satisfies Charged
-        const spendCap = payer.keyId === null ? null : payer.spendCap24h
-        const charged = payer.keyId === null || spendCap === null ? 0 : yield* chargedInWindow(payer.keyId, now)
-        const [ws] = yield* sql<Account>`SELECT included, created_at FROM workspaces WHERE id = ${payer.workspaceId}`
-        const cycleStart = Plans.cycleStart(ws.created_at, now)
-        // take one, then ask the rule about the count before it: the row stays locked to the end, and a
-        // refusal rolls the take back
-        const [{ used }] = yield* sql<{ used: number }>`
-          INSERT INTO allowance_usage (workspace_id, cycle_start, used) VALUES (${payer.workspaceId}, ${cycleStart}, 1)
-          ON CONFLICT (workspace_id, cycle_start) DO UPDATE SET used = allowance_usage.used + 1
-          RETURNING used`
-        const refusal = SpendCap.chargeRefusal({ spendCap, chargedInWindow: charged, included: ws.included, used: used - 1 })
-        if (refusal !== undefined) return yield* Effect.fail(Errors.fail(refusal, SpendCap.refusalMessage(refusal, ws.included)))
-        const row = yield* first(yield* sql`
-          INSERT INTO renders ${sql.insert({
-            id: r.id,
-            workspace_id: payer.workspaceId,
-            api_key_id: payer.keyId,
-            media_id: r.mediaId,
-            status: RenderState.initial.status,
-            progress: RenderState.initial.progress,
-            request: JSON.stringify(r.request),
-            metadata: JSON.stringify(r.metadata),
-            idempotency_key: r.idempotencyKey,
-            idempotency_record_id: r.idempotencyRecordId,
-            caption_blob_key: r.captionBlobKey,
-            cycle_start: cycleStart,
-            created_at: now,
-            updated_at: now
-          })}
-          RETURNING *`)
-        if (row === undefined) return yield* Effect.dieMessage("the render insert returned no row")
-        // the caller stops waiting at the deadline and then looks for this row: never commit later
-        if (Date.now() > r.deadline) {
-          return yield* Effect.fail(Errors.fail("service_unavailable", "the request timed out before it could be charged"))
-        }
-        return { _tag: "Charged", row } satisfies Charged
-      })
-    ).pipe(
-      // the transaction rolled back, so nothing was charged: a refusal to retry, not a defect that
-      // would restart the key's entity and stall every other create on the key meanwhile
-      Effect.catchTag("SqlError", (e) =>
-        Effect.zipRight(
-          Effect.logError("charge transaction failed; nothing was charged", e),
-          Effect.fail(Errors.fail("service_unavailable", "the render could not be charged; retry", { retryAfter: 1 }))
-        ))
-    )
-  })
 
 export interface Asset {
   readonly blobKey: string
@@ -283,83 +144,377 @@ export type Applied =
   /** the state machine refused the event in the row's state (or there is no such render): nothing written */
   | { readonly _tag: "Refused"; readonly row: RenderRow | undefined }
 
-/**
- * Applies one event: the state machine decides on the row as read, and the UPDATE is guarded on
- * that state (status, progress, attempts), so a change that lost a race writes nothing and is
- * decided again on the new row. A transition into a refunded state gives the allowance back in
- * the same transaction.
- */
-export const apply = (id: string, change: Change): Effect.Effect<Applied, never, SqlClient.SqlClient> =>
-  Effect.gen(function*() {
+export interface Usage {
+  readonly cycleStart: Date
+  readonly used: number
+  readonly included: number | null
+}
+
+/** The (created_at, id) of the last row of the previous page of a newest-first list. */
+export interface Before {
+  readonly createdAt: Date
+  readonly id: string
+}
+
+const Id = Schema.String
+const Count = Schema.Struct({ n: Schema.Number })
+const Ids = Schema.Struct({ id: Schema.String })
+const Account = Schema.Struct({
+  included: Schema.NullOr(Schema.Number),
+  created_at: Timestamp,
+  /** the workspace's latest allowance row that is not in the future (none: null) */
+  usage_cycle_start: Schema.NullOr(Timestamp),
+  usage_used: Schema.NullOr(Schema.Number)
+})
+const Allowance = Schema.Struct({ included: Schema.NullOr(Schema.Number), created_at: Timestamp })
+
+export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/RendersRepo", {
+  accessors: true,
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const current = yield* byId(id)
-    if (current === undefined) return { _tag: "Refused", row: undefined } satisfies Applied
-    const next = RenderState.transition(stateOf(current), change.event)
-    if (next === undefined) return { _tag: "Refused", row: current } satisfies Applied
-    const now = new Date()
-    const asset = "asset" in change ? change.asset : undefined
-    const written = yield* sql.withTransaction(Effect.gen(function*() {
-      const row = yield* first(yield* sql`
-        UPDATE renders SET ${sql.update({
-          status: next.status,
-          progress: next.progress,
-          error_code: next.errorCode,
-          error_message: "message" in change ? change.message : current.error_message,
-          completed_at: next.completed ? current.completed_at ?? now : null,
-          refunded_at: next.refunded ? current.refunded_at ?? now : null,
-          attempts: current.attempts + (change.event._tag === "Started" ? 1 : 0),
-          updated_at: now,
-          ...(asset === undefined ? {} : {
-            asset_blob_key: asset.blobKey,
-            asset_content_type: asset.contentType,
-            asset_width: asset.width,
-            asset_height: asset.height,
-            asset_byte_size: asset.byteSize,
-            asset_duration_sec: asset.durationSec
+
+    const selectOwned = SqlSchema.findOne({
+      Request: Schema.Struct({ workspaceId: Schema.String, id: Id }),
+      Result: RenderRow,
+      execute: ({ id, workspaceId }) => sql`SELECT * FROM renders WHERE id = ${id} AND workspace_id = ${workspaceId}`
+    })
+    const selectById = SqlSchema.findOne({ Request: Id, Result: RenderRow, execute: (id) => sql`SELECT * FROM renders WHERE id = ${id}` })
+    const selectByRecord = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: RenderRow,
+      execute: (recordId) => sql`SELECT * FROM renders WHERE idempotency_record_id = ${recordId}`
+    })
+    const selectKeyless = SqlSchema.findOne({
+      Request: Schema.Struct({ workspaceId: Schema.String, idempotencyKey: Schema.String, since: Timestamp }),
+      Result: RenderRow,
+      execute: (r) =>
+        sql`
+          SELECT * FROM renders WHERE workspace_id = ${r.workspaceId} AND api_key_id IS NULL
+            AND idempotency_key = ${r.idempotencyKey} AND created_at > ${r.since}
+          ORDER BY created_at DESC LIMIT 1`
+    })
+    const countInWindow = SqlSchema.single({
+      Request: Schema.Struct({ apiKeyId: Schema.String, since: Timestamp }),
+      Result: Count,
+      execute: (r) =>
+        sql`
+          SELECT count(*)::int AS n FROM renders
+          WHERE api_key_id = ${r.apiKeyId} AND refunded_at IS NULL AND created_at > ${r.since}`
+    })
+    const selectAccount = SqlSchema.single({
+      Request: Schema.Struct({ workspaceId: Schema.String, now: Timestamp }),
+      Result: Account,
+      execute: (r) =>
+        sql`
+          SELECT w.included, w.created_at, u.cycle_start AS usage_cycle_start, u.used AS usage_used
+          FROM workspaces w LEFT JOIN LATERAL (
+            SELECT cycle_start, used FROM allowance_usage
+            WHERE workspace_id = w.id AND cycle_start <= GREATEST(${r.now}, w.created_at)
+            ORDER BY cycle_start DESC LIMIT 1
+          ) u ON true
+          WHERE w.id = ${r.workspaceId}`
+    })
+    const lockPayer = SqlSchema.void({
+      Request: Payer,
+      execute: (payer) =>
+        payer.keyId !== null
+          ? sql`SELECT id FROM api_keys WHERE id = ${payer.keyId} FOR UPDATE`
+          : sql`SELECT id FROM workspaces WHERE id = ${payer.workspaceId} FOR NO KEY UPDATE`
+    })
+    const selectAllowance = SqlSchema.single({
+      Request: Schema.String,
+      Result: Allowance,
+      execute: (workspaceId) => sql`SELECT included, created_at FROM workspaces WHERE id = ${workspaceId}`
+    })
+    const takeAllowance = SqlSchema.single({
+      Request: Schema.Struct({ workspaceId: Schema.String, cycleStart: Timestamp }),
+      Result: Schema.Struct({ used: Schema.Number }),
+      execute: (r) =>
+        sql`
+          INSERT INTO allowance_usage (workspace_id, cycle_start, used) VALUES (${r.workspaceId}, ${r.cycleStart}, 1)
+          ON CONFLICT (workspace_id, cycle_start) DO UPDATE SET used = allowance_usage.used + 1
+          RETURNING used`
+    })
+    const insert = SqlSchema.single({
+      Request: Schema.Struct({ render: NewRender, cycleStart: Timestamp, now: Timestamp }),
+      Result: RenderRow,
+      execute: ({ cycleStart, now, render: r }) =>
+        sql`
+          INSERT INTO renders ${
+          sql.insert({
+            id: r.id,
+            workspace_id: r.payer.workspaceId,
+            api_key_id: r.payer.keyId,
+            media_id: r.mediaId,
+            status: RenderState.initial.status,
+            progress: RenderState.initial.progress,
+            request: JSON.stringify(r.request),
+            metadata: JSON.stringify(r.metadata),
+            idempotency_key: r.idempotencyKey,
+            idempotency_record_id: r.idempotencyRecordId,
+            caption_blob_key: r.captionBlobKey,
+            cycle_start: cycleStart,
+            created_at: now,
+            updated_at: now
           })
-        })}
-        WHERE id = ${id} AND status = ${current.status} AND progress = ${current.progress} AND attempts = ${current.attempts}
-        RETURNING *`)
-      if (row !== undefined && next.refunded && current.refunded_at === null) {
-        yield* sql`UPDATE allowance_usage SET used = used - 1
-          WHERE workspace_id = ${row.workspace_id} AND cycle_start = ${row.cycle_start} AND used > 0`
-      }
-      return row
-    })).pipe(Effect.orDie)
-    // the row moved on since it was read: decide again on what it is now
-    return written === undefined ? yield* apply(id, change) : { _tag: "Applied", row: written } satisfies Applied
+        }
+          RETURNING *`
+    })
+    const selectActive = SqlSchema.findAll({
+      Request: Schema.Struct({ column: Schema.Literal("created_at", "updated_at"), before: Timestamp }),
+      Result: Ids,
+      execute: (r) =>
+        r.column === "created_at"
+          ? sql`SELECT id FROM renders WHERE status IN ${sql.in(RenderState.activeStatuses)} AND created_at < ${r.before}`
+          : sql`SELECT id FROM renders WHERE status IN ${sql.in(RenderState.activeStatuses)} AND updated_at < ${r.before} LIMIT 500`
+    })
+    const countByStatus = SqlSchema.findAll({
+      Request: Schema.Struct({ workspaceId: Schema.String, cycleStart: Timestamp }),
+      Result: Schema.Struct({ status: Resources.RenderStatus, n: Schema.Number }),
+      execute: (r) =>
+        sql`
+          SELECT status, count(*)::int AS n FROM renders
+          WHERE workspace_id = ${r.workspaceId} AND cycle_start = ${r.cycleStart} GROUP BY status`
+    })
+    const selectPage = SqlSchema.findAll({
+      Request: Schema.Struct({
+        workspaceId: Schema.String,
+        status: Schema.NullOr(Resources.RenderStatus),
+        beforeAt: Schema.NullOr(Timestamp),
+        beforeId: Schema.String,
+        limit: Schema.Number
+      }),
+      Result: RenderRow,
+      execute: (r) =>
+        sql`
+          SELECT * FROM renders WHERE workspace_id = ${r.workspaceId}
+            AND (${r.status}::text IS NULL OR status = ${r.status}::text)
+            AND (${r.beforeAt}::timestamptz IS NULL OR (created_at, id) < (${r.beforeAt}::timestamptz, ${r.beforeId}))
+          ORDER BY created_at DESC, id DESC LIMIT ${r.limit}`
+    })
+
+    const find = (workspaceId: string, id: string) =>
+      selectOwned({ workspaceId, id }).pipe(Effect.map(Option.getOrUndefined), operation("RendersRepo.find"))
+
+    const byId = (id: string) => selectById(id).pipe(Effect.map(Option.getOrUndefined), operation("RendersRepo.byId"))
+
+    const keyless = (workspaceId: string, idempotencyKey: string, now: Date) =>
+      Effect.map(
+        selectKeyless({ workspaceId, idempotencyKey, since: new Date(now.getTime() - Idempotency.recordTtlMillis) }),
+        Option.getOrUndefined
+      )
+
+    /**
+     * The render a keyless payer (the portal) created under this idempotency key within the
+     * idempotency window (contract §6.8), if any.
+     */
+    const findKeyless = (workspaceId: string, idempotencyKey: string) =>
+      DateTime.nowAsDate.pipe(
+        Effect.flatMap((now) => keyless(workspaceId, idempotencyKey, now)),
+        operation("RendersRepo.findKeyless")
+      )
+
+    const countChargedInWindow = (apiKeyId: string, now: Date) =>
+      Effect.map(countInWindow({ apiKeyId, since: SpendCap.windowStart(now.getTime()) }), (row) => row.n)
+
+    /** Renders of this key accepted within the spend window and not refunded (contract §3). */
+    const chargedInWindow = (apiKeyId: string) =>
+      DateTime.nowAsDate.pipe(
+        Effect.flatMap((now) => countChargedInWindow(apiKeyId, now)),
+        operation("RendersRepo.chargedInWindow")
+      )
+
+    const usageAt = (workspaceId: string, now: Date) =>
+      Effect.map(selectAccount({ workspaceId, now }), (ws): Usage => {
+        const cycleStart = Plans.cycleStart(ws.created_at, now)
+        const used = ws.usage_cycle_start !== null && ws.usage_cycle_start.getTime() === cycleStart.getTime() ? ws.usage_used ?? 0 : 0
+        return { cycleStart, used, included: ws.included }
+      })
+
+    /**
+     * The workspace's allowance and what its current cycle has used, in one query (polled by
+     * clients as `GET /usage`, and read before every charge). Allowance rows are keyed by cycle
+     * anchors of the workspace's own creation time, so the latest row not after `now` (or the
+     * anchor) is the current cycle's or an earlier one's; only the current cycle's counts.
+     */
+    const usage = (workspaceId: string) =>
+      DateTime.nowAsDate.pipe(Effect.flatMap((now) => usageAt(workspaceId, now)), operation("RendersRepo.usage"))
+
+    /** The early look before the caption work (no locks): the charge transaction decides for real. */
+    const chargeRefusal = (payer: Payer) =>
+      Effect.gen(function*() {
+        const now = yield* DateTime.nowAsDate
+        const charged = payer.keyId === null || payer.spendCap24h === null ? 0 : yield* countChargedInWindow(payer.keyId, now)
+        const account = yield* usageAt(payer.workspaceId, now)
+        const refusal = SpendCap.chargeRefusal({
+          spendCap: payer.keyId === null ? null : payer.spendCap24h,
+          chargedInWindow: charged,
+          included: account.included,
+          used: account.used
+        })
+        return refusal === undefined ? undefined : Errors.fail(refusal, SpendCap.refusalMessage(refusal, account.included))
+      }).pipe(operation("RendersRepo.chargeRefusal"))
+
+    /**
+     * The one transaction that charges. Creates of one payer serialise on a row lock: the key's
+     * row, or, for a keyless payer, the workspace's (FOR NO KEY UPDATE, which the foreign-key
+     * checks of concurrent inserts do not wait for). Under it the spend window is counted, one is
+     * taken from the allowance (which locks its row) and `SpendCap.chargeRefusal` decides on the
+     * counts before; then the render row is inserted — or none of it happens.
+     */
+    const charge = (r: NewRender) =>
+      Effect.gen(function*() {
+        const now = yield* DateTime.nowAsDate
+        const { payer } = r
+        return yield* sql.withTransaction(
+          Effect.gen(function*() {
+            yield* lockPayer(payer)
+            const existing = r.idempotencyRecordId !== null
+              ? Option.getOrUndefined(yield* selectByRecord(r.idempotencyRecordId))
+              : payer.keyId === null && r.idempotencyKey !== null
+              // keyless creates keep no idempotency record: the workspace lock makes this look exact
+              ? yield* keyless(payer.workspaceId, r.idempotencyKey, now)
+              : undefined
+            if (existing !== undefined) return { _tag: "Existing", row: existing } satisfies Charged
+            const spendCap = payer.keyId === null ? null : payer.spendCap24h
+            const charged = payer.keyId === null || spendCap === null ? 0 : yield* countChargedInWindow(payer.keyId, now)
+            const ws = yield* selectAllowance(payer.workspaceId)
+            const cycleStart = Plans.cycleStart(ws.created_at, now)
+            // take one, then ask the rule about the count before it: the row stays locked to the end, and a
+            // refusal rolls the take back
+            const { used } = yield* takeAllowance({ workspaceId: payer.workspaceId, cycleStart })
+            const refusal = SpendCap.chargeRefusal({ spendCap, chargedInWindow: charged, included: ws.included, used: used - 1 })
+            if (refusal !== undefined) return yield* Effect.fail(Errors.fail(refusal, SpendCap.refusalMessage(refusal, ws.included)))
+            const row = yield* insert({ render: r, cycleStart, now })
+            // the caller stops waiting at the deadline and then looks for this row: never commit later
+            if ((yield* Clock.currentTimeMillis) > r.deadline) {
+              return yield* Effect.fail(Errors.fail("service_unavailable", "the request timed out before it could be charged"))
+            }
+            return { _tag: "Charged", row } satisfies Charged
+          })
+        )
+      }).pipe(
+        // the transaction rolled back, so nothing was charged: a refusal to retry, not a defect that
+        // would restart the key's entity and stall every other create on the key meanwhile
+        Effect.catchTag("SqlError", (e) =>
+          Effect.zipRight(
+            Effect.logError("charge transaction failed; nothing was charged", e),
+            Effect.fail(Errors.fail("service_unavailable", "the render could not be charged; retry", { retryAfter: 1 }))
+          )),
+        // a row the schema refuses, or no row where the statement returns one, is a defect
+        Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die }),
+        Effect.withSpan("RendersRepo.charge")
+      )
+
+    /** The guarded write of one transition, with the refund when it is one; undefined when the row moved on. */
+    const write = (current: RenderRow, next: RenderState.RenderState, change: Change, now: Date) => {
+      const asset = "asset" in change ? change.asset : undefined
+      return sql.withTransaction(Effect.gen(function*() {
+        const [row] = yield* sql`
+          UPDATE renders SET ${
+          sql.update({
+            status: next.status,
+            progress: next.progress,
+            error_code: next.errorCode,
+            error_message: "message" in change ? change.message : current.error_message,
+            completed_at: next.completed ? current.completed_at ?? now : null,
+            refunded_at: next.refunded ? current.refunded_at ?? now : null,
+            attempts: current.attempts + (change.event._tag === "Started" ? 1 : 0),
+            updated_at: now,
+            ...(asset === undefined ? {} : {
+              asset_blob_key: asset.blobKey,
+              asset_content_type: asset.contentType,
+              asset_width: asset.width,
+              asset_height: asset.height,
+              asset_byte_size: asset.byteSize,
+              asset_duration_sec: asset.durationSec
+            })
+          })
+        }
+          WHERE id = ${current.id} AND status = ${current.status} AND progress = ${current.progress} AND attempts = ${current.attempts}
+          RETURNING *`.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(RenderRow))))
+        if (row !== undefined && next.refunded && current.refunded_at === null) {
+          yield* sql`UPDATE allowance_usage SET used = used - 1
+            WHERE workspace_id = ${row.workspace_id} AND cycle_start = ${row.cycle_start} AND used > 0`
+        }
+        return row
+      }))
+    }
+
+    /**
+     * Applies one event: the state machine decides on the row as read, and the UPDATE is guarded
+     * on that state (status, progress, attempts), so a change that lost a race writes nothing and
+     * is decided again on the new row. A transition into a refunded state gives the allowance back
+     * in the same transaction.
+     */
+    const apply = (id: string, change: Change): Effect.Effect<Applied> =>
+      Effect.gen(function*() {
+        const current = Option.getOrUndefined(yield* selectById(id))
+        if (current === undefined) return { _tag: "Refused", row: undefined } satisfies Applied
+        const next = RenderState.transition(stateOf(current), change.event)
+        if (next === undefined) return { _tag: "Refused", row: current } satisfies Applied
+        const written = yield* write(current, next, change, yield* DateTime.nowAsDate)
+        // the row moved on since it was read: decide again on what it is now
+        return written === undefined ? yield* apply(id, change) : { _tag: "Applied", row: written } satisfies Applied
+      }).pipe(operation("RendersRepo.apply"))
+
+    const appliedRow = (a: Applied) => (a._tag === "Applied" ? a.row : undefined)
+
+    /** Renders newest first; `before` is the last row of the previous page. */
+    const list = (
+      workspaceId: string,
+      options: { readonly status?: Resources.RenderStatus; readonly limit: number; readonly before?: Before }
+    ) =>
+      selectPage({
+        workspaceId,
+        status: options.status ?? null,
+        beforeAt: options.before?.createdAt ?? null,
+        beforeId: options.before?.id ?? "",
+        limit: options.limit + 1
+      }).pipe(
+        Effect.map((rows) => ({ rows: rows.slice(0, options.limit), hasMore: rows.length > options.limit })),
+        operation("RendersRepo.list")
+      )
+
+    return {
+      find,
+      byId,
+      findKeyless,
+      chargedInWindow,
+      usage,
+      chargeRefusal,
+      charge,
+      apply,
+      /** Moves a render into processing (a rerun after a crash stays in processing); undefined when it may not run. */
+      markProcessing: (id: string) => Effect.map(apply(id, { event: { _tag: "Started" } }), appliedRow),
+      /** Records progress; false when the render is no longer processing (canceled meanwhile). */
+      recordProgress: (id: string, percent: number) =>
+        Effect.map(apply(id, { event: { _tag: "Progressed", percent } }), (a) => a._tag === "Applied"),
+      complete: (id: string, asset: Asset) => Effect.map(apply(id, { event: { _tag: "Finished" }, asset }), (a) => a._tag === "Applied"),
+      /**
+       * Ends a render as failed or canceled and refunds it (allowance and spend cap), in one
+       * transaction; a render already terminal is left as it is. Returns the row when it changed.
+       */
+      endUnsuccessfully: (id: string, code: Errors.RenderErrorCode, message: string) =>
+        Effect.map(
+          apply(id, { event: code === "render_canceled" ? { _tag: "Canceled" } : { _tag: "Failed", code }, message }),
+          appliedRow
+        ),
+      /** Non-terminal renders accepted before `olderThan`: past their time budget. */
+      overdue: (olderThan: Date) => selectActive({ column: "created_at", before: olderThan }).pipe(operation("RendersRepo.overdue")),
+      /** Non-terminal renders untouched since `before`: their Start is resent. */
+      idleSince: (before: Date) => selectActive({ column: "updated_at", before }).pipe(operation("RendersRepo.idleSince")),
+      /** Renders charged to this billing cycle, by status (a status with none is 0). */
+      countByStatus: (workspaceId: string, cycleStart: Date) =>
+        countByStatus({ workspaceId, cycleStart }).pipe(
+          Effect.map((rows) => {
+            const counts: Record<Resources.RenderStatus, number> = { queued: 0, processing: 0, completed: 0, failed: 0, canceled: 0 }
+            for (const row of rows) counts[row.status] = row.n
+            return counts
+          }),
+          operation("RendersRepo.countByStatus")
+        ),
+      list
+    } as const
   })
-
-const appliedRow = (a: Applied) => (a._tag === "Applied" ? a.row : undefined)
-
-/** Moves a render into processing (a rerun after a crash stays in processing); undefined when it may not run. */
-export const markProcessing = (id: string) => Effect.map(apply(id, { event: { _tag: "Started" } }), appliedRow)
-
-/** Records progress; false when the render is no longer processing (canceled meanwhile). */
-export const recordProgress = (id: string, percent: number) =>
-  Effect.map(apply(id, { event: { _tag: "Progressed", percent } }), (a) => a._tag === "Applied")
-
-export const complete = (id: string, asset: Asset) =>
-  Effect.map(apply(id, { event: { _tag: "Finished" }, asset }), (a) => a._tag === "Applied")
-
-/**
- * Ends a render as failed or canceled and refunds it (allowance and spend cap), in one
- * transaction; a render already terminal is left as it is. Returns the row when it changed.
- */
-export const endUnsuccessfully = (id: string, code: Errors.RenderErrorCode, message: string) =>
-  Effect.map(apply(id, { event: code === "render_canceled" ? { _tag: "Canceled" } : { _tag: "Failed", code }, message }), appliedRow)
-
-/** Non-terminal renders: older than the budget (to time out), or idle long enough to be resent. */
-export const overdue = (olderThan: Date) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql<{ id: string }>`
-      SELECT id FROM renders WHERE status IN ${sql.in(RenderState.activeStatuses)} AND created_at < ${olderThan}`
-  }).pipe(Effect.orDie)
-
-export const idleSince = (before: Date) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql<{ id: string }>`
-      SELECT id FROM renders WHERE status IN ${sql.in(RenderState.activeStatuses)} AND updated_at < ${before} LIMIT 500`
-  }).pipe(Effect.orDie)
+}) {}

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Errors, Idempotency, Ids, RenderState, type Requests } from "@pic2video/domain"
 import { prepareCaption } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { ApiKeyEntity } from "../entities/ApiKeyEntity.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
@@ -10,6 +10,7 @@ import * as MediaInference from "../media/MediaInference.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
 import { RenderEntity } from "../entities/RenderEntity.ts"
 import * as Renders from "../repositories/Renders.ts"
+import { RendersRepo } from "../repositories/Renders.ts"
 
 export type Payer = Renders.Payer
 
@@ -45,13 +46,14 @@ const notFound = (id: string) => Errors.fail("render_not_found", `no render ${id
  */
 export const cancel = (id: string, workspaceId?: string) =>
   Effect.gen(function*() {
+    const renders = yield* RendersRepo
     const unknown = workspaceId === undefined ? Errors.fail("render_not_found", `no render ${id}`) : notFound(id)
     if (!Ids.isRenderId(id)) return yield* Effect.fail(unknown)
-    const before = workspaceId === undefined ? yield* Renders.byId(id) : yield* Renders.find(workspaceId, id)
+    const before = workspaceId === undefined ? yield* renders.byId(id) : yield* renders.find(workspaceId, id)
     if (before === undefined) return yield* Effect.fail(unknown)
     // the running render sees it is no longer processing at its next progress step and stops
-    const ended = yield* Renders.endUnsuccessfully(id, "render_canceled", "the render was canceled")
-    return ended ?? (yield* Renders.byId(id)) ?? before
+    const ended = yield* renders.endUnsuccessfully(id, "render_canceled", "the render was canceled")
+    return ended ?? (yield* renders.byId(id)) ?? before
   })
 
 /**
@@ -62,8 +64,9 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
   effect: Effect.gen(function*() {
     const { publicBaseUrl } = yield* AppConfig
     const keys = yield* ApiKeyEntity.client
-    const renders = yield* RenderEntity.client
+    const entities = yield* RenderEntity.client
     const blobs = yield* BlobStore
+    const repo = yield* RendersRepo
     const sql = yield* SqlClient.SqlClient
     const withSql = Effect.provideService(SqlClient.SqlClient, sql)
 
@@ -76,25 +79,14 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
     const charge = (input: Renders.NewRender) => {
       const unavailable = Errors.fail("service_unavailable", "the service is briefly unavailable; retry", { retryAfter: 2 })
       const settle = Effect.gen(function*() {
-        yield* Effect.sleep(Math.max(0, input.deadline + 500 - Date.now()))
-        const row = yield* withSql(Renders.byId(input.id))
+        yield* Effect.sleep(Math.max(0, input.deadline + 500 - (yield* Clock.currentTimeMillis)))
+        const row = yield* repo.byId(input.id)
         return row === undefined ? yield* Effect.fail(unavailable) : { renderId: input.id, charged: true }
       })
       const { payer } = input
       const attempt = payer.keyId !== null
-        ? keys(payer.keyId).Charge({
-          renderId: input.id,
-          workspaceId: payer.workspaceId,
-          mediaId: input.mediaId,
-          spendCap: payer.spendCap24h,
-          request: input.request,
-          metadata: input.metadata,
-          idempotencyKey: input.idempotencyKey,
-          idempotencyRecordId: input.idempotencyRecordId,
-          captionBlobKey: input.captionBlobKey,
-          deadline: input.deadline
-        }).pipe(Effect.catchTag("ChargeRefused", (e) => Effect.fail(Errors.fail(e.code, e.message))))
-        : Effect.map(withSql(Renders.charge(input)), (r) => ({ renderId: r.row.id, charged: r._tag === "Charged" }))
+        ? keys(payer.keyId).Charge(input).pipe(Effect.catchTag("ChargeRefused", (e) => Effect.fail(Errors.fail(e.code, e.message))))
+        : Effect.map(repo.charge(input), (r) => ({ renderId: r.row.id, charged: r._tag === "Charged" }))
       return attempt.pipe(
         Effect.timeout(entityTimeout),
         // a refusal stands; anything else (timeout, the entity unreachable, a late commit) is settled
@@ -113,7 +105,7 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
         // a keyless payer has no idempotency record to replay from: a form sent again finds its render
         // before the early refusal could refuse it (the charge transaction decides exactly)
         const earlier = payer.keyId === null && idempotency !== null
-          ? yield* withSql(Renders.findKeyless(payer.workspaceId, idempotency.key))
+          ? yield* repo.findKeyless(payer.workspaceId, idempotency.key)
           : undefined
         if (earlier !== undefined) {
           // the same key with another body is refused, as the API refuses it (contract §4.6)
@@ -123,7 +115,7 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
           return { object: "render" as const, id: earlier.id, status: "queued" as const }
         }
         // a cheap look before the caption work; the charge transaction decides for real
-        const refusal = yield* withSql(Renders.chargeRefusal(payer))
+        const refusal = yield* repo.chargeRefusal(payer)
         if (refusal !== undefined) return yield* Effect.fail(refusal)
 
         const renderId = Ids.newRenderId()
@@ -147,23 +139,22 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
           idempotencyKey: idempotency?.key ?? null,
           idempotencyRecordId: idempotency?.recordId ?? null,
           captionBlobKey,
-          deadline: Date.now() + chargeBudgetMillis
+          deadline: (yield* Clock.currentTimeMillis) + chargeBudgetMillis
         }).pipe(Effect.tapError(() => captionBlobKey === null ? Effect.void : blobs.remove(captionBlobKey)))
         if (!charged.charged && captionBlobKey !== null) yield* blobs.remove(captionBlobKey)
         // charged: from here on the answer is 202 whatever happens; the sweeper resends a lost Start
-        yield* renders(charged.renderId).Start({ renderId: charged.renderId }, { discard: true }).pipe(
+        yield* entities(charged.renderId).Start({ renderId: charged.renderId }, { discard: true }).pipe(
           Effect.timeout(entityTimeout),
           Effect.catchAllCause((cause) => Effect.logWarning("Start not sent; the sweeper will resend it", cause))
         )
         return { object: "render" as const, id: charged.renderId, status: "queued" as const }
       })
 
-    /** The workspace's own render; a foreign, unknown or malformed id is one answer (404). */
+    /** The workspace's own render as stored, or undefined: a foreign, unknown or malformed id is one answer. */
+    const find = (workspaceId: string, id: string) => Ids.isRenderId(id) ? repo.find(workspaceId, id) : Effect.succeed(undefined)
+
     const row = (workspaceId: string, id: string) =>
-      Effect.flatMap(
-        Ids.isRenderId(id) ? withSql(Renders.find(workspaceId, id)) : Effect.succeed(undefined),
-        (r) => r === undefined ? Effect.fail(notFound(id)) : Effect.succeed(r)
-      )
+      Effect.flatMap(find(workspaceId, id), (r) => r === undefined ? Effect.fail(notFound(id)) : Effect.succeed(r))
 
     const get = (workspaceId: string, id: string) => Effect.map(row(workspaceId, id), (r) => Renders.toDocument(r, publicBaseUrl))
 
@@ -197,7 +188,7 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
       })
 
     const usage = (workspaceId: string) =>
-      Effect.map(withSql(Renders.usage(workspaceId)), (u) => ({
+      Effect.map(repo.usage(workspaceId), (u) => ({
         object: "usage" as const,
         cycle_start: u.cycleStart.toISOString(),
         aesthetic_quotes: { used: u.used, included: u.included }
@@ -210,7 +201,15 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
       downloadFile,
       usage,
       cancel: (workspaceId: string, id: string) =>
-        Effect.map(withSql(cancel(id, workspaceId)), (r) => Renders.toDocument(r, publicBaseUrl))
+        Effect.map(Effect.provideService(cancel(id, workspaceId), RendersRepo, repo), (r) => Renders.toDocument(r, publicBaseUrl)),
+      // the portal's views, which the API has no endpoint for
+      find,
+      list: repo.list,
+      /** This cycle's allowance and use, and its renders by status. */
+      cycle: (workspaceId: string) =>
+        Effect.flatMap(repo.usage(workspaceId), (u) => Effect.map(repo.countByStatus(workspaceId, u.cycleStart), (byStatus) => ({ ...u, byStatus }))),
+      /** A key's charged renders in its 24-hour spend window. */
+      chargedInWindow: repo.chargedInWindow
     } as const
   })
 }) {}

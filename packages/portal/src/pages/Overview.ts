@@ -1,6 +1,6 @@
 import * as ApiKeys from "@pic2video/cluster/ApiKeys"
-import * as PortalViews from "@pic2video/cluster/portal/PortalViews"
-import * as Renders from "@pic2video/cluster/Renders"
+import { RenderService } from "@pic2video/cluster/services/RenderService"
+import { Resources } from "@pic2video/domain"
 import { Effect } from "effect"
 import type { Signed } from "../Context.ts"
 import { Plans } from "@pic2video/domain"
@@ -11,10 +11,11 @@ import { document, htmlResponse } from "../Layout.ts"
 export const page = (s: Signed) =>
   Effect.gen(function*() {
     const ws = s.workspace
-    const usage = yield* Renders.usage(ws.id)
-    const byStatus = yield* PortalViews.rendersByStatus(ws.id, usage.cycleStart)
+    const renders = yield* RenderService
+    const usage = yield* renders.cycle(ws.id)
+    const byStatus = usage.byStatus
     const keys = (yield* ApiKeys.list(ws.id)).data.filter((k) => k.revoked_at === null)
-    const windows = yield* Effect.forEach(keys, (k) => Effect.map(Effect.orDie(Renders.chargedInWindow(k.id, new Date())), (n) => ({ key: k, n })))
+    const windows = yield* Effect.forEach(keys, (k) => Effect.map(renders.chargedInWindow(k.id), (n) => ({ key: k, n })))
     const storageShare = ws.storage_budget_bytes === 0 ? 0 : Math.min(1, ws.storage_used_bytes / ws.storage_budget_bytes)
     const canHoldKeys = Plans.planDefaults[ws.plan].canHoldKeys
     const body = html`<h1>Overview</h1>
@@ -59,7 +60,7 @@ export const page = (s: Signed) =>
       <caption class="visually-hidden">Renders this cycle by status</caption>
       <thead><tr><th scope="col">Status</th><th scope="col" class="num">Renders</th></tr></thead>
       <tbody>${
-      PortalViews.renderStatuses.map((st) =>
+      Resources.RenderStatus.literals.map((st) =>
         html`<tr><th scope="row"><span class="status ${st}">${st}</span></th><td class="num">${byStatus[st]}</td></tr>`
       )
     }</tbody>

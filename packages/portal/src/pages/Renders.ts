@@ -2,10 +2,8 @@ import { FileSystem, HttpApiError, HttpServerResponse } from "@effect/platform"
 import { toFailure } from "@pic2video/api/ErrorResponse"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
-import * as PortalViews from "@pic2video/cluster/portal/PortalViews"
-import * as Renders from "@pic2video/cluster/Renders"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
-import { Errors, Idempotency, Ids, RenderState, Requests } from "@pic2video/domain"
+import { Errors, Idempotency, RenderState, Requests, Resources } from "@pic2video/domain"
 import * as JsonBody from "@pic2video/domain/JsonBody"
 import { Cause, Effect, Either, ParseResult, Schema } from "effect"
 import { Form, orNotFound, type Signed } from "../Context.ts"
@@ -23,8 +21,7 @@ const pageSize = 25
 const running = (status: string) => (RenderState.activeStatuses as ReadonlyArray<string>).includes(status)
 const decodeBody = Schema.decodeUnknown(Requests.CreateRenderBody)
 
-const renderOf = (s: Signed, id: string) =>
-  Effect.flatMap(Ids.isRenderId(id) ? Renders.find(s.workspace.id, id) : Effect.succeed(undefined), orNotFound)
+const renderOf = (s: Signed, id: string) => Effect.flatMap(Effect.flatMap(RenderService, (renders) => renders.find(s.workspace.id, id)), orNotFound)
 
 const statusBadge = (status: string) => html`<span class="status ${status}">${status}</span>`
 
@@ -46,13 +43,13 @@ const captionStart = (request: Record<string, unknown>) => {
 export const list = (s: Signed) =>
   Effect.gen(function*() {
     const raw = s.url.searchParams.get("status") ?? ""
-    const status = (PortalViews.renderStatuses as ReadonlyArray<string>).includes(raw) ? raw as PortalViews.RenderStatus : undefined
+    const status = Resources.RenderStatus.literals.find((st) => st === raw)
     const beforeAt = s.url.searchParams.get("before")
     const beforeId = s.url.searchParams.get("before_id")
     const before = beforeAt !== null && beforeId !== null && !Number.isNaN(new Date(beforeAt).getTime())
       ? { createdAt: new Date(beforeAt), id: beforeId }
       : undefined
-    const page = yield* PortalViews.listRenders(s.workspace.id, { status, limit: pageSize, before })
+    const page = yield* (yield* RenderService).list(s.workspace.id, { status, limit: pageSize, before })
     const last = page.rows[page.rows.length - 1]
     const active = page.rows.some((r) => running(r.status))
     // the photos still in the library (an archived one has no preview to show)
@@ -66,7 +63,7 @@ export const list = (s: Signed) =>
     <div class="field"><label for="status-filter">Status</label>
       <select id="status-filter" name="status" data-autosubmit>
         <option value=""${flag(status === undefined, "selected")}>All</option>
-        ${PortalViews.renderStatuses.map((st) => html`<option value="${st}"${flag(status === st, "selected")}>${st}</option>`)}
+        ${Resources.RenderStatus.literals.map((st) => html`<option value="${st}"${flag(status === st, "selected")}>${st}</option>`)}
       </select></div>
     <button type="submit" class="button">Filter</button>
   </form>

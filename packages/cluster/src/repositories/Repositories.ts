@@ -1,0 +1,8 @@
+import { Layer } from "effect"
+import { RendersRepo } from "./Renders.ts"
+
+/**
+ * Every repository: the only modules that hold SQL (one service per aggregate, rows decoded with
+ * their schemas). Needs the database client.
+ */
+export const layer = Layer.mergeAll(RendersRepo.Default)
