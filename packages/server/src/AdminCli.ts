@@ -2,6 +2,7 @@ import * as ApiKeys from "@pic2video/cluster/ApiKeys"
 import * as ClusterStatus from "@pic2video/cluster/ClusterStatus"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
+import { MediaRepo } from "@pic2video/cluster/repositories/Media"
 import * as PublicBaseUrl from "@pic2video/cluster/PublicBaseUrl"
 import * as Renders from "@pic2video/cluster/Renders"
 import * as RenderService from "@pic2video/cluster/services/RenderService"
@@ -159,7 +160,7 @@ export const run = (argv: ReadonlyArray<string>) =>
       case "media show": {
         yield* known(flags, [])
         const id = yield* one(positional, "MEDIA_ID")
-        const row = yield* MediaInference.byId(id)
+        const row = yield* MediaRepo.byId(id)
         if (row === undefined) return yield* Effect.fail(Errors.fail("unknown_media", `no media ${id}`))
         // the public document, plus what the vision model inferred (null while pending or failed)
         return { ...MediaLibrary.toDocument(row, yield* PublicBaseUrl.forOperator), inferred: yield* MediaInference.stored(id) }

@@ -10,6 +10,7 @@ import { type DriveFile, FOLDER_MIME_TYPE } from "../drive/DriveApi.ts"
 import * as Imports from "../repositories/Imports.ts"
 import { type Connection, Integrations } from "../repositories/Integrations.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
+import { MediaRepo } from "../repositories/Media.ts"
 
 /**
  * One entity per import (contract §7). `Start` is persisted: stored before delivery and
@@ -84,7 +85,7 @@ export const runImport = (importId: string) =>
     const pending = considered.filter((f) => !done.has(f.id))
     const inLibrary = yield* Imports.existingMedia(row.workspace_id, pending.map((f) => f.id))
 
-    const consider = (file: DriveFile): Effect.Effect<Outcome, never, SqlClient.SqlClient | BlobStore | Vision> =>
+    const consider = (file: DriveFile): Effect.Effect<Outcome, never, MediaRepo | BlobStore | Vision> =>
       Effect.gen(function*() {
         const known = inLibrary.get(file.id)
         if (known !== undefined) {
@@ -161,7 +162,7 @@ export const runImport = (importId: string) =>
 
 export const layer = ImportEntity.toLayer(
   Effect.gen(function*() {
-    const context = yield* Effect.context<Integrations | BlobStore | SqlClient.SqlClient | Vision>()
+    const context = yield* Effect.context<Integrations | BlobStore | SqlClient.SqlClient | MediaRepo | Vision>()
     return ImportEntity.of({
       // A fault (e.g. the database unreachable) is a defect: the cluster restarts the entity and
       // redelivers Start, and the rerun picks up after the last recorded item.

@@ -1,6 +1,5 @@
 import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { SqlClient } from "@effect/sql"
 import { RenderState } from "@pic2video/domain"
 import { Renderer, renderVideo, type RenderResult } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
@@ -9,7 +8,7 @@ import * as fs from "node:fs/promises"
 import { AppConfig } from "../config/AppConfig.ts"
 import { BlobStore, type Unavailable as StoreUnavailable } from "../storage/BlobStore.ts"
 import * as MediaInference from "../media/MediaInference.ts"
-import * as MediaLibrary from "../media/MediaLibrary.ts"
+import { MediaRepo } from "../repositories/Media.ts"
 import { RendersRepo } from "../repositories/Renders.ts"
 
 /**
@@ -54,7 +53,6 @@ export const runRender = (renderId: string) =>
     const config = yield* AppConfig
     const blobs = yield* BlobStore
     const slots = yield* RenderSlots
-    const sql = yield* SqlClient.SqlClient
     const renders = yield* RendersRepo
     const initial = yield* renders.byId(renderId)
     if (initial === undefined) return "missing"
@@ -74,7 +72,7 @@ export const runRender = (renderId: string) =>
       const remaining = deadline - (yield* Clock.currentTimeMillis)
       if (remaining <= 0) return yield* fail("render_timeout", "the render exceeded its time budget")
 
-      const photoKey = yield* MediaLibrary.storedKey(row.media_id)
+      const photoKey = yield* (yield* MediaRepo).storedKey(row.media_id)
       const photo = photoKey === undefined ? undefined : yield* patiently(blobs.localPath(photoKey))
       if (photo === undefined) return yield* fail("render_rejected", "the stored photo is no longer available")
       const overlay = row.caption_blob_key === null ? null : (yield* patiently(blobs.getBytes(row.caption_blob_key))) ?? null
@@ -162,7 +160,7 @@ export const runRender = (renderId: string) =>
 
 export const layer = RenderEntity.toLayer(
   Effect.gen(function*() {
-    const context = yield* Effect.context<AppConfig | BlobStore | RenderSlots | RendersRepo | SqlClient.SqlClient | Renderer>()
+    const context = yield* Effect.context<AppConfig | BlobStore | RenderSlots | RendersRepo | MediaRepo | Renderer>()
     return RenderEntity.of({
       Start: ({ payload }) => runRender(payload.renderId).pipe(Effect.provide(context))
     })

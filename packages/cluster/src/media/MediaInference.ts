@@ -1,10 +1,8 @@
-import { SqlClient } from "@effect/sql"
-import { Ids } from "@pic2video/domain"
 import type { ImageClass } from "@pic2video/domain/Requests"
 import { Vision } from "@pic2video/vision"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
+import { type InferenceRow, MediaRepo } from "../repositories/Media.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
-import type { MediaRow } from "./MediaLibrary.ts"
 
 /**
  * What the vision model saw in a library photo, stored with the media (migration 0005). It runs once,
@@ -13,19 +11,12 @@ import type { MediaRow } from "./MediaLibrary.ts"
  * that cannot load or a photo it cannot read leaves `failed` (logged), and the render falls back to
  * the default class with no subject.
  */
-export interface Inferred {
-  readonly image_class: ImageClass
-  readonly confidence: number
-  readonly subject: { readonly x: number; readonly y: number; readonly width: number; readonly height: number } | null
-  readonly model: string
-}
-
-type Row = Pick<MediaRow, "inference_status" | "inference" | "inferred_at">
+export type { Inferred } from "../repositories/Media.ts"
 
 /** Infers and stores; never fails. */
 export const inferAndStore = (mediaId: string, blobKey: string) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* MediaRepo
     const vision = yield* Vision
     const blobs = yield* BlobStore
     const path = yield* blobs.localPath(blobKey)
@@ -34,14 +25,11 @@ export const inferAndStore = (mediaId: string, blobKey: string) =>
       : yield* Effect.either(vision.infer(path))
     if (outcome._tag === "Left") {
       yield* Effect.logWarning(`vision: media ${mediaId} not classified (falls back to the default class): ${outcome.left.message}`)
-      yield* sql`UPDATE media SET inference_status = 'failed', inference = ${JSON.stringify({ error: outcome.left.message })}::jsonb,
-        inferred_at = ${new Date()} WHERE id = ${mediaId}`
+      yield* repo.storeInference(mediaId, { error: outcome.left.message })
       return
     }
     const r = outcome.right
-    const inferred: Inferred = { image_class: r.image_class, confidence: r.confidence, subject: r.subject, model: r.model }
-    yield* sql`UPDATE media SET inference_status = 'done', inference = ${JSON.stringify(inferred)}::jsonb,
-      inferred_at = ${new Date()} WHERE id = ${mediaId}`
+    yield* repo.storeInference(mediaId, { image_class: r.image_class, confidence: r.confidence, subject: r.subject, model: r.model })
     yield* Effect.logDebug(`vision: media ${mediaId} is ${r.image_class} (${r.confidence}) in ${r.millis} ms`)
   }).pipe(
     Effect.catchAllCause((cause) => Effect.logWarning(`vision: media ${mediaId} inference not stored`, cause))
@@ -51,32 +39,16 @@ export const inferAndStore = (mediaId: string, blobKey: string) =>
 export const inferInBackground = (mediaId: string, blobKey: string) =>
   Effect.asVoid(Effect.forkDaemon(inferAndStore(mediaId, blobKey)))
 
-const done = (row: Pick<Row, "inference_status" | "inference"> | undefined): Inferred | null =>
+const done = (row: Pick<InferenceRow, "inference_status" | "inference"> | undefined) =>
   row !== undefined && row.inference_status === "done" && row.inference !== null && "image_class" in row.inference
     ? row.inference
     : null
 
 /** The class a photo was seen as, read off its row: null while the model has not looked, or when it could not. */
-export const seenAs = (m: Pick<MediaRow, "inference_status" | "inference">): ImageClass | null =>
-  done(m)?.image_class ?? null
-
-/** Any media by id, archived or not (the operator's view). */
-export const byId = (mediaId: string) =>
-  Effect.gen(function*() {
-    if (!Ids.isMediaId(mediaId)) return undefined
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<MediaRow>`SELECT * FROM media WHERE id = ${mediaId}`
-    return rows[0]
-  }).pipe(Effect.orDie)
+export const seenAs = (m: Pick<InferenceRow, "inference_status" | "inference">): ImageClass | null => done(m)?.image_class ?? null
 
 /** For the operator: the stored inference, or null while pending or after a failure. */
-export const stored = (mediaId: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    if (!Ids.isMediaId(mediaId)) return null
-    const rows = yield* sql<Row>`SELECT inference_status, inference, inferred_at FROM media WHERE id = ${mediaId}`
-    return done(rows[0])
-  }).pipe(Effect.orDie)
+export const stored = (mediaId: string) => Effect.map(Effect.flatMap(MediaRepo, (repo) => repo.inference(mediaId)), done)
 
 /** How long a render made right after an upload waits for that photo's inference. */
 const settleMillis = 3000
@@ -88,23 +60,21 @@ const pollMillis = 100
  */
 export const settled = (mediaId: string) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const until = Date.now() + settleMillis
+    const repo = yield* MediaRepo
+    const until = (yield* Clock.currentTimeMillis) + settleMillis
     while (true) {
-      const rows = yield* sql<Row>`SELECT inference_status, inference, inferred_at FROM media WHERE id = ${mediaId}`
-      if (rows[0] === undefined || rows[0].inference_status !== "pending" || Date.now() >= until) return done(rows[0])
+      const row = yield* repo.inference(mediaId)
+      if (row === undefined || row.inference_status !== "pending" || (yield* Clock.currentTimeMillis) >= until) return done(row)
       yield* Effect.sleep(pollMillis)
     }
-  }).pipe(Effect.orDie)
+  })
 
 /**
  * For a render being run: the inference as it stood when the render was created, so the framing
  * matches the caption made then (an inference stored later is not used by that render).
  */
 export const asOf = (mediaId: string, createdAt: Date) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<Row>`SELECT inference_status, inference, inferred_at FROM media WHERE id = ${mediaId}`
-    const row = rows[0]
-    return row?.inferred_at != null && row.inferred_at.getTime() <= createdAt.getTime() ? done(row) : null
-  }).pipe(Effect.orDie)
+  Effect.map(
+    Effect.flatMap(MediaRepo, (repo) => repo.inference(mediaId)),
+    (row) => row?.inferred_at != null && row.inferred_at.getTime() <= createdAt.getTime() ? done(row) : null
+  )

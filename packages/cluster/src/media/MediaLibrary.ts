@@ -1,7 +1,8 @@
-import { SqlClient } from "@effect/sql"
 import { Cursor, Errors, Ids } from "@pic2video/domain"
 import { Effect } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import * as Media from "../repositories/Media.ts"
+import { MediaRepo } from "../repositories/Media.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
 import * as MediaInference from "./MediaInference.ts"
 import * as Photos from "./Photos.ts"
@@ -10,24 +11,7 @@ import * as Photos from "./Photos.ts"
  * The workspace's photo library. `ingest` is the one upload path: a direct upload and every file of
  * a drive import go through it, so both are sniffed, decoded and budgeted the same way.
  */
-export interface MediaRow {
-  readonly id: string
-  readonly workspace_id: string
-  readonly created_at: Date
-  readonly label: string
-  readonly tags: ReadonlyArray<string>
-  readonly width: number | null
-  readonly height: number | null
-  readonly mime_type: string
-  readonly file_size_bytes: number
-  readonly blob_key: string
-  readonly source_ref: string | null
-  readonly archived_at: Date | null
-  /** What the vision model saw (MediaInference.ts, migration 0005); never in the public document. */
-  readonly inference_status: "pending" | "done" | "failed"
-  readonly inference: MediaInference.Inferred | { readonly error: string } | null
-  readonly inferred_at: Date | null
-}
+export type MediaRow = Media.MediaRow
 
 export const toDocument = (m: MediaRow, publicBaseUrl: string, opts?: { readonly justUploaded?: boolean }) => ({
   object: "media" as const,
@@ -58,73 +42,40 @@ export interface Incoming {
 
 export const ingest = (incoming: Incoming) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* MediaRepo
     const blobs = yield* BlobStore
     const photo = yield* Photos.inspect(incoming.path, incoming)
     const id = Ids.newMediaId()
     const blobKey = `media/${incoming.workspaceId}/${id}`
     yield* blobs.putFile(blobKey, incoming.path)
     // the budget check and the insert are one transaction: concurrent uploads never exceed it
-    const inserted = yield* sql.withTransaction(
-      Effect.gen(function*() {
-        const reserved = yield* sql`
-          UPDATE workspaces SET storage_used_bytes = storage_used_bytes + ${photo.sizeBytes}
-          WHERE id = ${incoming.workspaceId} AND storage_used_bytes + ${photo.sizeBytes} <= storage_budget_bytes
-          RETURNING id`
-        if (reserved.length === 0) return { _tag: "OverBudget" as const }
-        const rows = yield* sql<MediaRow>`
-          INSERT INTO media ${sql.insert({
-            id,
-            workspace_id: incoming.workspaceId,
-            created_at: new Date(),
-            label: incoming.label,
-            tags: [...incoming.tags],
-            width: photo.width,
-            height: photo.height,
-            mime_type: photo.mimeType,
-            file_size_bytes: photo.sizeBytes,
-            blob_key: blobKey,
-            source_ref: incoming.sourceRef ?? null
-          })}
-          ON CONFLICT (workspace_id, source_ref) WHERE source_ref IS NOT NULL DO NOTHING
-          RETURNING *`
-        if (rows.length === 0) return yield* Effect.fail({ _tag: "Duplicate" as const })
-        return { _tag: "Inserted" as const, row: rows[0] }
-      })
-    ).pipe(
-      Effect.catchTag("Duplicate", () => Effect.succeed({ _tag: "Duplicate" as const })),
-      Effect.orDie
-    )
-    if (inserted._tag !== "Inserted") {
+    const added = yield* repo.add({
+      id,
+      workspaceId: incoming.workspaceId,
+      label: incoming.label,
+      tags: incoming.tags,
+      width: photo.width,
+      height: photo.height,
+      mimeType: photo.mimeType,
+      sizeBytes: photo.sizeBytes,
+      blobKey,
+      sourceRef: incoming.sourceRef ?? null
+    })
+    if (added._tag !== "Inserted") {
       yield* blobs.remove(blobKey)
       return yield* Effect.fail(
-        inserted._tag === "OverBudget"
+        added._tag === "OverBudget"
           ? Errors.fail("quota_exceeded", "the workspace's storage budget cannot hold this file")
           : Errors.fail("validation_failed", "this drive file is already in the library")
       )
     }
     // the vision model looks at the photo after the upload has answered (MediaInference.ts)
-    yield* MediaInference.inferInBackground(inserted.row.id, blobKey)
-    return inserted.row
+    yield* MediaInference.inferInBackground(added.row.id, blobKey)
+    return added.row
   })
 
 /** A workspace's own, non-archived photo; anything else is indistinguishable from unknown. */
-export const find = (workspaceId: string, id: string) =>
-  Effect.gen(function*() {
-    if (!Ids.isMediaId(id)) return undefined
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<MediaRow>`
-      SELECT * FROM media WHERE id = ${id} AND workspace_id = ${workspaceId} AND archived_at IS NULL`
-    return rows[0]
-  }).pipe(Effect.orDie)
-
-/** Where a photo's original is stored, archived or not: a render accepted before an archive still runs. */
-export const storedKey = (id: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ blob_key: string }>`SELECT blob_key FROM media WHERE id = ${id}`
-    return rows[0]?.blob_key
-  }).pipe(Effect.orDie)
+export const find = (workspaceId: string, id: string) => Effect.flatMap(MediaRepo, (repo) => repo.find(workspaceId, id))
 
 export const get = (workspaceId: string, id: string) =>
   Effect.flatMap(find(workspaceId, id), (m) =>
@@ -132,15 +83,7 @@ export const get = (workspaceId: string, id: string) =>
 
 export const list = (workspaceId: string, limit: number, cursor: Cursor.Position | undefined) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = cursor === undefined
-      ? yield* sql<MediaRow>`
-          SELECT * FROM media WHERE workspace_id = ${workspaceId} AND archived_at IS NULL
-          ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-      : yield* sql<MediaRow>`
-          SELECT * FROM media WHERE workspace_id = ${workspaceId} AND archived_at IS NULL
-            AND (created_at, id) < (${new Date(cursor.createdAt)}, ${cursor.id}::uuid)
-          ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+    const rows = yield* (yield* MediaRepo).page(workspaceId, limit + 1, cursor)
     const page = rows.slice(0, limit)
     const last = page[page.length - 1]
     const hasMore = rows.length > limit
@@ -149,7 +92,7 @@ export const list = (workspaceId: string, limit: number, cursor: Cursor.Position
       hasMore,
       nextCursor: hasMore && last !== undefined ? Cursor.encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id }) : null
     }
-  }).pipe(Effect.orDie)
+  })
 
 export const previewOf = (m: MediaRow) =>
   Effect.gen(function*() {
@@ -162,20 +105,10 @@ export const previewOf = (m: MediaRow) =>
 /** Archiving frees the photo's storage and hides it from the list, previews and new renders. */
 export const archive = (id: string) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     if (!Ids.isMediaId(id)) return yield* Effect.fail(Errors.fail("unknown_media", `no media ${id}`))
-    const rows = yield* sql.withTransaction(Effect.gen(function*() {
-      const archived = yield* sql<MediaRow>`
-        UPDATE media SET archived_at = ${new Date()} WHERE id = ${id} AND archived_at IS NULL RETURNING *`
-      if (archived.length > 0) {
-        yield* sql`UPDATE workspaces SET storage_used_bytes = greatest(0, storage_used_bytes - ${archived[0].file_size_bytes})
-          WHERE id = ${archived[0].workspace_id}`
-        return archived
-      }
-      return yield* sql<MediaRow>`SELECT * FROM media WHERE id = ${id}`
-    })).pipe(Effect.orDie)
-    if (rows.length === 0) return yield* Effect.fail(Errors.fail("unknown_media", `no media ${id}`))
-    return rows[0]
+    const row = yield* (yield* MediaRepo).archive(id)
+    if (row === undefined) return yield* Effect.fail(Errors.fail("unknown_media", `no media ${id}`))
+    return row
   })
 
 export const publicBaseUrl = Effect.map(AppConfig, (c) => c.publicBaseUrl)

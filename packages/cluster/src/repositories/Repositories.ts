@@ -1,8 +1,9 @@
 import { Layer } from "effect"
+import { MediaRepo } from "./Media.ts"
 import { RendersRepo } from "./Renders.ts"
 
 /**
  * Every repository: the only modules that hold SQL (one service per aggregate, rows decoded with
  * their schemas). Needs the database client.
  */
-export const layer = Layer.mergeAll(RendersRepo.Default)
+export const layer = Layer.mergeAll(MediaRepo.Default, RendersRepo.Default)

@@ -1,10 +1,10 @@
-import { SqlClient } from "@effect/sql"
 import { Cursor, Errors, Ids, Requests } from "@pic2video/domain"
 import { Vision } from "@pic2video/vision"
 import { Effect, Either, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
+import { MediaRepo } from "../repositories/Media.ts"
 
 const invalid = (message: string) => Effect.fail(Errors.fail("validation_failed", message))
 
@@ -25,11 +25,11 @@ export interface Upload {
 export class MediaService extends Effect.Service<MediaService>()("pic2video/MediaService", {
   effect: Effect.gen(function*() {
     const { publicBaseUrl } = yield* AppConfig
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* MediaRepo
     const blobs = yield* BlobStore
     const vision = yield* Vision
-    const withStore = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient | BlobStore | Vision>) =>
-      e.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.provideService(BlobStore, blobs), Effect.provideService(Vision, vision))
+    const withStore = <A, E>(e: Effect.Effect<A, E, MediaRepo | BlobStore | Vision>) =>
+      e.pipe(Effect.provideService(MediaRepo, repo), Effect.provideService(BlobStore, blobs), Effect.provideService(Vision, vision))
 
     /** A page, newest first; `limit` and `cursor` as sent in the query string. */
     const list = (workspaceId: string, query: { readonly limit?: string; readonly cursor?: string }) =>
@@ -72,6 +72,15 @@ export class MediaService extends Effect.Service<MediaService>()("pic2video/Medi
     const preview = (workspaceId: string, id: string) =>
       withStore(Effect.flatMap(MediaLibrary.get(workspaceId, id), MediaLibrary.previewOf))
 
-    return { list, upload, preview } as const
+    return {
+      list,
+      upload,
+      preview,
+      // the portal's views of the library: the rows themselves (what the model saw in each photo too)
+      find: repo.find,
+      rows: (workspaceId: string, limit: number, cursor: Cursor.Position | undefined) => withStore(MediaLibrary.list(workspaceId, limit, cursor)),
+      previewOf: (row: MediaLibrary.MediaRow) => withStore(MediaLibrary.previewOf(row)),
+      archive: (id: string) => withStore(MediaLibrary.archive(id))
+    } as const
   })
 }) {}

@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Errors, Idempotency, Ids, RenderState, type Requests } from "@pic2video/domain"
 import { prepareCaption } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
@@ -10,6 +9,7 @@ import * as MediaInference from "../media/MediaInference.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
 import { RenderEntity } from "../entities/RenderEntity.ts"
 import * as Renders from "../repositories/Renders.ts"
+import { MediaRepo } from "../repositories/Media.ts"
 import { RendersRepo } from "../repositories/Renders.ts"
 
 export type Payer = Renders.Payer
@@ -67,8 +67,8 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
     const entities = yield* RenderEntity.client
     const blobs = yield* BlobStore
     const repo = yield* RendersRepo
-    const sql = yield* SqlClient.SqlClient
-    const withSql = Effect.provideService(SqlClient.SqlClient, sql)
+    const media = yield* MediaRepo
+    const withMedia = Effect.provideService(MediaRepo, media)
 
     /**
      * The payer's charge, through the key's entity when there is a key (its creates queue there
@@ -101,7 +101,7 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
      */
     const create = (payer: Payer, body: Requests.CreateRenderBody, idempotency: CreateIdempotency | null) =>
       Effect.gen(function*() {
-        const media = yield* withSql(MediaLibrary.get(payer.workspaceId, body.media_id))
+        const photo = yield* withMedia(MediaLibrary.get(payer.workspaceId, body.media_id))
         // a keyless payer has no idempotency record to replay from: a form sent again finds its render
         // before the early refusal could refuse it (the charge transaction decides exactly)
         const earlier = payer.keyId === null && idempotency !== null
@@ -120,10 +120,10 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
 
         const renderId = Ids.newRenderId()
         // the render frames the photo from the same inference (MediaInference.asOf), so the caption fits it
-        const framing = framingInputs(body.image_class, yield* MediaInference.settled(media.id))
+        const framing = framingInputs(body.image_class, yield* withMedia(MediaInference.settled(photo.id)))
         const overlay = yield* prepareCaption(body, {
-          width: media.width ?? 1080,
-          height: media.height ?? 1920,
+          width: photo.width ?? 1080,
+          height: photo.height ?? 1920,
           ...framing
         }).pipe(Effect.mapError((e) => Errors.fail("caption_prep_failed", `the caption could not be composited: ${e.message}`)))
         const captionBlobKey = overlay === null ? null : `captions/${renderId}.png`
@@ -133,7 +133,7 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
         const charged = yield* charge({
           id: renderId,
           payer,
-          mediaId: media.id,
+          mediaId: photo.id,
           request,
           metadata: metadata ?? {},
           idempotencyKey: idempotency?.key ?? null,

@@ -3,7 +3,7 @@ import { UploadPayload } from "@pic2video/domain/api/Api"
 import { toFailure } from "@pic2video/api/ErrorResponse"
 import * as UploadBody from "@pic2video/api/UploadBody"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
-import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
+import type { MediaRow } from "@pic2video/cluster/repositories/Media"
 import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { Cursor, Errors, Ids, Requests } from "@pic2video/domain"
 import { Effect, Exit, Schema } from "effect"
@@ -25,7 +25,7 @@ export const page = (s: Signed) =>
     const cursorParam = s.url.searchParams.get("cursor")
     const cursor = cursorParam === null ? undefined : Cursor.decodeCursor(cursorParam)
     const position = cursor !== undefined && Ids.isMediaId(cursor.id) ? cursor : undefined
-    const list = yield* MediaLibrary.list(s.workspace.id, pageSize, position)
+    const list = yield* (yield* MediaService).rows(s.workspace.id, pageSize, position)
     const archived = s.url.searchParams.get("archived") === null ? undefined : s.url.searchParams.get("label") ?? ""
     const body = html`<h1>Library</h1>
 ${notice(archived === undefined ? undefined : archived === "" ? "The photo was archived." : `The photo “${archived}” was archived.`)}
@@ -71,7 +71,7 @@ ${notice(archived === undefined ? undefined : archived === "" ? "The photo was a
  * What the service saw in the photo (the class a render uses unless its Image class says otherwise),
  * in the same words as the New render form's Image class field.
  */
-const seen = (m: MediaLibrary.MediaRow) => {
+const seen = (m: MediaRow) => {
   const c = MediaInference.seenAs(m)
   if (c !== null) return html`Seen as <span class="code">${c}</span>`
   return m.inference_status === "pending" ? "Being looked at…" : "Not classified: renders use the default class"
@@ -112,12 +112,12 @@ export const upload = (s: Signed) =>
     return failure.headers?.connection === "close" ? HttpServerResponse.setHeader(response, "connection", "close") : response
   })
 
-const photoOf = (s: Signed, id: string) => Effect.flatMap(MediaLibrary.find(s.workspace.id, id), orNotFound)
+const photoOf = (s: Signed, id: string) => Effect.flatMap(Effect.flatMap(MediaService, (media) => media.find(s.workspace.id, id)), orNotFound)
 
 export const preview = (s: Signed, id: string) =>
   Effect.gen(function*() {
     const media = yield* photoOf(s, id)
-    const preview = yield* MediaLibrary.previewOf(media)
+    const preview = yield* (yield* MediaService).previewOf(media)
     return HttpServerResponse.uint8Array(preview.bytes, {
       contentType: preview.contentType,
       headers: { "cache-control": "private, max-age=300" }
@@ -145,7 +145,7 @@ export const confirmArchive = (s: Signed, id: string) =>
 export const archive = (s: Signed, id: string) =>
   Effect.gen(function*() {
     const m = yield* photoOf(s, id)
-    yield* MediaLibrary.archive(m.id)
+    yield* (yield* MediaService).archive(m.id)
     const query = new URLSearchParams(m.label === "" ? { archived: "1" } : { archived: "1", label: m.label })
     return HttpServerResponse.redirect(`/portal/library?${query.toString()}`, { status: 303 })
   })

@@ -1,7 +1,8 @@
 import { FileSystem, HttpApiError, HttpServerResponse } from "@effect/platform"
 import { toFailure } from "@pic2video/api/ErrorResponse"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
-import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
+import type { MediaRow } from "@pic2video/cluster/repositories/Media"
+import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import { Errors, Idempotency, RenderState, Requests, Resources } from "@pic2video/domain"
 import * as JsonBody from "@pic2video/domain/JsonBody"
@@ -28,7 +29,7 @@ const statusBadge = (status: string) => html`<span class="status ${status}">${st
 /** A photo's name as the library shows it. */
 const photoName = (m: { readonly id: string; readonly label: string }) => m.label === "" ? `Untitled photo (${m.id.slice(0, 8)})` : m.label
 /** What the service saw in a photo, as the Photo list says it beside the size (nothing until it has looked). */
-const seenNote = (m: MediaLibrary.MediaRow) => {
+const seenNote = (m: MediaRow) => {
   const c = MediaInference.seenAs(m)
   return c === null ? "" : ` — seen as ${c}`
 }
@@ -54,7 +55,7 @@ export const list = (s: Signed) =>
     const active = page.rows.some((r) => running(r.status))
     // the photos still in the library (an archived one has no preview to show)
     const photos = new Map(
-      (yield* Effect.forEach([...new Set(page.rows.map((r) => r.media_id))], (id) => MediaLibrary.find(s.workspace.id, id), { concurrency: 4 }))
+      (yield* Effect.forEach([...new Set(page.rows.map((r) => r.media_id))], (id) => Effect.flatMap(MediaService, (media) => media.find(s.workspace.id, id)), { concurrency: 4 }))
         .flatMap((m) => m === undefined ? [] : [[m.id, m] as const])
     )
     const body = html`<h1>Renders</h1>
@@ -102,13 +103,13 @@ const options = (name: string, values: ReadonlyArray<string>, chosen: string | u
 
 const renderForm = (s: Signed, values: Form | undefined, error: string | undefined, status = 200) =>
   Effect.gen(function*() {
-    const recent = yield* MediaLibrary.list(s.workspace.id, 100, undefined)
+    const recent = yield* (yield* MediaService).rows(s.workspace.id, 100, undefined)
     const chosen = values?.get("media_id") ?? s.url.searchParams.get("media_id") ?? undefined
     // a photo chosen from the library's later pages (or an import) may be older than the newest 100:
     // it is offered too, so the form never falls back silently to another photo
     const older = chosen === undefined || chosen === "" || recent.rows.some((m) => m.id === chosen)
       ? undefined
-      : yield* MediaLibrary.find(s.workspace.id, chosen)
+      : yield* (yield* MediaService).find(s.workspace.id, chosen)
     const photos = { rows: older === undefined ? recent.rows : [older, ...recent.rows] }
     // chosen but gone (archived, another workspace's, mistyped): say so and preselect nothing
     const missing = chosen !== undefined && chosen !== "" && !photos.rows.some((m) => m.id === chosen)
@@ -217,7 +218,7 @@ const requestRows = (request: Record<string, unknown>): ReadonlyArray<Markup> =>
 export const detail = (s: Signed, id: string) =>
   Effect.gen(function*() {
     const r = yield* renderOf(s, id)
-    const media = yield* MediaLibrary.find(s.workspace.id, r.media_id)
+    const media = yield* (yield* MediaService).find(s.workspace.id, r.media_id)
     const live = running(r.status)
     const rows = requestRows(r.request)
     const body = html`<h1>Render <span class="h1-id">${r.id}</span></h1>
