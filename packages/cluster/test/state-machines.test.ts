@@ -8,6 +8,7 @@ import { ApiKeyEntity, layer as apiKeyEntityLayer } from "../src/entities/ApiKey
 import * as AppConfig from "../src/config/AppConfig.ts"
 import * as Database from "../src/database/Database.ts"
 import * as Imports from "../src/repositories/Imports.ts"
+import { ImportsRepo } from "../src/repositories/Imports.ts"
 import * as Renders from "../src/repositories/Renders.ts"
 import { RendersRepo } from "../src/repositories/Renders.ts"
 import * as Repositories from "../src/repositories/Repositories.ts"
@@ -25,7 +26,7 @@ import { makeDatabase } from "../../../test/support/service.ts"
  * the state machines: after every step the invariants are read back from the database.
  */
 
-type Env = SqlClient.SqlClient | ShardingConfig.ShardingConfig | RendersRepo
+type Env = SqlClient.SqlClient | ShardingConfig.ShardingConfig | RendersRepo | ImportsRepo
 let runtime: ManagedRuntime.ManagedRuntime<Env, never>
 /** holds the entity test clients until the end of the file */
 const clients = Effect.runSync(Scope.make())
@@ -263,13 +264,13 @@ interface ImportModel {
 
 const makeImport = Effect.gen(function*() {
   const ws = yield* Workspaces.create("imports", { plan: "custom", included: 0, storageBudgetBytes: 10 ** 9 })
-  const row = yield* Imports.create({ id: `imp_${randomUUID().replaceAll("-", "")}`, workspaceId: ws.id, apiKeyId: null, folderId: "folder", idempotencyRecordId: null })
+  const row = yield* ImportsRepo.create({ id: `imp_${randomUUID().replaceAll("-", "")}`, workspaceId: ws.id, apiKeyId: null, folderId: "folder", idempotencyRecordId: null })
   return { importId: row.id, workspaceId: ws.id, status: row.status, stoppedReason: null, ended: undefined, position: 0 } satisfies ImportModel
 })
 
 const checkImport = (m: ImportModel) =>
   Effect.gen(function*() {
-    const row = (yield* Imports.byId(m.importId))!
+    const row = (yield* ImportsRepo.byId(m.importId))!
     // pending until it ends, once; what it ended as stands
     if (ImportState.isTerminal(m.status)) {
       expect(row.status).toBe(m.status)
@@ -295,14 +296,14 @@ const itemOf = (kind: number, mediaId: string): Imports.NewItem =>
 
 const endImport = (stopped: ImportState.StoppedReason | null) => (m: ImportModel) =>
   Effect.gen(function*() {
-    const tally = yield* Imports.tally(m.importId)
-    const wasPending = !ImportState.isTerminal((yield* Imports.byId(m.importId))!.status)
-    yield* Imports.finish(m.importId, stopped)
+    const tally = yield* ImportsRepo.tally(m.importId)
+    const wasPending = !ImportState.isTerminal((yield* ImportsRepo.byId(m.importId))!.status)
+    yield* ImportsRepo.finish(m.importId, stopped)
     if (wasPending && m.ended === undefined) m.ended = { tally, stopped }
   })
 
 const importCommands = fc.commands([
-  fc.nat(600).map((n) => importCommand(`discovered(${n})`, (m) => Imports.setDiscovered(m.importId, n))),
+  fc.nat(600).map((n) => importCommand(`discovered(${n})`, (m) => ImportsRepo.setDiscovered(m.importId, n))),
   fc.nat(2).map((kind) =>
     importCommand(`item(${kind})`, (m) =>
       Effect.gen(function*() {
@@ -314,7 +315,7 @@ const importCommands = fc.commands([
           id: mediaId, workspace_id: m.workspaceId, created_at: new Date(), label: "", tags: [], width: 1, height: 1,
           mime_type: "image/png", file_size_bytes: 1, blob_key: `media/x/${mediaId}`, source_ref: `f${m.position}`
         })}`.pipe(Effect.orDie)
-        yield* Imports.recordItem(m.importId, m.position, { id: `f${m.position}`, name: `f${m.position}` }, itemOf(kind, mediaId))
+        yield* ImportsRepo.recordItem(m.importId, m.position, { id: `f${m.position}`, name: `f${m.position}` }, itemOf(kind, mediaId))
         m.position++
       }))
   ),
@@ -326,9 +327,9 @@ const importCommands = fc.commands([
     .map(([a, b]) =>
       importCommand(`race(finish(${a}), finish(${b}))`, (m) =>
         Effect.gen(function*() {
-          const tally = yield* Imports.tally(m.importId)
-          const pending = !ImportState.isTerminal((yield* Imports.byId(m.importId))!.status)
-          const [sa, sb] = yield* Effect.all([Imports.finish(m.importId, a), Imports.finish(m.importId, b)], { concurrency: 2 })
+          const tally = yield* ImportsRepo.tally(m.importId)
+          const pending = !ImportState.isTerminal((yield* ImportsRepo.byId(m.importId))!.status)
+          const [sa, sb] = yield* Effect.all([ImportsRepo.finish(m.importId, a), ImportsRepo.finish(m.importId, b)], { concurrency: 2 })
           if (pending && m.ended === undefined) {
             // whichever won, both answer the status it wrote
             expect(sa).toBe(sb)

@@ -1,6 +1,5 @@
 import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { SqlClient } from "@effect/sql"
 import { Errors, ImportState, Requests } from "@pic2video/domain"
 import type { Vision } from "@pic2video/vision"
 import { Effect, Either, Schedule, Schema } from "effect"
@@ -8,6 +7,7 @@ import * as fs from "node:fs/promises"
 import { BlobStore } from "../storage/BlobStore.ts"
 import { type DriveFile, FOLDER_MIME_TYPE } from "../drive/DriveApi.ts"
 import * as Imports from "../repositories/Imports.ts"
+import { ImportsRepo } from "../repositories/Imports.ts"
 import { type Connection, Integrations } from "../repositories/Integrations.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
 import { MediaRepo } from "../repositories/Media.ts"
@@ -54,10 +54,11 @@ export const runImport = (importId: string) =>
   Effect.gen(function*() {
     const integrations = yield* Integrations
     const blobs = yield* BlobStore
-    const row = yield* Imports.byId(importId)
+    const imports = yield* ImportsRepo
+    const row = yield* imports.byId(importId)
     if (row === undefined) return "missing"
     if (ImportState.isTerminal(row.status)) return row.status
-    const end = (stopped: ImportState.StoppedReason | null) => Imports.finish(importId, stopped)
+    const end = (stopped: ImportState.StoppedReason | null) => imports.finish(importId, stopped)
 
     // the connection or the folder may have gone away since the import was accepted
     const connection = yield* Effect.either(integrations.open(row.workspace_id))
@@ -75,15 +76,15 @@ export const runImport = (importId: string) =>
 
     // sub-folders are neither items nor counted; a file listed twice (paging) counts once
     const files = [...new Map(listing.right.filter((f) => f.mimeType !== FOLDER_MIME_TYPE).map((f) => [f.id, f])).values()]
-    yield* Imports.setDiscovered(importId, files.length)
+    yield* imports.setDiscovered(importId, files.length)
     const { considered, limitReached } = ImportState.considered(files)
 
     // a rerun after a crash: what is recorded stays as it is
-    const recorded = yield* Imports.items(importId)
+    const recorded = yield* imports.items(importId)
     const done = new Set(recorded.map((i) => i.source_ref))
     let position = recorded.reduce((max, i) => Math.max(max, i.position + 1), 0)
     const pending = considered.filter((f) => !done.has(f.id))
-    const inLibrary = yield* Imports.existingMedia(row.workspace_id, pending.map((f) => f.id))
+    const inLibrary = yield* imports.existingMedia(row.workspace_id, pending.map((f) => f.id))
 
     const consider = (file: DriveFile): Effect.Effect<Outcome, never, MediaRepo | BlobStore | Vision> =>
       Effect.gen(function*() {
@@ -154,7 +155,7 @@ export const runImport = (importId: string) =>
         stopped = outcome.reason
         break
       }
-      yield* Imports.recordItem(importId, position, file, outcome)
+      yield* imports.recordItem(importId, position, file, outcome)
       position++
     }
     return yield* end(stopped ?? (limitReached ? "file_limit_reached" : null))
@@ -162,7 +163,7 @@ export const runImport = (importId: string) =>
 
 export const layer = ImportEntity.toLayer(
   Effect.gen(function*() {
-    const context = yield* Effect.context<Integrations | BlobStore | SqlClient.SqlClient | MediaRepo | Vision>()
+    const context = yield* Effect.context<Integrations | BlobStore | ImportsRepo | MediaRepo | Vision>()
     return ImportEntity.of({
       // A fault (e.g. the database unreachable) is a defect: the cluster restarts the entity and
       // redelivers Start, and the rerun picks up after the last recorded item.

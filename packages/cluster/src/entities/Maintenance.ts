@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Schedule } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { ImportEntity } from "./ImportEntity.ts"
-import * as Imports from "../repositories/Imports.ts"
+import { ImportsRepo } from "../repositories/Imports.ts"
 import { RenderEntity } from "./RenderEntity.ts"
 import { RendersRepo } from "../repositories/Renders.ts"
 
@@ -31,7 +31,7 @@ export const sweep = Effect.gen(function*() {
   }
   // imports likewise: a pending import untouched for a minute gets its (deduplicated) Start again
   const startImport = yield* ImportEntity.client
-  for (const { id } of yield* Imports.idlePending(new Date(now - 60_000))) {
+  for (const { id } of yield* (yield* ImportsRepo).idlePending(new Date(now - 60_000))) {
     yield* startImport(id).Start({ importId: id }, { discard: true }).pipe(Effect.timeout("2 seconds"), Effect.ignore)
   }
   const cutoff = snowflakeAt(now - retentionMillis)

@@ -1,6 +1,7 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, Ids, ImportState, Resources } from "@pic2video/domain"
-import { Effect, Schema } from "effect"
+import { DateTime, Effect, Option, Schema } from "effect"
+import { operation } from "./Repository.ts"
 
 /**
  * Drive imports as rows (contract §7): the `imports` row is the import's state, and one
@@ -36,11 +37,6 @@ export const ItemRow = Schema.Struct({
   reason: Schema.NullOr(Schema.Literal(...ImportState.itemReasons))
 })
 export interface ItemRow extends Schema.Schema.Type<typeof ItemRow> {}
-
-const decodeImports = Schema.decodeUnknown(Schema.Array(ImportRow))
-const decodeItems = Schema.decodeUnknown(Schema.Array(ItemRow))
-/** The first row decoded, or undefined; a row the schema refuses is a defect (the table's constraints forbid it). */
-const first = (rows: ReadonlyArray<unknown>) => Effect.map(Effect.orDie(decodeImports(rows)), (decoded) => decoded[0])
 
 /** The state machine's view of a row. */
 export const stateOf = (r: ImportRow): ImportState.State => ({
@@ -101,60 +97,6 @@ export const tallyOf = (items: ReadonlyArray<Pick<ItemRow, "status">>): Tally =>
   failed: items.filter((i) => i.status === "failed").length
 })
 
-// -- reads ----------------------------------------------------------------------------------------
-
-/** The workspace's own import; a foreign, unknown or malformed id is indistinguishable (404). */
-export const find = (workspaceId: string, id: string) =>
-  Effect.gen(function*() {
-    if (!Ids.isImportId(id)) return undefined
-    const sql = yield* SqlClient.SqlClient
-    return yield* first(yield* sql`SELECT * FROM imports WHERE id = ${id} AND workspace_id = ${workspaceId}`)
-  }).pipe(Effect.orDie)
-
-export const get = (workspaceId: string, id: string) =>
-  Effect.flatMap(find(workspaceId, id), (row) =>
-    row === undefined ? Effect.fail(Errors.fail("import_not_found", `no import ${id} for this account`)) : Effect.succeed(row))
-
-export const byId = (id: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* first(yield* sql`SELECT * FROM imports WHERE id = ${id}`)
-  }).pipe(Effect.orDie)
-
-export const byIdempotencyRecord = (recordId: number) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* first(yield* sql`SELECT * FROM imports WHERE idempotency_record_id = ${recordId}`)
-  }).pipe(Effect.orDie)
-
-export const items = (importId: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* Effect.orDie(decodeItems(yield* sql`SELECT * FROM import_items WHERE import_id = ${importId} ORDER BY position`))
-  }).pipe(Effect.orDie)
-
-export const tally = (importId: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ status: ItemRow["status"]; n: number }>`
-      SELECT status, count(*)::int AS n FROM import_items WHERE import_id = ${importId} GROUP BY status`
-    const n = (status: ItemRow["status"]) => rows.find((r) => r.status === status)?.n ?? 0
-    return { imported: n("imported"), skipped: n("skipped"), failed: n("failed") } satisfies Tally
-  }).pipe(Effect.orDie)
-
-/** The creation-shaped document with the import's current state (creation and idempotent replay). */
-export const createdDocument = (row: ImportRow) => Effect.map(tally(row.id), (t) => toCreatedDocument(row, t))
-
-/** Non-terminal imports nothing has touched since `before`: the sweeper resends their Start. */
-export const idlePending = (before: Date) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql<{ id: string }>`
-      SELECT id FROM imports WHERE status = ${ImportState.initialStatus} AND updated_at < ${before} ORDER BY created_at LIMIT 100`
-  }).pipe(Effect.orDie)
-
-// -- writes ---------------------------------------------------------------------------------------
-
 export interface NewImport {
   readonly id: string
   readonly workspaceId: string
@@ -164,115 +106,244 @@ export interface NewImport {
   readonly idempotencyRecordId: number | null
 }
 
-/**
- * Inserts the pending import. Under an idempotency record at most one import exists (unique
- * column): a retried create that raced or took the record over gets the existing one back.
- */
-export const create = (input: NewImport) =>
-  Effect.gen(function*() {
+/** An import with its item counts, as the portal lists them. */
+export const ImportWithCounts = Schema.Struct({
+  ...ImportRow.fields,
+  imported: Schema.Number,
+  skipped: Schema.Number,
+  failed: Schema.Number
+})
+
+const StatusCount = Schema.Struct({ status: ItemRow.fields.status, n: Schema.Number })
+const InLibrary = Schema.Struct({ id: Schema.String, source_ref: Schema.String, created_at: Timestamp, claimed: Schema.Boolean })
+
+export class ImportsRepo extends Effect.Service<ImportsRepo>()("pic2video/ImportsRepo", {
+  accessors: true,
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const now = new Date()
-    const inserted = yield* first(yield* sql`
-      INSERT INTO imports ${sql.insert({
-        id: input.id,
-        workspace_id: input.workspaceId,
-        api_key_id: input.apiKeyId,
-        provider: "cloud_drive",
-        folder_id: input.folderId,
-        status: ImportState.initialStatus,
-        discovered: 0,
-        idempotency_record_id: input.idempotencyRecordId,
-        created_at: now,
-        updated_at: now
-      })}
-      ON CONFLICT (idempotency_record_id) DO NOTHING
-      RETURNING *`)
-    if (inserted !== undefined) return inserted
-    const existing = input.idempotencyRecordId === null ? undefined : yield* byIdempotencyRecord(input.idempotencyRecordId)
-    if (existing === undefined) return yield* Effect.dieMessage("import insert conflicted without an existing import")
-    return existing
-  }).pipe(Effect.orDie)
 
-/**
- * Applies one event: `ImportState.transition` decides on the row as read, and the UPDATE is
- * guarded on the status it decided from (only a pending import changes). Returns the row as it is
- * afterwards, changed or not.
- */
-export const apply = (importId: string, event: ImportState.Event) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const current = yield* byId(importId)
-    if (current === undefined) return undefined
-    const next = ImportState.transition(stateOf(current), event)
-    if (next === undefined) return current
-    const now = new Date()
-    const written = yield* first(yield* sql`
-      UPDATE imports SET ${sql.update({
-        status: next.status,
-        discovered: next.discovered,
-        stopped_reason: next.stoppedReason,
-        completed_at: ImportState.isTerminal(next.status) ? now : null,
-        updated_at: now
-      })}
-      WHERE id = ${importId} AND status = ${current.status}
-      RETURNING *`)
-    // ended meanwhile (a rerun that raced): what it ended as stands
-    return written ?? (yield* byId(importId))
-  }).pipe(Effect.orDie)
+    const selectOwned = SqlSchema.findOne({
+      Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String }),
+      Result: ImportRow,
+      execute: (r) => sql`SELECT * FROM imports WHERE id = ${r.id} AND workspace_id = ${r.workspaceId}`
+    })
+    const selectById = SqlSchema.findOne({ Request: Schema.String, Result: ImportRow, execute: (id) => sql`SELECT * FROM imports WHERE id = ${id}` })
+    const selectByRecord = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: ImportRow,
+      execute: (recordId) => sql`SELECT * FROM imports WHERE idempotency_record_id = ${recordId}`
+    })
+    const selectItems = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: ItemRow,
+      execute: (importId) => sql`SELECT * FROM import_items WHERE import_id = ${importId} ORDER BY position`
+    })
+    const countItems = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: StatusCount,
+      execute: (importId) => sql`SELECT status, count(*)::int AS n FROM import_items WHERE import_id = ${importId} GROUP BY status`
+    })
+    const selectIdle = SqlSchema.findAll({
+      Request: Timestamp,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: (before) =>
+        sql`SELECT id FROM imports WHERE status = ${ImportState.initialStatus} AND updated_at < ${before} ORDER BY created_at LIMIT 100`
+    })
+    const selectRecent = SqlSchema.findAll({
+      Request: Schema.Struct({ workspaceId: Schema.String, limit: Schema.Number }),
+      Result: ImportWithCounts,
+      execute: (r) =>
+        sql`
+          SELECT i.*,
+            (SELECT count(*)::int FROM import_items t WHERE t.import_id = i.id AND t.status = 'imported') AS imported,
+            (SELECT count(*)::int FROM import_items t WHERE t.import_id = i.id AND t.status = 'skipped') AS skipped,
+            (SELECT count(*)::int FROM import_items t WHERE t.import_id = i.id AND t.status = 'failed') AS failed
+          FROM imports i WHERE i.workspace_id = ${r.workspaceId}
+          ORDER BY i.created_at DESC, i.id DESC LIMIT ${r.limit}`
+    })
+    const insert = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: Schema.String,
+        workspaceId: Schema.String,
+        apiKeyId: Schema.NullOr(Schema.String),
+        folderId: Schema.String,
+        idempotencyRecordId: Schema.NullOr(Schema.Number),
+        now: Timestamp
+      }),
+      Result: ImportRow,
+      execute: (r) =>
+        sql`
+          INSERT INTO imports ${
+          sql.insert({
+            id: r.id,
+            workspace_id: r.workspaceId,
+            api_key_id: r.apiKeyId,
+            provider: "cloud_drive",
+            folder_id: r.folderId,
+            status: ImportState.initialStatus,
+            discovered: 0,
+            idempotency_record_id: r.idempotencyRecordId,
+            created_at: r.now,
+            updated_at: r.now
+          })
+        }
+          ON CONFLICT (idempotency_record_id) DO NOTHING
+          RETURNING *`
+    })
+    const update = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: Schema.String,
+        from: Resources.ImportStatus,
+        next: Schema.Struct({
+          status: Resources.ImportStatus,
+          discovered: Schema.Number,
+          stoppedReason: Schema.NullOr(Schema.Literal(...ImportState.stoppedReasons))
+        }),
+        now: Timestamp
+      }),
+      Result: ImportRow,
+      execute: ({ from, id, next, now }) =>
+        sql`
+          UPDATE imports SET ${
+          sql.update({
+            status: next.status,
+            discovered: next.discovered,
+            stopped_reason: next.stoppedReason,
+            completed_at: ImportState.isTerminal(next.status) ? now : null,
+            updated_at: now
+          })
+        }
+          WHERE id = ${id} AND status = ${from}
+          RETURNING *`
+    })
+    const insertItem = SqlSchema.findAll({
+      Request: ItemRow,
+      Result: Schema.Struct({ position: Schema.Number }),
+      execute: (item) => sql`INSERT INTO import_items ${sql.insert(item)} ON CONFLICT DO NOTHING RETURNING position`
+    })
+    const touch = SqlSchema.void({
+      Request: Schema.Struct({ id: Schema.String, now: Timestamp }),
+      execute: (r) => sql`UPDATE imports SET updated_at = ${r.now} WHERE id = ${r.id}`
+    })
+    const selectInLibrary = SqlSchema.findAll({
+      Request: Schema.Struct({ workspaceId: Schema.String, sourceRefs: Schema.Array(Schema.String) }),
+      Result: InLibrary,
+      execute: (r) =>
+        sql`
+          SELECT m.id, m.source_ref, m.created_at,
+            EXISTS (SELECT 1 FROM import_items i WHERE i.media_id = m.id) AS claimed
+          FROM media m
+          WHERE m.workspace_id = ${r.workspaceId} AND m.source_ref IN ${sql.in(r.sourceRefs)}`
+    })
 
-export const setDiscovered = (importId: string, discovered: number) => Effect.asVoid(apply(importId, { _tag: "Discovered", discovered }))
+    const byId = (id: string) => selectById(id).pipe(Effect.map(Option.getOrUndefined), operation("ImportsRepo.byId"))
 
-/**
- * Records one considered file. The (import_id, source_ref) unique key makes a rerun after a crash
- * harmless: a file already recorded keeps its first item. Returns false when it already existed.
- */
-export const recordItem = (importId: string, position: number, file: { readonly id: string; readonly name: string }, item: NewItem) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql.withTransaction(Effect.gen(function*() {
-      const rows = yield* sql`
-        INSERT INTO import_items ${sql.insert({
-          import_id: importId,
-          position,
-          source_ref: file.id,
-          name: file.name,
-          status: item.status,
-          media_id: item.status === "imported" ? item.mediaId : null,
-          reason: item.status === "imported" ? null : item.reason
-        })}
-        ON CONFLICT DO NOTHING
-        RETURNING position`
-      yield* sql`UPDATE imports SET updated_at = ${new Date()} WHERE id = ${importId}`
-      return rows.length > 0
-    }))
-  }).pipe(Effect.orDie)
+    /** The workspace's own import; a foreign, unknown or malformed id is indistinguishable (404). */
+    const find = (workspaceId: string, id: string) =>
+      Ids.isImportId(id)
+        ? selectOwned({ workspaceId, id }).pipe(Effect.map(Option.getOrUndefined), operation("ImportsRepo.find"))
+        : Effect.succeed(undefined)
 
-/** Ends a pending import; a second end (a rerun that raced) changes nothing. Returns the final status. */
-export const finish = (importId: string, stopped: ImportState.StoppedReason | null) =>
-  Effect.gen(function*() {
-    const ended = yield* apply(importId, { _tag: "Ended", tally: yield* tally(importId), stopped })
-    return ended?.status ?? ImportState.finalStatus(yield* tally(importId), stopped)
+    const byIdempotencyRecord = (recordId: number) =>
+      selectByRecord(recordId).pipe(Effect.map(Option.getOrUndefined), operation("ImportsRepo.byIdempotencyRecord"))
+
+    const tally = (importId: string) =>
+      countItems(importId).pipe(
+        Effect.map((rows) => {
+          const n = (status: ItemRow["status"]) => rows.find((r) => r.status === status)?.n ?? 0
+          return { imported: n("imported"), skipped: n("skipped"), failed: n("failed") } satisfies Tally
+        }),
+        operation("ImportsRepo.tally")
+      )
+
+    /**
+     * Applies one event: `ImportState.transition` decides on the row as read, and the UPDATE is
+     * guarded on the status it decided from (only a pending import changes). Returns the row as it
+     * is afterwards, changed or not.
+     */
+    const apply = (importId: string, event: ImportState.Event) =>
+      Effect.gen(function*() {
+        const current = Option.getOrUndefined(yield* selectById(importId))
+        if (current === undefined) return undefined
+        const next = ImportState.transition(stateOf(current), event)
+        if (next === undefined) return current
+        const written = yield* update({ id: importId, from: current.status, next, now: yield* DateTime.nowAsDate })
+        // ended meanwhile (a rerun that raced): what it ended as stands
+        return Option.isSome(written) ? written.value : Option.getOrUndefined(yield* selectById(importId))
+      }).pipe(operation("ImportsRepo.apply"))
+
+    return {
+      find,
+      get: (workspaceId: string, id: string) =>
+        Effect.flatMap(find(workspaceId, id), (row) =>
+          row === undefined ? Effect.fail(Errors.fail("import_not_found", `no import ${id} for this account`)) : Effect.succeed(row)),
+      byId,
+      byIdempotencyRecord,
+      items: (importId: string) => selectItems(importId).pipe(operation("ImportsRepo.items")),
+      tally,
+      /** The creation-shaped document with the import's current state (creation and idempotent replay). */
+      createdDocument: (row: ImportRow) => Effect.map(tally(row.id), (t) => toCreatedDocument(row, t)),
+      /** Non-terminal imports nothing has touched since `before`: the sweeper resends their Start. */
+      idlePending: (before: Date) => selectIdle(before).pipe(operation("ImportsRepo.idlePending")),
+      /** The workspace's imports, newest first, with their item counts. */
+      recent: (workspaceId: string, limit: number) => selectRecent({ workspaceId, limit }).pipe(operation("ImportsRepo.recent")),
+      /**
+       * Inserts the pending import. Under an idempotency record at most one import exists (unique
+       * column): a retried create that raced or took the record over gets the existing one back.
+       */
+      create: (input: NewImport) =>
+        Effect.gen(function*() {
+          const inserted = yield* insert({ ...input, now: yield* DateTime.nowAsDate })
+          if (Option.isSome(inserted)) return inserted.value
+          const existing = input.idempotencyRecordId === null ? undefined : yield* byIdempotencyRecord(input.idempotencyRecordId)
+          if (existing === undefined) return yield* Effect.dieMessage("import insert conflicted without an existing import")
+          return existing
+        }).pipe(operation("ImportsRepo.create")),
+      apply,
+      setDiscovered: (importId: string, discovered: number) => Effect.asVoid(apply(importId, { _tag: "Discovered", discovered })),
+      /**
+       * Records one considered file. The (import_id, source_ref) unique key makes a rerun after a
+       * crash harmless: a file already recorded keeps its first item. Returns false when it already existed.
+       */
+      recordItem: (importId: string, position: number, file: { readonly id: string; readonly name: string }, item: NewItem) =>
+        Effect.gen(function*() {
+          const now = yield* DateTime.nowAsDate
+          return yield* sql.withTransaction(Effect.gen(function*() {
+            const rows = yield* insertItem({
+              import_id: importId,
+              position,
+              source_ref: file.id,
+              name: file.name,
+              status: item.status,
+              media_id: item.status === "imported" ? item.mediaId : null,
+              reason: item.status === "imported" ? null : item.reason
+            })
+            yield* touch({ id: importId, now })
+            return rows.length > 0
+          }))
+        }).pipe(operation("ImportsRepo.recordItem")),
+      /** Ends a pending import; a second end (a rerun that raced) changes nothing. Returns the final status. */
+      finish: (importId: string, stopped: ImportState.StoppedReason | null) =>
+        Effect.gen(function*() {
+          const ended = yield* apply(importId, { _tag: "Ended", tally: yield* tally(importId), stopped })
+          return ended?.status ?? ImportState.finalStatus(yield* tally(importId), stopped)
+        }),
+      /**
+       * What the workspace's library already holds of these drive files (archived media included: a
+       * drive file is imported into a workspace once). `claimed` says whether an import item points at
+       * the media; an unclaimed one was stored by an import that stopped before recording its item.
+       */
+      existingMedia: (workspaceId: string, sourceRefs: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          const found = new Map<string, { readonly mediaId: string; readonly createdAt: Date; readonly claimed: boolean }>()
+          // chunks keep the parameter count well under PostgreSQL's limit
+          for (let i = 0; i < sourceRefs.length; i += 1000) {
+            for (const r of yield* selectInLibrary({ workspaceId, sourceRefs: sourceRefs.slice(i, i + 1000) })) {
+              found.set(r.source_ref, { mediaId: r.id, createdAt: r.created_at, claimed: r.claimed })
+            }
+          }
+          return found
+        }).pipe(operation("ImportsRepo.existingMedia"))
+    } as const
   })
-
-/**
- * What the workspace's library already holds of these drive files (archived media included: a
- * drive file is imported into a workspace once). `claimed` says whether an import item points at
- * the media; an unclaimed one was stored by an import that stopped before recording its item.
- */
-export const existingMedia = (workspaceId: string, sourceRefs: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const found = new Map<string, { readonly mediaId: string; readonly createdAt: Date; readonly claimed: boolean }>()
-    if (sourceRefs.length === 0) return found
-    const sql = yield* SqlClient.SqlClient
-    // chunks keep the parameter count well under PostgreSQL's limit
-    for (let i = 0; i < sourceRefs.length; i += 1000) {
-      const chunk = sourceRefs.slice(i, i + 1000)
-      const rows = yield* sql<{ id: string; source_ref: string; created_at: Date; claimed: boolean }>`
-        SELECT m.id, m.source_ref, m.created_at,
-          EXISTS (SELECT 1 FROM import_items i WHERE i.media_id = m.id) AS claimed
-        FROM media m
-        WHERE m.workspace_id = ${workspaceId} AND m.source_ref IN ${sql.in(chunk)}`
-      for (const r of rows) found.set(r.source_ref, { mediaId: r.id, createdAt: r.created_at, claimed: r.claimed })
-    }
-    return found
-  }).pipe(Effect.orDie)
+}) {}

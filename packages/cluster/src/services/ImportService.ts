@@ -1,8 +1,8 @@
-import { SqlClient } from "@effect/sql"
 import { Ids } from "@pic2video/domain"
 import { Effect } from "effect"
 import { ImportEntity } from "../entities/ImportEntity.ts"
 import * as Imports from "../repositories/Imports.ts"
+import { ImportsRepo } from "../repositories/Imports.ts"
 import { Integrations, toApiFailure } from "../repositories/Integrations.ts"
 
 const entityTimeout = "5 seconds"
@@ -10,10 +10,9 @@ const entityTimeout = "5 seconds"
 /** Bulk import from a drive folder (contract §7): accepted here, carried out by the ImportEntity. */
 export class ImportService extends Effect.Service<ImportService>()("pic2video/ImportService", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* ImportsRepo
     const integrations = yield* Integrations
     const imports = yield* ImportEntity.client
-    const withSql = Effect.provideService(SqlClient.SqlClient, sql)
 
     /**
      * Accepts an import of the folder. `requester.keyId` is the API key (null from the portal);
@@ -27,21 +26,21 @@ export class ImportService extends Effect.Service<ImportService>()("pic2video/Im
       Effect.gen(function*() {
         // A retry that took over an idempotency record whose first attempt died after creating
         // the import gets that import, not a second one.
-        const earlier = recordId === null ? undefined : yield* withSql(Imports.byIdempotencyRecord(recordId))
+        const earlier = recordId === null ? undefined : yield* repo.byIdempotencyRecord(recordId)
         const row = earlier ?? (yield* Effect.gen(function*() {
           // synchronous checks: a connection (409), and a folder the drive knows (404)
           const connection = yield* integrations.open(requester.workspaceId).pipe(Effect.mapError(toApiFailure))
           yield* connection.getFolder(folderId).pipe(Effect.mapError(toApiFailure))
-          return yield* withSql(Imports.create({
+          return yield* repo.create({
             id: Ids.newImportId(),
             workspaceId: requester.workspaceId,
             apiKeyId: requester.keyId,
             folderId,
             idempotencyRecordId: recordId
-          }))
+          })
         }))
         // read before Start is sent: a new import shows as created (pending, zero counts)
-        const created = yield* withSql(Imports.createdDocument(row))
+        const created = yield* repo.createdDocument(row)
         // accepted: from here on the answer is 202; Start is deduplicated, and the sweeper
         // resends one that was lost
         yield* imports(row.id).Start({ importId: row.id }, { discard: true }).pipe(
@@ -52,18 +51,24 @@ export class ImportService extends Effect.Service<ImportService>()("pic2video/Im
       })
 
     const get = (workspaceId: string, id: string) =>
-      withSql(Effect.gen(function*() {
-        const row = yield* Imports.get(workspaceId, id)
-        return Imports.toDocument(row, yield* Imports.items(row.id))
-      }))
+      Effect.gen(function*() {
+        const row = yield* repo.get(workspaceId, id)
+        return Imports.toDocument(row, yield* repo.items(row.id))
+      })
 
     /** The import in its creation shape as it is now (a replayed create answers it); undefined when gone. */
     const created = (workspaceId: string, id: string) =>
-      withSql(Effect.gen(function*() {
-        const row = yield* Imports.find(workspaceId, id)
-        return row === undefined ? undefined : yield* Imports.createdDocument(row)
-      }))
+      Effect.gen(function*() {
+        const row = yield* repo.find(workspaceId, id)
+        return row === undefined ? undefined : yield* repo.createdDocument(row)
+      })
 
-    return { create, get, created } as const
+    return {
+      create,
+      get,
+      created,
+      /** The workspace's latest imports with their counts (the portal's list). */
+      recent: (workspaceId: string, limit: number) => repo.recent(workspaceId, limit)
+    } as const
   })
 }) {}

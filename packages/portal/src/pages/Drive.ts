@@ -1,7 +1,6 @@
 import { HttpServerResponse } from "@effect/platform"
 import * as DriveConfig from "@pic2video/cluster/drive/DriveConfig"
 import { Integrations, toApiFailure } from "@pic2video/cluster/Integrations"
-import * as PortalViews from "@pic2video/cluster/portal/PortalViews"
 import { ImportService } from "@pic2video/cluster/services/ImportService"
 import { IntegrationService } from "@pic2video/cluster/services/IntegrationService"
 import { Errors, ImportState, Requests } from "@pic2video/domain"
@@ -62,7 +61,7 @@ export const page = (s: Signed) =>
         return { name, list }
       }))
       : undefined
-    const imports = yield* PortalViews.listImports(s.workspace.id, 20)
+    const imports = yield* (yield* ImportService).recent(s.workspace.id, 20)
     const active = imports.some((i) => running(i.status))
     const here = (id: string, path: ReadonlyArray<string>) =>
       `/portal/drive?${new URLSearchParams(id === "root" ? {} : { folder: id, trail: path.join(",") }).toString()}`
