@@ -14,7 +14,7 @@ import { RendersRepo } from "../src/repositories/Renders.ts"
 import * as Repositories from "../src/repositories/Repositories.ts"
 import * as IdempotencyRecords from "../src/repositories/IdempotencyRecords.ts"
 import { cancel as cancelRender } from "../src/services/RenderService.ts"
-import * as Workspaces from "../src/repositories/Workspaces.ts"
+import { WorkspacesRepo } from "../src/repositories/Workspaces.ts"
 import { makeDatabase } from "../../../test/support/service.ts"
 
 /**
@@ -26,7 +26,7 @@ import { makeDatabase } from "../../../test/support/service.ts"
  * the state machines: after every step the invariants are read back from the database.
  */
 
-type Env = SqlClient.SqlClient | ShardingConfig.ShardingConfig | RendersRepo | ImportsRepo
+type Env = SqlClient.SqlClient | ShardingConfig.ShardingConfig | RendersRepo | ImportsRepo | WorkspacesRepo
 let runtime: ManagedRuntime.ManagedRuntime<Env, never>
 /** holds the entity test clients until the end of the file */
 const clients = Effect.runSync(Scope.make())
@@ -72,7 +72,7 @@ interface Model {
 const makeAccount = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const renders = yield* RendersRepo
-  const ws = yield* Workspaces.create("model", { plan: "custom", included, storageBudgetBytes: 10 ** 9 })
+  const ws = yield* WorkspacesRepo.create("model", { plan: "custom", included, storageBudgetBytes: 10 ** 9 })
   const mediaId = randomUUID()
   yield* sql`INSERT INTO media ${sql.insert({
     id: mediaId, workspace_id: ws.id, created_at: new Date(), label: "", tags: [], width: 10, height: 10,
@@ -263,7 +263,7 @@ interface ImportModel {
 }
 
 const makeImport = Effect.gen(function*() {
-  const ws = yield* Workspaces.create("imports", { plan: "custom", included: 0, storageBudgetBytes: 10 ** 9 })
+  const ws = yield* WorkspacesRepo.create("imports", { plan: "custom", included: 0, storageBudgetBytes: 10 ** 9 })
   const row = yield* ImportsRepo.create({ id: `imp_${randomUUID().replaceAll("-", "")}`, workspaceId: ws.id, apiKeyId: null, folderId: "folder", idempotencyRecordId: null })
   return { importId: row.id, workspaceId: ws.id, status: row.status, stoppedReason: null, ended: undefined, position: 0 } satisfies ImportModel
 })

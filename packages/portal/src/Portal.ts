@@ -1,7 +1,7 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { AppConfig } from "@pic2video/cluster/AppConfig"
 import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
-import * as Workspaces from "@pic2video/cluster/Workspaces"
+import { WorkspacesRepo } from "@pic2video/cluster/Workspaces"
 import { Errors, RateLimit } from "@pic2video/domain"
 import { Cause, Effect, Option } from "effect"
 import { readFileSync } from "node:fs"
@@ -192,7 +192,7 @@ export const app = Effect.gen(function*() {
     }
     return signedOut
   }
-  const workspace = yield* Workspaces.find(session.workspaceId)
+  const workspace = yield* WorkspacesRepo.find(session.workspaceId)
   if (workspace === undefined) return signedOut
   const frame: Signed["frame"] = (section) => ({ csrf: session.csrf, workspaceName: workspace.name, section })
 

@@ -7,9 +7,10 @@ import * as PublicBaseUrl from "@pic2video/cluster/PublicBaseUrl"
 import * as Renders from "@pic2video/cluster/Renders"
 import * as RenderService from "@pic2video/cluster/services/RenderService"
 import * as Workspaces from "@pic2video/cluster/Workspaces"
+import { WorkspacesRepo } from "@pic2video/cluster/Workspaces"
 import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
 import { Errors, Plans } from "@pic2video/domain"
-import { Effect } from "effect"
+import { DateTime, Effect } from "effect"
 
 /**
  * The operator CLI (contract §2): the portal's stand-in for scripts and tests. Each command
@@ -98,12 +99,12 @@ export const run = (argv: ReadonlyArray<string>) =>
         const p = yield* plan(flags.plan)
         if (p === undefined) return yield* Effect.fail(usage("--plan is required"))
         if (flags.name === undefined || flags.name === "") return yield* Effect.fail(usage("--name is required"))
-        const row = yield* Workspaces.create(flags.name, {
+        const row = yield* WorkspacesRepo.create(flags.name, {
           plan: p,
           included: yield* included(flags.included),
           storageBudgetBytes: yield* nonNegativeInt("storage-budget-bytes", flags["storage-budget-bytes"])
         })
-        return Workspaces.toDocument(row)
+        return Workspaces.toDocument(row, yield* DateTime.nowAsDate)
       }
       case "workspace update": {
         yield* known(flags, ["plan", "status", "api-enabled", "included", "storage-budget-bytes"])
@@ -112,18 +113,18 @@ export const run = (argv: ReadonlyArray<string>) =>
         if (status !== undefined && status !== "active" && status !== "inactive") {
           return yield* Effect.fail(usage("--status must be active or inactive"))
         }
-        const row = yield* Workspaces.update(id, {
+        const row = yield* WorkspacesRepo.update(id, {
           plan: yield* plan(flags.plan),
           status,
           apiEnabled: yield* bool("api-enabled", flags["api-enabled"]),
           included: yield* included(flags.included),
           storageBudgetBytes: yield* nonNegativeInt("storage-budget-bytes", flags["storage-budget-bytes"])
         })
-        return Workspaces.toDocument(row)
+        return Workspaces.toDocument(row, yield* DateTime.nowAsDate)
       }
       case "workspace show": {
         yield* known(flags, [])
-        return Workspaces.toDocument(yield* Workspaces.get(yield* one(positional, "WORKSPACE_ID")))
+        return Workspaces.toDocument(yield* WorkspacesRepo.get(yield* one(positional, "WORKSPACE_ID")), yield* DateTime.nowAsDate)
       }
       case "key create": {
         yield* known(flags, ["scopes", "name", "spend-cap-24h", "creates-per-minute", "reads-per-minute", "uploads-per-minute", "expires-at"])

@@ -2,9 +2,10 @@ import { Layer } from "effect"
 import { ImportsRepo } from "./Imports.ts"
 import { MediaRepo } from "./Media.ts"
 import { RendersRepo } from "./Renders.ts"
+import { WorkspacesRepo } from "./Workspaces.ts"
 
 /**
  * Every repository: the only modules that hold SQL (one service per aggregate, rows decoded with
  * their schemas). Needs the database client.
  */
-export const layer = Layer.mergeAll(ImportsRepo.Default, MediaRepo.Default, RendersRepo.Default)
+export const layer = Layer.mergeAll(ImportsRepo.Default, MediaRepo.Default, RendersRepo.Default, WorkspacesRepo.Default)

@@ -1,21 +1,24 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, Ids, Plans } from "@pic2video/domain"
-import { Effect } from "effect"
+import { DateTime, Effect, Option, Schema } from "effect"
+import { operation } from "./Repository.ts"
 
 /** Workspaces as the operator CLI (the portal's stand-in) manages them: contract §2 and §3. */
-export interface WorkspaceRow {
-  readonly id: string
-  readonly name: string
-  readonly plan: Plans.Plan
-  readonly status: "active" | "inactive"
-  readonly api_enabled: boolean
-  readonly included: number | null
-  readonly storage_budget_bytes: number
-  readonly storage_used_bytes: number
-  readonly created_at: Date
-}
+export const WorkspaceRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  plan: Plans.Plan,
+  status: Schema.Literal("active", "inactive"),
+  api_enabled: Schema.Boolean,
+  included: Schema.NullOr(Schema.Number),
+  storage_budget_bytes: Schema.Number,
+  storage_used_bytes: Schema.Number,
+  created_at: Schema.DateFromSelf
+})
+export interface WorkspaceRow extends Schema.Schema.Type<typeof WorkspaceRow> {}
 
-export const toDocument = (w: WorkspaceRow, now = new Date()) => ({
+/** `now` places the current billing cycle. */
+export const toDocument = (w: WorkspaceRow, now: Date) => ({
   object: "workspace" as const,
   id: w.id,
   name: w.name,
@@ -37,54 +40,73 @@ export interface WorkspaceSettings {
   readonly storageBudgetBytes?: number
 }
 
-export const create = (name: string, settings: WorkspaceSettings & { plan: Plans.Plan }) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const defaults = Plans.planDefaults[settings.plan]
-    const [row] = yield* sql<WorkspaceRow>`
-      INSERT INTO workspaces ${sql.insert({
-        id: Ids.newWorkspaceId(),
-        name,
-        plan: settings.plan,
-        status: settings.status ?? "active",
-        api_enabled: settings.apiEnabled ?? true,
-        included: settings.plan === "custom" ? settings.included ?? null : settings.included ?? defaults.included,
-        storage_budget_bytes: settings.storageBudgetBytes ?? defaults.storageBudgetBytes,
-        created_at: new Date()
-      })}
-      RETURNING *`
-    return row
-  }).pipe(Effect.orDie)
+const Settable = WorkspaceRow.pipe(Schema.pick("plan", "status", "api_enabled", "included", "storage_budget_bytes"))
 
-export const find = (id: string) =>
-  Effect.gen(function*() {
+export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("pic2video/WorkspacesRepo", {
+  accessors: true,
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<WorkspaceRow>`SELECT * FROM workspaces WHERE id = ${id}`
-    return rows[0]
-  }).pipe(Effect.orDie)
 
-export const get = (id: string) =>
-  Effect.flatMap(find(id), (w) => w === undefined ? Effect.fail(Errors.fail("validation_failed", `workspace ${id} does not exist`)) : Effect.succeed(w))
+    const insert = SqlSchema.single({
+      Request: WorkspaceRow.pipe(Schema.omit("storage_used_bytes")),
+      Result: WorkspaceRow,
+      execute: (row) => sql`INSERT INTO workspaces ${sql.insert(row)} RETURNING *`
+    })
+    const selectById = SqlSchema.findOne({ Request: Schema.String, Result: WorkspaceRow, execute: (id) => sql`SELECT * FROM workspaces WHERE id = ${id}` })
+    const write = SqlSchema.single({
+      Request: Schema.Struct({ id: Schema.String, settings: Settable }),
+      Result: WorkspaceRow,
+      execute: ({ id, settings }) => sql`UPDATE workspaces SET ${sql.update(settings)} WHERE id = ${id} RETURNING *`
+    })
 
-export const update = (id: string, s: WorkspaceSettings) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const current = yield* get(id)
-    const plan = s.plan ?? current.plan
-    // a plan change brings that plan's allowance unless --included says otherwise
-    const included = s.included !== undefined
-      ? s.included
-      : s.plan !== undefined && s.plan !== current.plan
-      ? (plan === "custom" ? null : Plans.planDefaults[plan].included)
-      : current.included
-    const [row] = yield* sql<WorkspaceRow>`
-      UPDATE workspaces SET
-        plan = ${plan},
-        status = ${s.status ?? current.status},
-        api_enabled = ${s.apiEnabled ?? current.api_enabled},
-        included = ${included},
-        storage_budget_bytes = ${s.storageBudgetBytes ?? (s.plan !== undefined && s.plan !== current.plan ? Plans.planDefaults[plan].storageBudgetBytes : current.storage_budget_bytes)}
-      WHERE id = ${id}
-      RETURNING *`.pipe(Effect.orDie)
-    return row
+    const find = (id: string) => selectById(id).pipe(Effect.map(Option.getOrUndefined), operation("WorkspacesRepo.find"))
+
+    const get = (id: string) =>
+      Effect.flatMap(find(id), (w) => w === undefined ? Effect.fail(Errors.fail("validation_failed", `workspace ${id} does not exist`)) : Effect.succeed(w))
+
+    return {
+      create: (name: string, settings: WorkspaceSettings & { plan: Plans.Plan }) =>
+        Effect.gen(function*() {
+          const defaults = Plans.planDefaults[settings.plan]
+          return yield* insert({
+            id: Ids.newWorkspaceId(),
+            name,
+            plan: settings.plan,
+            status: settings.status ?? "active",
+            api_enabled: settings.apiEnabled ?? true,
+            included: settings.plan === "custom" ? settings.included ?? null : settings.included ?? defaults.included,
+            storage_budget_bytes: settings.storageBudgetBytes ?? defaults.storageBudgetBytes,
+            created_at: yield* DateTime.nowAsDate
+          })
+        }).pipe(operation("WorkspacesRepo.create")),
+      find,
+      get,
+      update: (id: string, s: WorkspaceSettings) =>
+        Effect.gen(function*() {
+          const current = yield* get(id)
+          const plan = s.plan ?? current.plan
+          const planChanged = s.plan !== undefined && s.plan !== current.plan
+          // a plan change brings that plan's allowance and budget unless an option says otherwise
+          const included = s.included !== undefined
+            ? s.included
+            : planChanged
+            ? (plan === "custom" ? null : Plans.planDefaults[plan].included)
+            : current.included
+          return yield* write({
+            id,
+            settings: {
+              plan,
+              status: s.status ?? current.status,
+              api_enabled: s.apiEnabled ?? current.api_enabled,
+              included,
+              storage_budget_bytes: s.storageBudgetBytes ??
+                (planChanged ? Plans.planDefaults[plan].storageBudgetBytes : current.storage_budget_bytes)
+            }
+          }).pipe(operation("WorkspacesRepo.update"))
+        })
+    } as const
   })
+}) {}
+
+/** The workspace, or 422 `validation_failed` when there is none (the operator CLI's and key minting's answer). */
+export const get = (id: string) => Effect.flatMap(WorkspacesRepo, (repo) => repo.get(id))
