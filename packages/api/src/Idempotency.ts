@@ -6,7 +6,7 @@ import { Admitted } from "@pic2video/domain/api/Annotations"
  * Idempotency records (contract §4.6, §6, §7) are kept in the cluster's repository; the request
  * pipeline begins and finishes them, and hands the record to the handler that creates.
  */
-export { begin, type Begin, finish } from "@pic2video/cluster/repositories/IdempotencyRecords"
+export { type Begin, IdempotencyRepo } from "@pic2video/cluster/repositories/IdempotencyRecords"
 
 /**
  * The record this request began and has yet to finish: set by the pipeline's checks (Admission,

@@ -61,12 +61,12 @@ export const layerAdmission = Layer.effect(
   Admission,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const records = yield* Idempotency.IdempotencyRepo
     const hasher = yield* KeyHasher
     const admitTo = yield* KeyAdmission.make
     // the services a ReplayCurrent annotation names (checked here, at start, for every endpoint)
     const services = yield* Effect.context<CurrentImport>()
     for (const route of RouteTable.routes) if (route.replayCurrent !== undefined) Context.unsafeGet(services, route.replayCurrent)
-    const withSql = Effect.provideService(SqlClient.SqlClient, sql)
     // the upload reader spools to temp files
     const files = Effect.provide(Context.make(FileSystem.FileSystem, yield* FileSystem.FileSystem).pipe(Context.add(Path.Path, yield* Path.Path)))
 
@@ -91,7 +91,7 @@ export const layerAdmission = Layer.effect(
         }
         const json = yield* JsonBody.read(request)
         const fingerprint = IdempotencyPolicy.fingerprintParsed(json.text, json.parsed)
-        const begun = yield* withSql(Idempotency.begin(caller.keyId, route.name, key, fingerprint))
+        const begun = yield* records.begin(caller.keyId, route.name, key, fingerprint)
         switch (begun._tag) {
           case "Conflict":
             return yield* Effect.fail(Errors.fail("idempotency_conflict", "this Idempotency-Key was used with a different body"))
@@ -206,7 +206,7 @@ const methods = ["DELETE", "GET", "PATCH", "POST", "PUT"] as const
 export const layer = HttpApiBuilder.middleware(
   Api,
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const records = yield* Idempotency.IdempotencyRepo
     const router = yield* HttpApiBuilder.Router
     let finder: FindMyWay.Router<unknown> | undefined
 
@@ -253,8 +253,7 @@ export const layer = HttpApiBuilder.middleware(
         )
         const pending = yield* FiberRef.get(Idempotency.Pending)
         if (Option.isNone(pending)) return response
-        return yield* Idempotency.finish(pending.value, response.status, bodyJson(response)).pipe(
-          Effect.provideService(SqlClient.SqlClient, sql),
+        return yield* records.finish(pending.value, response.status, bodyJson(response)).pipe(
           Effect.as(response),
           Effect.catchAllCause((cause) => causeToResponse(cause, requestId))
         )

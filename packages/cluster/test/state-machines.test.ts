@@ -12,7 +12,7 @@ import { ImportsRepo } from "../src/repositories/Imports.ts"
 import * as Renders from "../src/repositories/Renders.ts"
 import { RendersRepo } from "../src/repositories/Renders.ts"
 import * as Repositories from "../src/repositories/Repositories.ts"
-import * as IdempotencyRecords from "../src/repositories/IdempotencyRecords.ts"
+import { IdempotencyRepo } from "../src/repositories/IdempotencyRecords.ts"
 import { cancel as cancelRender } from "../src/services/RenderService.ts"
 import { WorkspacesRepo } from "../src/repositories/Workspaces.ts"
 import { makeDatabase } from "../../../test/support/service.ts"
@@ -26,7 +26,7 @@ import { makeDatabase } from "../../../test/support/service.ts"
  * the state machines: after every step the invariants are read back from the database.
  */
 
-type Env = SqlClient.SqlClient | ShardingConfig.ShardingConfig | RendersRepo | ImportsRepo | WorkspacesRepo
+type Env = SqlClient.SqlClient | ShardingConfig.ShardingConfig | RendersRepo | ImportsRepo | WorkspacesRepo | IdempotencyRepo
 let runtime: ManagedRuntime.ManagedRuntime<Env, never>
 /** holds the entity test clients until the end of the file */
 const clients = Effect.runSync(Scope.make())
@@ -187,7 +187,7 @@ const createCommand = (payerIndex: number, idempotencyKey: string | null) =>
       // a keyed create runs under the API's idempotency record; a retry reuses the record it took over
       let recordId: number | null = earlier?.recordId ?? null
       if (scopedKey !== null && payer.keyId !== null && earlier === undefined) {
-        const begun = yield* IdempotencyRecords.begin(payer.keyId, "createRender", scopedKey, "fp")
+        const begun = yield* IdempotencyRepo.begin(payer.keyId, "createRender", scopedKey, "fp")
         recordId = begun._tag === "New" ? begun.recordId : null
       }
       const before = yield* RendersRepo.usage(payer.workspaceId)

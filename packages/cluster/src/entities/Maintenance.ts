@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Schedule } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { ImportEntity } from "./ImportEntity.ts"
+import { IdempotencyRepo } from "../repositories/IdempotencyRecords.ts"
 import { ImportsRepo } from "../repositories/Imports.ts"
 import { RenderEntity } from "./RenderEntity.ts"
 import { RendersRepo } from "../repositories/Renders.ts"
@@ -38,7 +39,7 @@ export const sweep = Effect.gen(function*() {
   yield* sql`DELETE FROM cluster_replies WHERE request_id IN
     (SELECT id FROM cluster_messages WHERE processed AND id < ${cutoff}::bigint)`.pipe(Effect.ignore)
   yield* sql`DELETE FROM cluster_messages WHERE processed AND id < ${cutoff}::bigint`.pipe(Effect.ignore)
-  yield* sql`DELETE FROM idempotency_records WHERE expires_at < ${new Date(now)}`.pipe(Effect.ignore)
+  yield* (yield* IdempotencyRepo).pruneExpired.pipe(Effect.catchAllDefect(() => Effect.void))
 })
 
 export const layer = Layer.scopedDiscard(Effect.gen(function*() {

@@ -1,6 +1,7 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Idempotency } from "@pic2video/domain"
-import { Effect } from "effect"
+import { DateTime, Effect, Option, Schema } from "effect"
+import { operation } from "./Repository.ts"
 
 /**
  * Idempotency records (contract §4.6, §6, §7), scoped to the API key and the endpoint. The unique
@@ -8,6 +9,9 @@ import { Effect } from "effect"
  * first uses exactly one inserts the record and runs; the rest see it in progress. A record whose
  * request died with its process (lock lapsed, no outcome) is taken over by the next retry; the
  * render/import row is unique per record, so a takeover finds the earlier work instead of repeating it.
+ *
+ * Time comes from `Clock`: a record expires `Idempotency.recordTtlMillis` (24 h) after it was made,
+ * and a lock lapses 30 s after it was taken, both as this process's clock reads them.
  */
 export type Begin =
   | { readonly _tag: "New"; readonly recordId: number }
@@ -15,63 +19,112 @@ export type Begin =
   | { readonly _tag: "Conflict" }
   | { readonly _tag: "InProgress" }
 
-interface RecordRow {
-  readonly id: number
-  readonly fingerprint: string
-  readonly status_code: number | null
-  readonly response: unknown
-  readonly locked_until: Date
-}
+const RecordRow = Schema.Struct({
+  id: Schema.Number,
+  fingerprint: Schema.String,
+  status_code: Schema.NullOr(Schema.Number),
+  response: Schema.Unknown,
+  locked_until: Schema.DateFromSelf
+})
+
+const Scope = Schema.Struct({ apiKeyId: Schema.String, endpoint: Schema.String, key: Schema.String })
+const Id = Schema.Struct({ id: Schema.Number })
 
 const lockMillis = 30_000
 
-export const begin = (apiKeyId: string, endpoint: string, key: string, fingerprint: string) =>
-  Effect.gen(function*() {
+export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("pic2video/IdempotencyRepo", {
+  accessors: true,
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const now = new Date()
-    yield* sql`DELETE FROM idempotency_records
-      WHERE api_key_id = ${apiKeyId} AND endpoint = ${endpoint} AND key = ${key} AND expires_at <= ${now}`
-    const inserted = yield* sql<{ id: number }>`
-      INSERT INTO idempotency_records ${sql.insert({
-        api_key_id: apiKeyId,
-        endpoint,
-        key,
-        fingerprint,
-        created_at: now,
-        expires_at: new Date(now.getTime() + Idempotency.recordTtlMillis),
-        locked_until: new Date(now.getTime() + lockMillis)
-      })}
-      ON CONFLICT (api_key_id, endpoint, key) DO NOTHING
-      RETURNING id`
-    if (inserted.length > 0) return { _tag: "New", recordId: Number(inserted[0].id) } satisfies Begin
-    const [existing] = yield* sql<RecordRow>`
-      SELECT id, fingerprint, status_code, response, locked_until FROM idempotency_records
-      WHERE api_key_id = ${apiKeyId} AND endpoint = ${endpoint} AND key = ${key}`
-    if (existing === undefined) return { _tag: "InProgress" } satisfies Begin // expired and deleted meanwhile
-    if (existing.fingerprint !== fingerprint) return { _tag: "Conflict" } satisfies Begin
-    if (existing.status_code !== null) {
-      return { _tag: "Replay", recordId: Number(existing.id), status: existing.status_code, body: existing.response } satisfies Begin
-    }
-    if (existing.locked_until.getTime() > now.getTime()) return { _tag: "InProgress" } satisfies Begin
-    const taken = yield* sql<{ id: number }>`
-      UPDATE idempotency_records SET locked_until = ${new Date(now.getTime() + lockMillis)}
-      WHERE id = ${existing.id} AND status_code IS NULL AND locked_until = ${existing.locked_until}
-      RETURNING id`
-    return taken.length > 0 ? { _tag: "New", recordId: Number(existing.id) } satisfies Begin : { _tag: "InProgress" } satisfies Begin
-  }).pipe(Effect.orDie)
 
-/**
- * Remembers a decided outcome. An outcome that is not remembered (§6: 5xx, 401/403/429 cannot
- * reach here) releases the record instead, so the retry runs again under the same record: if the
- * first attempt did charge after all, the retry finds its render rather than charging again.
- */
-export const finish = (recordId: number, status: number, body: unknown) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    if (Idempotency.isRemembered(status)) {
-      yield* sql`UPDATE idempotency_records SET status_code = ${status}, response = ${JSON.stringify(body ?? null)}::json
-        WHERE id = ${recordId}`
-    } else {
-      yield* sql`UPDATE idempotency_records SET locked_until = ${new Date()} WHERE id = ${recordId} AND status_code IS NULL`
-    }
-  }).pipe(Effect.orDie)
+    const deleteExpired = SqlSchema.void({
+      Request: Schema.Struct({ ...Scope.fields, now: Schema.DateFromSelf }),
+      execute: (r) =>
+        sql`DELETE FROM idempotency_records
+          WHERE api_key_id = ${r.apiKeyId} AND endpoint = ${r.endpoint} AND key = ${r.key} AND expires_at <= ${r.now}`
+    })
+    const insert = SqlSchema.findOne({
+      Request: Schema.Struct({ ...Scope.fields, fingerprint: Schema.String, now: Schema.DateFromSelf }),
+      Result: Id,
+      execute: (r) =>
+        sql`
+          INSERT INTO idempotency_records ${
+          sql.insert({
+            api_key_id: r.apiKeyId,
+            endpoint: r.endpoint,
+            key: r.key,
+            fingerprint: r.fingerprint,
+            created_at: r.now,
+            expires_at: new Date(r.now.getTime() + Idempotency.recordTtlMillis),
+            locked_until: new Date(r.now.getTime() + lockMillis)
+          })
+        }
+          ON CONFLICT (api_key_id, endpoint, key) DO NOTHING
+          RETURNING id`
+    })
+    const select = SqlSchema.findOne({
+      Request: Scope,
+      Result: RecordRow,
+      execute: (r) =>
+        sql`
+          SELECT id, fingerprint, status_code, response, locked_until FROM idempotency_records
+          WHERE api_key_id = ${r.apiKeyId} AND endpoint = ${r.endpoint} AND key = ${r.key}`
+    })
+    const takeOver = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.Number, lockedUntil: Schema.DateFromSelf, now: Schema.DateFromSelf }),
+      Result: Id,
+      execute: (r) =>
+        sql`
+          UPDATE idempotency_records SET locked_until = ${new Date(r.now.getTime() + lockMillis)}
+          WHERE id = ${r.id} AND status_code IS NULL AND locked_until = ${r.lockedUntil}
+          RETURNING id`
+    })
+    const remember = SqlSchema.void({
+      Request: Schema.Struct({ id: Schema.Number, status: Schema.Number, body: Schema.Unknown }),
+      execute: (r) =>
+        sql`UPDATE idempotency_records SET status_code = ${r.status}, response = ${JSON.stringify(r.body ?? null)}::json
+          WHERE id = ${r.id}`
+    })
+    const unlock = SqlSchema.void({
+      Request: Schema.Struct({ id: Schema.Number, now: Schema.DateFromSelf }),
+      execute: (r) => sql`UPDATE idempotency_records SET locked_until = ${r.now} WHERE id = ${r.id} AND status_code IS NULL`
+    })
+    const deleteAllExpired = SqlSchema.void({
+      Request: Schema.DateFromSelf,
+      execute: (now) => sql`DELETE FROM idempotency_records WHERE expires_at < ${now}`
+    })
+
+    return {
+      begin: (apiKeyId: string, endpoint: string, key: string, fingerprint: string) =>
+        Effect.gen(function*() {
+          const now = yield* DateTime.nowAsDate
+          const scope = { apiKeyId, endpoint, key }
+          yield* deleteExpired({ ...scope, now })
+          const inserted = yield* insert({ ...scope, fingerprint, now })
+          if (Option.isSome(inserted)) return { _tag: "New", recordId: inserted.value.id } satisfies Begin
+          const found = yield* select(scope)
+          if (Option.isNone(found)) return { _tag: "InProgress" } satisfies Begin // expired and deleted meanwhile
+          const existing = found.value
+          if (existing.fingerprint !== fingerprint) return { _tag: "Conflict" } satisfies Begin
+          if (existing.status_code !== null) {
+            return { _tag: "Replay", recordId: existing.id, status: existing.status_code, body: existing.response } satisfies Begin
+          }
+          if (existing.locked_until.getTime() > now.getTime()) return { _tag: "InProgress" } satisfies Begin
+          const taken = yield* takeOver({ id: existing.id, lockedUntil: existing.locked_until, now })
+          return Option.isSome(taken) ? { _tag: "New", recordId: existing.id } satisfies Begin : { _tag: "InProgress" } satisfies Begin
+        }).pipe(operation("IdempotencyRepo.begin")),
+      /**
+       * Remembers a decided outcome. An outcome that is not remembered (§6: 5xx, 401/403/429
+       * cannot reach here) releases the record instead, so the retry runs again under the same
+       * record: if the first attempt did charge after all, the retry finds its render rather than
+       * charging again.
+       */
+      finish: (recordId: number, status: number, body: unknown) =>
+        (Idempotency.isRemembered(status)
+          ? remember({ id: recordId, status, body })
+          : Effect.flatMap(DateTime.nowAsDate, (now) => unlock({ id: recordId, now }))).pipe(operation("IdempotencyRepo.finish")),
+      /** Forgets every record past its 24 hours (the sweeper's). */
+      pruneExpired: DateTime.nowAsDate.pipe(Effect.flatMap(deleteAllExpired), operation("IdempotencyRepo.pruneExpired"))
+    } as const
+  })
+}) {}

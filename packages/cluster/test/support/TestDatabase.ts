@@ -1,0 +1,20 @@
+import { Effect, Layer, Option, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import { makeDatabase } from "../../../../test/support/service.ts"
+import * as AppConfig from "../../src/config/AppConfig.ts"
+import * as KeyHasher from "../../src/config/KeyHasher.ts"
+import * as Database from "../../src/database/Database.ts"
+import * as Repositories from "../../src/repositories/Repositories.ts"
+
+/**
+ * A database of the test file's own on the run's PostgreSQL (vitest's globalSetup starts one, or
+ * TEST_DATABASE_URL), migrated, with every repository over it and a key hasher with a random key.
+ * Built inside `it.layer`, so the repositories read the test's `TestClock`.
+ */
+export const layer = Layer.unwrapEffect(
+  Effect.map(Effect.promise(makeDatabase), (url) =>
+    Layer.mergeAll(Repositories.layer, Layer.succeed(KeyHasher.KeyHasher, KeyHasher.make(randomBytes(32)))).pipe(
+      Layer.provideMerge(Database.layer),
+      Layer.provide(AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(url)) }))
+    ))
+)
