@@ -1,10 +1,10 @@
-import { SqlClient } from "@effect/sql"
 import { Errors } from "@pic2video/domain"
-import { Effect } from "effect"
+import { DateTime, Effect } from "effect"
 import { Buffer } from "node:buffer"
 import { randomBytes, timingSafeEqual } from "node:crypto"
 import { KeyHasher } from "../config/KeyHasher.ts"
-import * as Workspaces from "../repositories/Workspaces.ts"
+import { PortalSessionsRepo } from "../repositories/PortalSessions.ts"
+import { WorkspacesRepo } from "../repositories/Workspaces.ts"
 
 /**
  * Sign-in to the account portal. The operator issues a single-use link (`admin portal link`); opening
@@ -12,7 +12,7 @@ import * as Workspaces from "../repositories/Workspaces.ts"
  * the service's key (the one API key secrets use) is stored, so the database alone signs nobody in,
  * and a lookup by that keyed hash leaks nothing usable about the token through its timing. The
  * workspace's status is read with the session on every request: an inactive workspace's sessions
- * stop at once.
+ * stop at once. Expiry is decided on `Clock`'s time.
  */
 export const defaultLinkTtlMinutes = 15
 export const maxLinkTtlMinutes = 24 * 60
@@ -32,22 +32,14 @@ const hashOf = (token: string) => Effect.map(KeyHasher, (h) => Buffer.from(h.has
 
 export const issueLink = (workspaceId: string, ttlMinutes: number, publicBaseUrl: string) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const workspace = yield* Workspaces.get(workspaceId)
+    const workspace = yield* WorkspacesRepo.get(workspaceId)
     if (workspace.status !== "active") {
       return yield* Effect.fail(Errors.fail("tenant_inactive", `workspace ${workspaceId} is inactive; activate it before issuing a sign-in link`))
     }
     const token = newToken()
-    const now = new Date()
+    const now = yield* DateTime.nowAsDate
     const expiresAt = new Date(now.getTime() + ttlMinutes * 60_000)
-    // spent and lapsed links serve no purpose
-    yield* sql`DELETE FROM portal_links WHERE expires_at < ${now}`.pipe(Effect.orDie)
-    yield* sql`INSERT INTO portal_links ${sql.insert({
-      token_hash: yield* hashOf(token),
-      workspace_id: workspace.id,
-      created_at: now,
-      expires_at: expiresAt
-    })}`.pipe(Effect.orDie)
+    yield* PortalSessionsRepo.addLink({ tokenHash: yield* hashOf(token), workspaceId: workspace.id, now, expiresAt })
     return {
       object: "portal_link" as const,
       url: `${publicBaseUrl}/portal/sign-in?token=${token}`,
@@ -61,29 +53,18 @@ export const issueLink = (workspaceId: string, ttlMinutes: number, publicBaseUrl
  */
 export const redeem = (token: string) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const hash = yield* hashOf(token)
     if (!tokenShape.test(token)) return undefined
-    const now = new Date()
-    return yield* sql.withTransaction(Effect.gen(function*() {
-      const [claimed] = yield* sql<{ workspace_id: string; token_hash: Uint8Array }>`
-        UPDATE portal_links l SET used_at = ${now}
-        FROM workspaces w
-        WHERE l.token_hash = ${hash} AND l.used_at IS NULL AND l.expires_at > ${now}
-          AND w.id = l.workspace_id AND w.status = 'active'
-        RETURNING l.workspace_id, l.token_hash`
-      if (claimed === undefined || !timingSafeEqual(Buffer.from(claimed.token_hash), hash)) return undefined
-      const session = newToken()
-      yield* sql`INSERT INTO portal_sessions ${sql.insert({
-        id_hash: yield* hashOf(session),
-        workspace_id: claimed.workspace_id,
-        created_at: now,
-        last_seen_at: now,
-        expires_at: new Date(now.getTime() + sessionAbsoluteMillis)
-      })}`
-      return { session, workspaceId: claimed.workspace_id, expiresAt: new Date(now.getTime() + sessionAbsoluteMillis) }
-    }))
-  }).pipe(Effect.orDie)
+    const now = yield* DateTime.nowAsDate
+    const session = newToken()
+    const expiresAt = new Date(now.getTime() + sessionAbsoluteMillis)
+    const workspaceId = yield* PortalSessionsRepo.redeem(
+      { hash, now },
+      { hash: yield* hashOf(session), expiresAt },
+      (stored) => timingSafeEqual(Buffer.from(stored), hash)
+    )
+    return workspaceId === undefined ? undefined : { session, workspaceId, expiresAt }
+  })
 
 export interface Session {
   readonly workspaceId: string
@@ -95,32 +76,26 @@ export interface Session {
 export const resolve = (token: string | undefined) =>
   Effect.gen(function*() {
     if (token === undefined || !tokenShape.test(token)) return undefined
-    const sql = yield* SqlClient.SqlClient
+    const sessions = yield* PortalSessionsRepo
     const hash = yield* hashOf(token)
-    const now = new Date()
-    const [row] = yield* sql<{ workspace_id: string; id_hash: Uint8Array; last_seen_at: Date; status: "active" | "inactive" }>`
-      SELECT s.workspace_id, s.id_hash, s.last_seen_at, w.status FROM portal_sessions s JOIN workspaces w ON w.id = s.workspace_id
-      WHERE s.id_hash = ${hash} AND s.ended_at IS NULL AND s.expires_at > ${now}
-        AND s.last_seen_at > ${new Date(now.getTime() - sessionIdleMillis)}`
+    const now = yield* DateTime.nowAsDate
+    const row = yield* sessions.live(hash, now, new Date(now.getTime() - sessionIdleMillis))
     if (row === undefined || !timingSafeEqual(Buffer.from(row.id_hash), hash)) return undefined
     if (row.status !== "active") {
       // seen while the workspace is inactive: the session ends for good (reactivation needs a new link)
-      yield* sql`UPDATE portal_sessions SET ended_at = ${now} WHERE id_hash = ${hash}`
+      yield* sessions.end(hash, now)
       return undefined
     }
-    if (now.getTime() - row.last_seen_at.getTime() >= touchEvery) {
-      yield* sql`UPDATE portal_sessions SET last_seen_at = ${now} WHERE id_hash = ${hash}`
-    }
+    if (now.getTime() - row.last_seen_at.getTime() >= touchEvery) yield* sessions.touch(hash, now)
     return { workspaceId: row.workspace_id, csrf: yield* csrfFor(token) } satisfies Session
-  }).pipe(Effect.orDie)
+  })
 
 /** Sign-out: the session ends for good (the cookie is worthless from now on). */
 export const end = (token: string | undefined) =>
   Effect.gen(function*() {
     if (token === undefined || !tokenShape.test(token)) return
-    const sql = yield* SqlClient.SqlClient
-    yield* sql`UPDATE portal_sessions SET ended_at = ${new Date()} WHERE id_hash = ${yield* hashOf(token)} AND ended_at IS NULL`
-  }).pipe(Effect.orDie)
+    yield* PortalSessionsRepo.end(yield* hashOf(token), yield* DateTime.nowAsDate)
+  })
 
 const csrfFor = (token: string) => Effect.map(KeyHasher, (h) => Buffer.from(h.hash(`portal-csrf:${token}`)).toString("base64url"))
 

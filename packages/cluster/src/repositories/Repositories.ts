@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { IdempotencyRepo } from "./IdempotencyRecords.ts"
 import { ImportsRepo } from "./Imports.ts"
 import { MediaRepo } from "./Media.ts"
+import { PortalSessionsRepo } from "./PortalSessions.ts"
 import { RendersRepo } from "./Renders.ts"
 import { WorkspacesRepo } from "./Workspaces.ts"
 
@@ -9,4 +10,4 @@ import { WorkspacesRepo } from "./Workspaces.ts"
  * Every repository: the only modules that hold SQL (one service per aggregate, rows decoded with
  * their schemas). Needs the database client.
  */
-export const layer = Layer.mergeAll(IdempotencyRepo.Default, ImportsRepo.Default, MediaRepo.Default, RendersRepo.Default, WorkspacesRepo.Default)
+export const layer = Layer.mergeAll(IdempotencyRepo.Default, ImportsRepo.Default, MediaRepo.Default, PortalSessionsRepo.Default, RendersRepo.Default, WorkspacesRepo.Default)

@@ -1,0 +1,82 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, TestClock } from "effect"
+import * as PortalSessions from "../src/portal/PortalSessions.ts"
+import { WorkspacesRepo } from "../src/repositories/Workspaces.ts"
+import * as TestDatabase from "./support/TestDatabase.ts"
+
+/**
+ * Portal sign-in links and sessions (docs/portal.md) on the service's own code against PostgreSQL,
+ * with time moved by TestClock: a link lives its TTL and signs in once; a session ends after 30
+ * minutes unused (idle expiry) and 12 hours after sign-in however busy (absolute expiry).
+ */
+const minute = 60_000
+
+const signIn = (ttlMinutes = 15) =>
+  Effect.gen(function*() {
+    const ws = yield* WorkspacesRepo.create("portal", { plan: "studio" })
+    const link = yield* PortalSessions.issueLink(ws.id, ttlMinutes, "http://localhost")
+    return { workspaceId: ws.id, token: new URL(link.url).searchParams.get("token") ?? "" }
+  })
+
+describe("portal sessions on TestClock", () => {
+  it.layer(TestDatabase.layer)((it) => {
+    it.effect("a link signs in once, within its TTL", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.parse("2026-03-01T08:00:00Z"))
+        const late = yield* signIn(15)
+        yield* TestClock.adjust(15 * minute + 1)
+        expect(yield* PortalSessions.redeem(late.token)).toBeUndefined()
+
+        const link = yield* signIn(15)
+        yield* TestClock.adjust(15 * minute - 1)
+        const started = yield* PortalSessions.redeem(link.token)
+        expect(started?.workspaceId).toBe(link.workspaceId)
+        expect(yield* PortalSessions.redeem(link.token)).toBeUndefined()
+      }))
+
+    it.effect("a session unused for 30 minutes ends; one used within them goes on", () =>
+      Effect.gen(function*() {
+        const link = yield* signIn()
+        const started = yield* PortalSessions.redeem(link.token)
+        if (started === undefined) return expect.unreachable()
+        yield* TestClock.adjust(30 * minute - 1)
+        expect((yield* PortalSessions.resolve(started.session))?.workspaceId).toBe(link.workspaceId)
+        // seen just now: the idle clock starts again
+        yield* TestClock.adjust(30 * minute - 1)
+        expect(yield* PortalSessions.resolve(started.session)).toBeDefined()
+        yield* TestClock.adjust(30 * minute)
+        expect(yield* PortalSessions.resolve(started.session)).toBeUndefined()
+      }))
+
+    it.effect("every session ends 12 hours after sign-in, however busy", () =>
+      Effect.gen(function*() {
+        const link = yield* signIn()
+        const started = yield* PortalSessions.redeem(link.token)
+        if (started === undefined) return expect.unreachable()
+        // used every 29 minutes (never idle) up to a minute before the 12 hours
+        for (let used = 29; used < 12 * 60; used += 29) {
+          yield* TestClock.adjust(29 * minute)
+          expect(yield* PortalSessions.resolve(started.session), `after ${used} minutes`).toBeDefined()
+        }
+        yield* TestClock.adjust(12 * 60 * minute - Math.floor((12 * 60) / 29) * 29 * minute)
+        expect(yield* PortalSessions.resolve(started.session)).toBeUndefined()
+      }))
+
+    it.effect("sign-out and an inactive workspace end the session for good", () =>
+      Effect.gen(function*() {
+        const a = yield* signIn()
+        const first = yield* PortalSessions.redeem(a.token)
+        if (first === undefined) return expect.unreachable()
+        yield* PortalSessions.end(first.session)
+        expect(yield* PortalSessions.resolve(first.session)).toBeUndefined()
+
+        const b = yield* signIn()
+        const second = yield* PortalSessions.redeem(b.token)
+        if (second === undefined) return expect.unreachable()
+        yield* WorkspacesRepo.update(b.workspaceId, { status: "inactive" })
+        expect(yield* PortalSessions.resolve(second.session)).toBeUndefined()
+        yield* WorkspacesRepo.update(b.workspaceId, { status: "active" })
+        expect(yield* PortalSessions.resolve(second.session)).toBeUndefined()
+      }))
+  })
+})
