@@ -8,7 +8,7 @@ import { BlobStore } from "../storage/BlobStore.ts"
 import { type DriveFile, FOLDER_MIME_TYPE } from "../drive/DriveApi.ts"
 import * as Imports from "../repositories/Imports.ts"
 import { ImportsRepo } from "../repositories/Imports.ts"
-import { type Connection, Integrations } from "../repositories/Integrations.ts"
+import { type Connection, Integrations } from "../drive/Integrations.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
 import { MediaRepo } from "../repositories/Media.ts"
 

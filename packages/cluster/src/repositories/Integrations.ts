@@ -1,299 +1,106 @@
-import { SqlClient } from "@effect/sql"
-import { Errors } from "@pic2video/domain"
-import { Config, Context, Data, Duration, Effect, Layer, Option, Predicate, Redacted } from "effect"
-import { createHash, randomBytes } from "node:crypto"
-import type { PlatformError } from "@effect/platform/Error"
-import { DriveApi, type DriveFile, type DriveFolder, type DriveSession, type FolderPage } from "../drive/DriveApi.ts"
-import type { DriveError, FileTooLarge, InvalidGrant, Unauthorized, UnknownFile, UnknownFolder } from "../drive/Errors.ts"
-import { DriveOAuth } from "../drive/OAuth.ts"
-import { defaults as retryDefaults, DriveRetryPolicy, type DriveRetryPolicyShape } from "../drive/Retry.ts"
-import { TokenCipher } from "../drive/TokenCipher.ts"
-import type { Tokens } from "../drive/Tokens.ts"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { operation } from "./Repository.ts"
 
 /**
- * The workspace's drive connection, stored in PostgreSQL (contract §7):
- *
- * - `connect` makes a single-use `state` (only its SHA-256 is stored, bound to the workspace, valid
- *   10 minutes) and a PKCE pair whose verifier is stored encrypted beside it.
- * - The callback consumes the state (one conditional UPDATE: of two racing callbacks one wins),
- *   exchanges the code, and stores the tokens encrypted with `TokenCipher` (associated data = the
- *   workspace id, so a row pasted into another workspace does not decrypt). A new consent replaces
- *   the tokens of an existing connection.
- * - Sessions persist refreshed tokens; the provider answering `invalid_grant` ends the connection.
- *
- * Tokens exist in plaintext only in memory, inside `Redacted` values: no document, log line or
- * error built here carries one.
+ * The drive connection's rows (drive/Integrations.ts holds the rules): one `integrations` row per
+ * connected workspace, its tokens encrypted, and the single-use `oauth_states` of consents under
+ * way (only the state's SHA-256 is stored). Instants are the caller's, from `Clock`.
  */
+const Timestamp = Schema.DateFromSelf
 
-export const stateTtlMillis = 10 * 60_000
+export const IntegrationRow = Schema.Struct({
+  workspace_id: Schema.String,
+  tokens_ciphertext: Schema.String,
+  scopes: Schema.Array(Schema.String),
+  connected_at: Timestamp
+})
+export interface IntegrationRow extends Schema.Schema.Type<typeof IntegrationRow> {}
 
-/** The connection is gone (never made, disconnected, ended by the provider, or unreadable). */
-export class NotConnected extends Data.TaggedError("NotConnected")<{}> {}
-
-/**
- * What a drive call on a connection can fail with. `InvalidGrant` has already ended the connection
- * and, like a token the provider refuses even after a refresh (`Unauthorized`), it surfaces as
- * `NotConnected`.
- */
-export type ConnectionError = Exclude<DriveError, InvalidGrant | Unauthorized> | NotConnected
-
-/** One workspace's drive session (see `DriveSession`), with the connection's own failures. */
-export interface Connection {
-  readonly listFolders: (params: Parameters<DriveSession["listFolders"]>[0]) => Effect.Effect<FolderPage, UnknownFolder | ConnectionError>
-  readonly getFolder: (folderId: string) => Effect.Effect<DriveFolder, UnknownFolder | ConnectionError>
-  readonly listChildren: (folderId: string) => Effect.Effect<ReadonlyArray<DriveFile>, UnknownFolder | ConnectionError>
-  readonly download: (
-    fileId: string,
-    options: Parameters<DriveSession["download"]>[1]
-  ) => Effect.Effect<{ readonly bytes: number }, FileTooLarge | UnknownFile | ConnectionError | PlatformError>
-}
-
-export interface IntegrationStatus {
-  readonly connected: boolean
-  readonly connectedAt: Date | null
-  readonly scopes: ReadonlyArray<string>
-}
-
-/** How a callback ended; the HTTP handler turns it into a small HTML page. */
-export type CallbackOutcome = (
-  | { readonly _tag: "Connected" }
-  /** bad, reused or expired state: nothing was changed */
-  | { readonly _tag: "InvalidState" }
-  /** the user declined, or the provider refused the code: the state is spent, the connection unchanged */
-  | { readonly _tag: "Refused" }
-  | { readonly _tag: "Unavailable" }
-) & {
-  /** the `returnTo` the flow was started with (only a claimed state has one) */
-  readonly returnTo?: string
-}
-
-export interface IntegrationsShape {
-  readonly status: (workspaceId: string) => Effect.Effect<IntegrationStatus>
-  /**
-   * 503 `service_unavailable` when the OAuth client is not configured. `returnTo` (a path of this
-   * service, e.g. the portal's drive page) is where the callback sends the browser afterwards.
-   */
-  readonly startConnect: (
-    workspaceId: string,
-    options?: { readonly returnTo?: string }
-  ) => Effect.Effect<{ readonly authorizationUrl: string; readonly expiresAt: Date }, Errors.ApiFailure>
-  readonly completeConnect: (params: {
-    readonly state: string | undefined
-    readonly code: string | undefined
-    readonly error: string | undefined
-  }) => Effect.Effect<CallbackOutcome>
-  /** Revokes at the provider (best effort) and forgets the tokens; 409 when nothing is connected. */
-  readonly disconnect: (workspaceId: string) => Effect.Effect<void, Errors.ApiFailure>
-  readonly open: (workspaceId: string) => Effect.Effect<Connection, NotConnected>
-}
-
-export class Integrations extends Context.Tag("pic2video/Integrations")<Integrations, IntegrationsShape>() {}
-
-interface IntegrationRow {
-  readonly workspace_id: string
-  readonly tokens_ciphertext: string
-  readonly scopes: ReadonlyArray<string>
-  readonly connected_at: Date
-}
-
-const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
-
-/** Associated data of a stored PKCE verifier: its state and workspace. */
-const verifierAad = (stateHash: string, workspaceId: string) => `oauth_state:${stateHash}:${workspaceId}`
-
-export const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const cipher = yield* TokenCipher
-  const oauth = yield* DriveOAuth
-  const drive = yield* DriveApi
-  // Drive calls read the policy from their fiber; pin the one this service was built with.
-  const policy = yield* DriveRetryPolicy
-  const withPolicy = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, DriveRetryPolicy, policy)
-
-  const load = (workspaceId: string) =>
-    sql<IntegrationRow>`SELECT workspace_id, tokens_ciphertext, scopes, connected_at FROM integrations
-      WHERE workspace_id = ${workspaceId}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
-
-  const status: IntegrationsShape["status"] = (workspaceId) =>
-    Effect.map(load(workspaceId), (row) =>
-      row === undefined
-        ? { connected: false, connectedAt: null, scopes: [] }
-        : { connected: true, connectedAt: row.connected_at, scopes: row.scopes })
-
-  const startConnect: IntegrationsShape["startConnect"] = (workspaceId, options) =>
-    Effect.gen(function*() {
-      if (!oauth.isConfigured) {
-        return yield* Effect.fail(Errors.fail("service_unavailable", "the drive integration is not configured on this service"))
-      }
-      const state = randomBytes(32).toString("base64url")
-      const stateHash = sha256(state)
-      const pkce = yield* oauth.newPkce
-      const authorizationUrl = yield* oauth.authorizationUrl({ state, codeChallenge: pkce.challenge }).pipe(
-        Effect.orElseFail(() => Errors.fail("service_unavailable", "the drive integration is not configured on this service"))
-      )
-      const verifier = yield* cipher.encrypt(Redacted.value(pkce.verifier), verifierAad(stateHash, workspaceId))
-      const now = new Date()
-      const expiresAt = new Date(now.getTime() + stateTtlMillis)
-      // spent and lapsed states serve no purpose once their 10 minutes are over
-      yield* sql`DELETE FROM oauth_states WHERE expires_at < ${now}`
-      yield* sql`INSERT INTO oauth_states ${sql.insert({
-        state_hash: stateHash,
-        workspace_id: workspaceId,
-        verifier_ciphertext: verifier,
-        expires_at: expiresAt,
-        return_to: options?.returnTo ?? null
-      })}`
-      return { authorizationUrl, expiresAt }
-    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Integrations.startConnect"))
-
-  const completeConnect: IntegrationsShape["completeConnect"] = ({ code, error, state }) =>
-    Effect.gen(function*() {
-      if (state === undefined || state.length === 0 || state.length > 200) return { _tag: "InvalidState" } as const
-      const stateHash = sha256(state)
-      const now = new Date()
-      // single use: only the first callback with a live state gets the row
-      const [claimed] = yield* sql<{ workspace_id: string; verifier_ciphertext: string; return_to: string | null }>`
-        UPDATE oauth_states SET used_at = ${now}
-        WHERE state_hash = ${stateHash} AND used_at IS NULL AND expires_at > ${now}
-        RETURNING workspace_id, verifier_ciphertext, return_to`
-      if (claimed === undefined) return { _tag: "InvalidState" } as const
-      const back = claimed.return_to === null ? {} : { returnTo: claimed.return_to }
-      if (error !== undefined || code === undefined || code.length === 0) return { _tag: "Refused", ...back } as const
-      const verifier = yield* cipher.decrypt(claimed.verifier_ciphertext, verifierAad(stateHash, claimed.workspace_id)).pipe(
-        Effect.option
-      )
-      if (Option.isNone(verifier)) return { _tag: "Refused", ...back } as const
-      const exchanged = yield* withPolicy(oauth.exchangeCode({ code, codeVerifier: Redacted.make(verifier.value) })).pipe(
-        Effect.either
-      )
-      if (exchanged._tag === "Left") {
-        yield* Effect.logWarning(`drive consent could not be completed: ${exchanged.left.message}`)
-        return exchanged.left._tag === "ProviderUnavailable" || exchanged.left._tag === "DriveNotConfigured"
-          ? { _tag: "Unavailable", ...back } as const
-          : { _tag: "Refused", ...back } as const
-      }
-      const tokens = exchanged.right
-      const ciphertext = yield* cipher.encryptTokens(tokens, claimed.workspace_id)
-      const connectedAt = new Date()
-      // a new consent replaces the tokens of an existing connection
-      yield* sql`
-        INSERT INTO integrations ${sql.insert({
-          workspace_id: claimed.workspace_id,
-          provider: "cloud_drive",
-          tokens_ciphertext: ciphertext,
-          scopes: [...tokens.scopes],
-          connected_at: connectedAt,
-          updated_at: connectedAt
-        })}
-        ON CONFLICT (workspace_id) DO UPDATE SET
-          tokens_ciphertext = EXCLUDED.tokens_ciphertext, scopes = EXCLUDED.scopes,
-          connected_at = EXCLUDED.connected_at, updated_at = EXCLUDED.updated_at`
-      return { _tag: "Connected", ...back } as const
-    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Integrations.completeConnect"))
-
-  const disconnect: IntegrationsShape["disconnect"] = (workspaceId) =>
-    Effect.gen(function*() {
-      const row = yield* load(workspaceId)
-      if (row === undefined) {
-        return yield* Effect.fail(Errors.fail("integration_not_connected", "no drive is connected to this workspace"))
-      }
-      const tokens = yield* cipher.decryptTokens(row.tokens_ciphertext, workspaceId).pipe(Effect.option)
-      if (Option.isSome(tokens)) {
-        // Revoking the refresh token revokes the whole grant. Whatever the provider says, the
-        // tokens are forgotten below; a provider that keeps failing holds the answer 5 s at most.
-        yield* withPolicy(oauth.revoke(tokens.value.refreshToken)).pipe(
-          Effect.timeout("5 seconds"),
-          Effect.catchAll((e) => Effect.logWarning(`drive token revocation failed; the tokens are forgotten anyway: ${String(e)}`))
-        )
-      }
-      yield* sql`DELETE FROM integrations WHERE workspace_id = ${workspaceId}`.pipe(Effect.orDie)
-    }).pipe(Effect.withSpan("Integrations.disconnect"))
-
-  const open: IntegrationsShape["open"] = (workspaceId) =>
-    Effect.gen(function*() {
-      const row = yield* load(workspaceId)
-      if (row === undefined) return yield* Effect.fail(new NotConnected())
-      const decrypted = yield* cipher.decryptTokens(row.tokens_ciphertext, workspaceId).pipe(Effect.either)
-      if (decrypted._tag === "Left") {
-        yield* Effect.logError(`the stored drive tokens of workspace ${workspaceId} cannot be decrypted (${decrypted.left.reason}); is TOKEN_ENCRYPTION_KEY the one they were stored with?`)
-        return yield* Effect.fail(new NotConnected())
-      }
-      // Writes are tied to this connection: after a reconnect (new connected_at) or a disconnect a
-      // late refresh of the old session changes nothing.
-      const persist = (fresh: Tokens) =>
-        Effect.gen(function*() {
-          const ciphertext = yield* cipher.encryptTokens(fresh, workspaceId)
-          yield* sql`UPDATE integrations SET tokens_ciphertext = ${ciphertext}, scopes = ${[...fresh.scopes]},
-            updated_at = ${new Date()}
-            WHERE workspace_id = ${workspaceId} AND connected_at = ${row.connected_at}`
-        }).pipe(Effect.orDie)
-      const end = sql`DELETE FROM integrations WHERE workspace_id = ${workspaceId} AND connected_at = ${row.connected_at}`.pipe(
-        Effect.orDie,
-        Effect.zipRight(Effect.logWarning(`the drive provider ended the connection of workspace ${workspaceId} (invalid_grant)`))
-      )
-      const session = yield* drive.session({ tokens: decrypted.right, onRefresh: persist })
-
-      /** invalid_grant: the grant is over, so is the connection; a refused token is reported as not connected. */
-      const guard = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, Exclude<E, InvalidGrant | Unauthorized> | NotConnected> =>
-        withPolicy(effect).pipe(
-          Effect.catchIf(
-            (e): e is Extract<E, InvalidGrant | Unauthorized> => Predicate.isTagged(e, "InvalidGrant") || Predicate.isTagged(e, "Unauthorized"),
-            (e) => Effect.zipRight(e._tag === "InvalidGrant" ? end : Effect.void, Effect.fail(new NotConnected()))
-          )
-        ) as Effect.Effect<A, Exclude<E, InvalidGrant | Unauthorized> | NotConnected>
-
-      return {
-        listFolders: (params) => guard(session.listFolders(params)),
-        getFolder: (folderId) => guard(session.getFolder(folderId)),
-        listChildren: (folderId) => guard(session.listChildren(folderId)),
-        download: (fileId, options) => guard(session.download(fileId, options))
-      } satisfies Connection
-    })
-
-  return { status, startConnect, completeConnect, disconnect, open } satisfies IntegrationsShape
+export const NewState = Schema.Struct({
+  state_hash: Schema.String,
+  workspace_id: Schema.String,
+  verifier_ciphertext: Schema.String,
+  expires_at: Timestamp,
+  return_to: Schema.NullOr(Schema.String)
 })
 
-/** Needs the drive client (`DriveApi`, `DriveOAuth`), `TokenCipher` and the database. */
-export const layer = Layer.effect(Integrations, make)
+const ClaimedState = NewState.pipe(Schema.pick("workspace_id", "verifier_ciphertext", "return_to"))
 
-/**
- * The drive retry policy from the environment: `DRIVE_RETRY_BASE_MS` (first backoff cap, default
- * 500) and `DRIVE_RETRY_MAX_ATTEMPTS` (attempts in all, default 5). Tests shrink the delays.
- */
-export const retryPolicyConfig: Config.Config<DriveRetryPolicyShape> = Config.all({
-  baseMs: Config.integer("DRIVE_RETRY_BASE_MS").pipe(
-    Config.withDefault(Duration.toMillis(retryDefaults.baseDelay)),
-    Config.withDescription("first backoff cap of drive calls, in milliseconds (doubles per attempt)")
-  ),
-  maxAttempts: Config.integer("DRIVE_RETRY_MAX_ATTEMPTS").pipe(
-    Config.withDefault(retryDefaults.maxAttempts),
-    Config.withDescription("attempts of one drive call, the first included")
-  )
-}).pipe(
-  Config.validate({ message: "must be positive", validation: (c) => c.baseMs >= 0 && c.maxAttempts >= 1 }),
-  Config.map(({ baseMs, maxAttempts }) => ({ ...retryDefaults, baseDelay: Duration.millis(baseMs), maxAttempts }))
-)
+const Connection = Schema.Struct({ workspaceId: Schema.String, connectedAt: Timestamp })
+const Tokens = Schema.Struct({ ciphertext: Schema.String, scopes: Schema.Array(Schema.String) })
 
-export const layerRetryPolicy = Layer.effect(DriveRetryPolicy, retryPolicyConfig)
+export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("pic2video/IntegrationsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
 
-/**
- * What a client is told when a drive call made on its behalf fails (contract §7): no connection
- * is 409, a folder the drive does not know or lets us see is 404, a provider that cannot be
- * reached (after the retries) is 503.
- */
-export const toApiFailure = (e: ConnectionError | UnknownFolder): Errors.ApiFailure => {
-  switch (e._tag) {
-    case "NotConnected":
-      return Errors.fail("integration_not_connected", "no drive is connected to this workspace; connect it first")
-    case "UnknownFolder":
-      return Errors.fail("unknown_folder", `folder ${e.folderId} was not found in the connected drive, or is not accessible`)
-    case "ProviderRejected":
-      // a drive that refuses the folder lookup itself (400: an id it cannot parse) does not know it
-      return e.status === 403 || e.status === 404 || (e.status === 400 && (e.operation === "getFolder" || e.operation === "listFolders"))
-        ? Errors.fail("unknown_folder", "the folder is not accessible with the connected drive")
-        : Errors.fail("service_unavailable", "the drive provider refused the request; retry later", { retryAfter: 5 })
-    case "ProviderUnavailable":
-    case "DriveNotConfigured":
-      return Errors.fail("service_unavailable", "the drive provider cannot be reached right now; retry later", { retryAfter: 5 })
-  }
-}
+    const select = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: IntegrationRow,
+      execute: (workspaceId) =>
+        sql`SELECT workspace_id, tokens_ciphertext, scopes, connected_at FROM integrations WHERE workspace_id = ${workspaceId}`
+    })
+    const deleteLapsedStates = SqlSchema.void({ Request: Timestamp, execute: (now) => sql`DELETE FROM oauth_states WHERE expires_at < ${now}` })
+    const insertState = SqlSchema.void({ Request: NewState, execute: (state) => sql`INSERT INTO oauth_states ${sql.insert(state)}` })
+    const claim = SqlSchema.findOne({
+      Request: Schema.Struct({ stateHash: Schema.String, now: Timestamp }),
+      Result: ClaimedState,
+      execute: (r) =>
+        sql`
+          UPDATE oauth_states SET used_at = ${r.now}
+          WHERE state_hash = ${r.stateHash} AND used_at IS NULL AND expires_at > ${r.now}
+          RETURNING workspace_id, verifier_ciphertext, return_to`
+    })
+    const upsert = SqlSchema.void({
+      Request: Schema.Struct({ ...Connection.fields, ...Tokens.fields }),
+      execute: (r) =>
+        sql`
+          INSERT INTO integrations ${
+          sql.insert({
+            workspace_id: r.workspaceId,
+            provider: "cloud_drive",
+            tokens_ciphertext: r.ciphertext,
+            scopes: [...r.scopes],
+            connected_at: r.connectedAt,
+            updated_at: r.connectedAt
+          })
+        }
+          ON CONFLICT (workspace_id) DO UPDATE SET
+            tokens_ciphertext = EXCLUDED.tokens_ciphertext, scopes = EXCLUDED.scopes,
+            connected_at = EXCLUDED.connected_at, updated_at = EXCLUDED.updated_at`
+    })
+    const remove = SqlSchema.void({
+      Request: Schema.String,
+      execute: (workspaceId) => sql`DELETE FROM integrations WHERE workspace_id = ${workspaceId}`
+    })
+    const updateTokens = SqlSchema.void({
+      Request: Schema.Struct({ connection: Connection, tokens: Tokens, now: Timestamp }),
+      execute: ({ connection, now, tokens }) =>
+        sql`UPDATE integrations SET tokens_ciphertext = ${tokens.ciphertext}, scopes = ${[...tokens.scopes]}, updated_at = ${now}
+          WHERE workspace_id = ${connection.workspaceId} AND connected_at = ${connection.connectedAt}`
+    })
+    const removeConnection = SqlSchema.void({
+      Request: Connection,
+      execute: (c) => sql`DELETE FROM integrations WHERE workspace_id = ${c.workspaceId} AND connected_at = ${c.connectedAt}`
+    })
+
+    return {
+      find: (workspaceId: string) => select(workspaceId).pipe(Effect.map(Option.getOrUndefined), operation("IntegrationsRepo.find")),
+      /** Stores a consent's state, forgetting the lapsed ones (their 10 minutes are over). */
+      addState: (state: typeof NewState.Type, now: Date) =>
+        Effect.zipRight(deleteLapsedStates(now), insertState(state)).pipe(operation("IntegrationsRepo.addState")),
+      /** Spends a live state: of two callbacks racing with it, one gets it. */
+      claimState: (stateHash: string, now: Date) =>
+        claim({ stateHash, now }).pipe(Effect.map(Option.getOrUndefined), operation("IntegrationsRepo.claimState")),
+      /** Connects the workspace; a new consent replaces the tokens of an existing connection. */
+      connect: (workspaceId: string, tokens: typeof Tokens.Type, connectedAt: Date) =>
+        upsert({ workspaceId, connectedAt, ...tokens }).pipe(operation("IntegrationsRepo.connect")),
+      disconnect: (workspaceId: string) => remove(workspaceId).pipe(operation("IntegrationsRepo.disconnect")),
+      /** Refreshed tokens, written only while the connection is the one they belong to (same connected_at). */
+      saveTokens: (connection: typeof Connection.Type, tokens: typeof Tokens.Type, now: Date) =>
+        updateTokens({ connection, tokens, now }).pipe(operation("IntegrationsRepo.saveTokens")),
+      /** Ends this very connection (not one made since). */
+      end: (connection: typeof Connection.Type) => removeConnection(connection).pipe(operation("IntegrationsRepo.end"))
+    } as const
+  })
+}) {}

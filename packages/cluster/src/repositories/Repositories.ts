@@ -1,6 +1,7 @@
 import { Layer } from "effect"
 import { IdempotencyRepo } from "./IdempotencyRecords.ts"
 import { ImportsRepo } from "./Imports.ts"
+import { IntegrationsRepo } from "./Integrations.ts"
 import { MediaRepo } from "./Media.ts"
 import { PortalSessionsRepo } from "./PortalSessions.ts"
 import { RendersRepo } from "./Renders.ts"
@@ -10,4 +11,4 @@ import { WorkspacesRepo } from "./Workspaces.ts"
  * Every repository: the only modules that hold SQL (one service per aggregate, rows decoded with
  * their schemas). Needs the database client.
  */
-export const layer = Layer.mergeAll(IdempotencyRepo.Default, ImportsRepo.Default, MediaRepo.Default, PortalSessionsRepo.Default, RendersRepo.Default, WorkspacesRepo.Default)
+export const layer = Layer.mergeAll(IdempotencyRepo.Default, ImportsRepo.Default, IntegrationsRepo.Default, MediaRepo.Default, PortalSessionsRepo.Default, RendersRepo.Default, WorkspacesRepo.Default)

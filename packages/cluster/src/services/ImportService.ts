@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { ImportEntity } from "../entities/ImportEntity.ts"
 import * as Imports from "../repositories/Imports.ts"
 import { ImportsRepo } from "../repositories/Imports.ts"
-import { Integrations, toApiFailure } from "../repositories/Integrations.ts"
+import { Integrations, toApiFailure } from "../drive/Integrations.ts"
 
 const entityTimeout = "5 seconds"
 

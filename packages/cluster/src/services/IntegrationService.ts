@@ -1,6 +1,6 @@
 import { Cursor, Errors, ImportState, Requests } from "@pic2video/domain"
 import { Effect } from "effect"
-import { Integrations, toApiFailure } from "../repositories/Integrations.ts"
+import { Integrations, toApiFailure } from "../drive/Integrations.ts"
 
 const folderPageSize = 100
 
