@@ -1,7 +1,7 @@
 import { Runner, RunnerAddress } from "@effect/cluster"
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect } from "effect"
 import * as HashRing from "effect/HashRing"
+import { ClusterRepo } from "../repositories/Cluster.ts"
 import { failoverSettings } from "./Sharding.ts"
 
 /**
@@ -15,29 +15,8 @@ import { failoverSettings } from "./Sharding.ts"
 const shardsPerGroup = failoverSettings.shardsPerGroup
 const liveSeconds = Duration.toSeconds(failoverSettings.shardLockExpiration)
 
-interface RunnerRow {
-  readonly machine_id: number
-  readonly address: string
-  readonly runner: string
-  readonly healthy: boolean
-  readonly last_heartbeat: Date
-  readonly live: boolean
-  readonly age: number
-}
-
 export const status = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  // a database no runner has started on yet has no cluster tables
-  const [{ present }] = yield* sql<{ present: boolean }>`SELECT to_regclass('cluster_runners') IS NOT NULL
-    AND to_regclass('cluster_messages') IS NOT NULL AS present`
-  const rows = present
-    ? yield* sql<RunnerRow>`
-        SELECT machine_id, address, runner, healthy,
-          last_heartbeat AT TIME ZONE current_setting('TimeZone') AS last_heartbeat,
-          last_heartbeat > localtimestamp - make_interval(secs => ${liveSeconds}) AS live,
-          extract(epoch FROM localtimestamp - last_heartbeat)::float8 AS age
-        FROM cluster_runners ORDER BY address`
-    : []
+  const { inFlight, locks, queue, runners: rows, unprocessed } = yield* (yield* ClusterRepo).snapshot(liveSeconds)
 
   // shard -> runner, as every runner computes it from the same rows
   const rings = new Map<string, HashRing.HashRing<RunnerAddress.RunnerAddress>>()
@@ -54,29 +33,6 @@ export const status = Effect.gen(function*() {
     const shards = HashRing.getShards(ring, shardsPerGroup) ?? []
     shards.forEach((address, i) => owner.set(`${group}:${i + 1}`, `${address.host}:${address.port}`))
   }
-
-  // non-terminal work by the shard its entity lives on
-  const inFlight = present
-    ? yield* sql<{ kind: "render" | "import"; shard_id: string; n: number }>`
-        SELECT 'render' AS kind, m.shard_id, count(DISTINCT r.id)::int AS n
-        FROM renders r JOIN cluster_messages m ON m.entity_type = 'Render' AND m.entity_id = r.id AND m.tag = 'Start'
-        WHERE r.status = 'processing' GROUP BY m.shard_id
-        UNION ALL
-        SELECT 'import' AS kind, m.shard_id, count(DISTINCT i.id)::int AS n
-        FROM imports i JOIN cluster_messages m ON m.entity_type = 'Import' AND m.entity_id = i.id AND m.tag = 'Start'
-        WHERE i.status = 'pending' GROUP BY m.shard_id`
-    : []
-  const [queue] = yield* sql<{ renders_queued: number; renders_processing: number; imports_pending: number }>`
-    SELECT (SELECT count(*)::int FROM renders WHERE status = 'queued') AS renders_queued,
-      (SELECT count(*)::int FROM renders WHERE status = 'processing') AS renders_processing,
-      (SELECT count(*)::int FROM imports WHERE status = 'pending') AS imports_pending`
-  const [messages] = present
-    ? yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM cluster_messages WHERE processed = false AND kind = 0`
-    : [{ n: 0 }]
-  // advisory locks the runners hold on this database (one per shard; freed when a runner's connection drops)
-  const [locks] = yield* sql<{ n: number }>`
-    SELECT count(*)::int AS n FROM pg_locks
-    WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
 
   const perRunner = (address: string, kind: "render" | "import") =>
     inFlight.filter((f) => f.kind === kind && owner.get(f.shard_id) === address).reduce((n, f) => n + f.n, 0)
@@ -97,14 +53,14 @@ export const status = Effect.gen(function*() {
       renders_in_flight: perRunner(row.address, "render"),
       imports_in_flight: perRunner(row.address, "import")
     })),
-    shards: { assigned: owner.size, locked: locks.n, total: shardsPerGroup * Math.max(1, rings.size) },
+    shards: { assigned: owner.size, locked: locks, total: shardsPerGroup * Math.max(1, rings.size) },
     // work whose shard no healthy runner holds right now (it resumes when one takes the shard)
     unassigned: { renders_in_flight: unassigned("render"), imports_in_flight: unassigned("import") },
     queue: {
       renders_queued: queue.renders_queued,
       renders_processing: queue.renders_processing,
       imports_pending: queue.imports_pending,
-      cluster_messages_unprocessed: messages.n
+      cluster_messages_unprocessed: unprocessed
     }
   }
-}).pipe(Effect.orDie)
+})

@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Schedule } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { ClusterRepo } from "../repositories/Cluster.ts"
 import { ImportEntity } from "./ImportEntity.ts"
 import { IdempotencyRepo } from "../repositories/IdempotencyRecords.ts"
 import { ImportsRepo } from "../repositories/Imports.ts"
@@ -20,7 +20,6 @@ const snowflakeAt = (ms: number) => (BigInt(ms - Date.UTC(2025, 0, 1)) << 22n).t
 
 export const sweep = Effect.gen(function*() {
   const config = yield* AppConfig
-  const sql = yield* SqlClient.SqlClient
   const renders = yield* RendersRepo
   const now = yield* Clock.currentTimeMillis
   for (const { id } of yield* renders.overdue(new Date(now - config.renderTimeoutSeconds * 1000))) {
@@ -36,9 +35,7 @@ export const sweep = Effect.gen(function*() {
     yield* startImport(id).Start({ importId: id }, { discard: true }).pipe(Effect.timeout("2 seconds"), Effect.ignore)
   }
   const cutoff = snowflakeAt(now - retentionMillis)
-  yield* sql`DELETE FROM cluster_replies WHERE request_id IN
-    (SELECT id FROM cluster_messages WHERE processed AND id < ${cutoff}::bigint)`.pipe(Effect.ignore)
-  yield* sql`DELETE FROM cluster_messages WHERE processed AND id < ${cutoff}::bigint`.pipe(Effect.ignore)
+  yield* (yield* ClusterRepo).pruneMessages(cutoff).pipe(Effect.catchAllDefect(() => Effect.void))
   yield* (yield* IdempotencyRepo).pruneExpired.pipe(Effect.catchAllDefect(() => Effect.void))
 })
 

@@ -1,14 +1,16 @@
 import { Layer } from "effect"
+import { ClusterRepo } from "./Cluster.ts"
 import { IdempotencyRepo } from "./IdempotencyRecords.ts"
 import { ImportsRepo } from "./Imports.ts"
 import { IntegrationsRepo } from "./Integrations.ts"
 import { MediaRepo } from "./Media.ts"
 import { PortalSessionsRepo } from "./PortalSessions.ts"
 import { RendersRepo } from "./Renders.ts"
+import { SystemRepo } from "./System.ts"
 import { WorkspacesRepo } from "./Workspaces.ts"
 
 /**
  * Every repository: the only modules that hold SQL (one service per aggregate, rows decoded with
  * their schemas). Needs the database client.
  */
-export const layer = Layer.mergeAll(IdempotencyRepo.Default, ImportsRepo.Default, IntegrationsRepo.Default, MediaRepo.Default, PortalSessionsRepo.Default, RendersRepo.Default, WorkspacesRepo.Default)
+export const layer = Layer.mergeAll(ClusterRepo.Default, IdempotencyRepo.Default, ImportsRepo.Default, IntegrationsRepo.Default, MediaRepo.Default, PortalSessionsRepo.Default, RendersRepo.Default, SystemRepo.Default, WorkspacesRepo.Default)

@@ -1,14 +1,14 @@
-import { SqlClient } from "@effect/sql"
 import { Errors } from "@pic2video/domain"
 import { Effect } from "effect"
+import { SystemRepo } from "../repositories/System.ts"
 
 /** Liveness and readiness of this process. */
 export class SystemService extends Effect.Service<SystemService>()("pic2video/SystemService", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const system = yield* SystemRepo
     return {
       /** Ready when the database answers within 2 s (the cluster node is up once this service is built). */
-      ready: sql`SELECT 1`.pipe(
+      ready: system.ping.pipe(
         Effect.as({ status: "ready" as const }),
         Effect.timeout("2 seconds"),
         Effect.catchAllCause(() => Effect.fail(Errors.fail("service_unavailable", "the database is unreachable", { retryAfter: 5 })))
