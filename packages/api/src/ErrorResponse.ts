@@ -1,6 +1,6 @@
-import { HttpServerResponse } from "@effect/platform"
+import { HttpApiError, HttpServerResponse } from "@effect/platform"
 import { Errors, Requests } from "@pic2video/domain"
-import { Cause, Effect, Option } from "effect"
+import { Cause, Effect, Option, Predicate } from "effect"
 
 /**
  * The one place a failure becomes an HTTP error response: the code decides the status (through the
@@ -33,8 +33,8 @@ const tagOf = (u: unknown): string | undefined =>
 
 /** Looks through wrapped causes (the multipart writer re-wraps its limit error) for a limit hit. */
 const hitLimit = (u: unknown, depth = 0): "size" | "parts" | undefined => {
-  if (typeof u !== "object" || u === null || depth > 5) return undefined
-  const r = u as Record<string, unknown>
+  if (!Predicate.isRecord(u) || depth > 5) return undefined
+  const r = u
   if (r._tag === "ReachedLimit") return r.limit === "MaxParts" || r.limit === "MaxFieldSize" ? "parts" : "size"
   if (r._tag === "MultipartError" && (r.reason === "FileTooLarge" || r.reason === "BodyTooLarge")) return "size"
   if (r._tag === "MultipartError" && (r.reason === "TooManyParts" || r.reason === "FieldTooLarge")) return "parts"
@@ -67,10 +67,11 @@ export const toFailure = (cause: Cause.Cause<unknown>): { readonly failure: Erro
     }
     if (limit === "parts") return { failure: Errors.fail("validation_failed", "the form has too many or too large fields"), unexpected: false }
     switch (tagOf(e)) {
-      case "HttpApiDecodeError": {
-        const d = e as { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }
-        return { failure: Errors.fail("validation_failed", describeIssues(d.issues)), unexpected: false }
-      }
+      case "HttpApiDecodeError":
+        if (e instanceof HttpApiError.HttpApiDecodeError) {
+          return { failure: Errors.fail("validation_failed", describeIssues(e.issues)), unexpected: false }
+        }
+        break
       case "RequestError":
       case "MultipartError":
         return { failure: Errors.fail("invalid_request", "the request body cannot be parsed"), unexpected: false }

@@ -1,7 +1,7 @@
 import { HttpIncomingMessage, type HttpServerRequest } from "@effect/platform"
 import { Errors } from "@pic2video/domain"
 import * as Bounds from "@pic2video/domain/JsonBody"
-import { Effect, Option } from "effect"
+import { Effect, Option, Predicate } from "effect"
 
 /**
  * A JSON request body read within bounds (docs/contract.md H1): at most 1 MiB (a Content-Length
@@ -20,7 +20,7 @@ const text = (request: HttpServerRequest.HttpServerRequest) =>
     request.text.pipe(
       HttpIncomingMessage.withMaxBodySize(Option.some(Bounds.maxBytes)),
       Effect.mapError((e) =>
-        String((e as { cause?: { message?: unknown } }).cause?.message).includes("maxBytes")
+        Predicate.hasProperty(e.cause, "message") && String(e.cause.message).includes("maxBytes")
           ? tooLarge()
           : Errors.fail("invalid_request", "the request body cannot be read")
       )

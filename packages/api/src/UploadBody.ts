@@ -1,7 +1,7 @@
 import { FileSystem, type HttpServerRequest, Multipart } from "@effect/platform"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Effect, Stream } from "effect"
+import { Effect, Inspectable, Stream } from "effect"
 import * as MP from "multipasta"
 import * as nodeFs from "node:fs"
 import type { IncomingMessage } from "node:http"
@@ -28,23 +28,55 @@ const parseError = (cause: MP.MultipartError): Multipart.MultipartError => {
   return new Multipart.MultipartError({ reason: "Parse", cause })
 }
 
-// The plain shapes `toPersisted` reads; the file's bytes are already on disk when it asks for them.
-interface BufferedField {
-  readonly _tag: "Field"
+const internal = (cause: unknown) => new Multipart.MultipartError({ reason: "InternalError", cause })
+
+// The parts as `toPersisted` reads them; a file's bytes are already on disk when it asks for them.
+class BufferedField extends Inspectable.Class implements Multipart.Field {
+  readonly [Multipart.TypeId]: Multipart.TypeId = Multipart.TypeId
+  readonly _tag = "Field"
   readonly key: string
   readonly contentType: string
   readonly value: string
+  constructor(key: string, contentType: string, value: string) {
+    super()
+    this.key = key
+    this.contentType = contentType
+    this.value = value
+  }
+  toJSON() {
+    return { _id: "@effect/platform/Multipart/Part", _tag: this._tag, key: this.key, contentType: this.contentType, value: this.value }
+  }
 }
-interface SpooledFile {
-  readonly _tag: "File"
+
+class SpooledFile extends Inspectable.Class implements Multipart.File {
+  readonly [Multipart.TypeId]: Multipart.TypeId = Multipart.TypeId
+  readonly _tag = "File"
   readonly key: string
   readonly name: string
   readonly contentType: string
+  /** where the part's bytes were spooled */
   readonly path: string
   readonly sink: nodeFs.WriteStream
+  constructor(key: string, name: string, contentType: string, path: string) {
+    super()
+    this.key = key
+    this.name = name
+    this.contentType = contentType
+    this.path = path
+    this.sink = nodeFs.createWriteStream(path)
+  }
+  get content() {
+    return NodeStream.fromReadable(() => nodeFs.createReadStream(this.path), internal)
+  }
+  get contentEffect() {
+    return Effect.tryPromise({ try: () => nodeFs.promises.readFile(this.path), catch: internal }).pipe(
+      Effect.map((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength))
+    )
+  }
+  toJSON() {
+    return { _id: "@effect/platform/Multipart/Part", _tag: this._tag, key: this.key, name: this.name, contentType: this.contentType }
+  }
 }
-
-const internal = (cause: unknown) => new Multipart.MultipartError({ reason: "InternalError", cause })
 
 /** Waits until every sink has written what it was given (or failed). */
 const settled = (sinks: ReadonlyArray<nodeFs.WriteStream>) =>
@@ -72,14 +104,14 @@ export const read = (request: HttpServerRequest.HttpServerRequest) =>
       isFile: (info) =>
         info.name === "file" ? info.filename !== undefined || info.contentType !== "text/plain" : (config.isFile ?? MP.defaultIsFile)(info),
       onField: (info, value) => {
-        parts.push({ _tag: "Field", key: info.name, contentType: info.contentType, value: MP.decodeField(info, value) })
+        parts.push(new BufferedField(info.name, info.contentType, MP.decodeField(info, value)))
       },
       onFile: (info) => {
-        const path = Path.join(dir, `part-${parts.length}`)
-        const sink = nodeFs.createWriteStream(path)
+        const file = new SpooledFile(info.name, info.filename ?? info.name, info.contentType, Path.join(dir, `part-${parts.length}`))
+        const sink = file.sink
         sink.on("error", (e) => (diskError ??= e))
         sinks.push(sink)
-        parts.push({ _tag: "File", key: info.name, name: info.filename ?? info.name, contentType: info.contentType, path, sink })
+        parts.push(file)
         return (chunk) => {
           if (chunk === null) sink.end()
           else sink.write(chunk)
@@ -125,8 +157,9 @@ export const read = (request: HttpServerRequest.HttpServerRequest) =>
     if (!complete) return yield* Effect.fail(parseError({ _tag: "EndNotReached" }))
     if (diskError !== undefined) return yield* Effect.fail(internal(diskError))
     return yield* Multipart.toPersisted(
-      Stream.fromIterable(parts as unknown as ReadonlyArray<Multipart.Part>),
-      (path, file) => fs.rename((file as unknown as SpooledFile).path, path).pipe(Effect.mapError(internal))
+      Stream.fromIterable(parts),
+      // every file part is spooled: moved into place, not copied
+      (path, file) => file instanceof SpooledFile ? fs.rename(file.path, path).pipe(Effect.mapError(internal)) : Effect.fail(internal(file))
     )
   })
 

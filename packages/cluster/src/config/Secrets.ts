@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
@@ -21,7 +21,7 @@ export const loadOrCreateSecret = (dataDir: string, name: string, fromEnv: strin
     try {
       await fs.writeFile(file, randomBytes(32).toString("base64"), { flag: "wx", mode: 0o600 })
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+      if (!Predicate.hasProperty(e, "code") || e.code !== "EEXIST") throw e
     }
     const key = Buffer.from((await fs.readFile(file, "utf8")).trim(), "base64")
     if (key.length !== 32) throw new Error(`${file} does not hold a 32-byte base64 key`)

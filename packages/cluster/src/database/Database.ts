@@ -22,10 +22,8 @@ export const layerClient = Layer.unwrapScoped(
 )
 
 // Byte counts and budgets are bigint columns; every value we store fits a double exactly.
-const int8AsNumber: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as "text")) as pg.CustomTypesConfig["getTypeParser"]
-}
+const int8AsNumber = new pg.TypeOverrides()
+int8AsNumber.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v))
 
 /** Migrations are static imports (fromRecord): file loaders break under test runners. */
 export const layerMigrations = PgMigrator.layer({

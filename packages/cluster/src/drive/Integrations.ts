@@ -205,13 +205,13 @@ export const make = Effect.gen(function*() {
       const session = yield* drive.session({ tokens: decrypted.right, onRefresh: persist })
 
       /** invalid_grant: the grant is over, so is the connection; a refused token is reported as not connected. */
-      const guard = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, Exclude<E, InvalidGrant | Unauthorized> | NotConnected> =>
+      const guard = <A, E>(effect: Effect.Effect<A, E>) =>
         withPolicy(effect).pipe(
           Effect.catchIf(
             (e): e is Extract<E, InvalidGrant | Unauthorized> => Predicate.isTagged(e, "InvalidGrant") || Predicate.isTagged(e, "Unauthorized"),
             (e) => Effect.zipRight(e._tag === "InvalidGrant" ? end : Effect.void, Effect.fail(new NotConnected()))
           )
-        ) as Effect.Effect<A, Exclude<E, InvalidGrant | Unauthorized> | NotConnected>
+        )
 
       return {
         listFolders: (params) => guard(session.listFolders(params)),

@@ -110,7 +110,7 @@ export const runRender = (renderId: string) =>
       )
       if (outcome._tag === "Left") {
         yield* Effect.promise(() => fs.rm(outPath, { force: true }))
-        const e = outcome.left as { _tag: string; message?: string }
+        const e = outcome.left
         switch (e._tag) {
           case "Canceled":
             return "canceled"

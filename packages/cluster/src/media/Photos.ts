@@ -11,6 +11,7 @@ import sharp from "sharp"
  */
 export const accepted = ["image/jpeg", "image/png", "image/webp", "image/gif"] as const
 export type PhotoType = (typeof accepted)[number]
+const isAccepted = (mime: string | undefined): mime is PhotoType => accepted.some((t) => t === mime)
 
 const byExtension: Record<string, string> = {
   jpg: "image/jpeg", jpeg: "image/jpeg", jpe: "image/jpeg", jfif: "image/jpeg", png: "image/png", apng: "image/png", webp: "image/webp",
@@ -63,7 +64,7 @@ export const inspect = (path: string, label: { readonly filename?: string; reado
     const sniffed = yield* Effect.promise(() => fileTypeFromFile(path).catch(() => undefined))
     // an animated PNG is a PNG (file-type names it apart); like GIF and WebP it renders from frame one
     const mime = sniffed?.mime === "image/apng" ? "image/png" : sniffed?.mime
-    if (mime === undefined || !(accepted as ReadonlyArray<string>).includes(mime)) {
+    if (!isAccepted(mime)) {
       return yield* refuse(`the file is ${mime ?? "not a recognised image"}; upload JPEG, PNG, WebP or GIF`)
     }
     const declared = label.contentType === undefined ? undefined : normalise(label.contentType)
@@ -85,7 +86,7 @@ export const inspect = (path: string, label: { readonly filename?: string; reado
       await image.clone().resize(256, 256, { fit: "inside" }).raw().toBuffer()
       return meta.autoOrient
     })).pipe(Effect.orElse(() => refuse("the image cannot be decoded, or is over 100 megapixels")))
-    return { mimeType: mime as PhotoType, sizeBytes: size, width: decoded.width, height: decoded.height } satisfies Inspected
+    return { mimeType: mime, sizeBytes: size, width: decoded.width, height: decoded.height } satisfies Inspected
   })
 
 /** Preview: ≤ 1080 px on the long side, oriented, metadata (GPS included) stripped. */

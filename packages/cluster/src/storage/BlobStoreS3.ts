@@ -8,12 +8,12 @@ import {
 } from "@aws-sdk/client-s3"
 import { Upload } from "@aws-sdk/lib-storage"
 import { Errors } from "@pic2video/domain"
-import { Effect, Layer, Redacted, Stream } from "effect"
+import { Effect, Layer, Predicate, Redacted, Stream } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { createReadStream, createWriteStream } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
-import type { Readable } from "node:stream"
+import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { AppConfig } from "../config/AppConfig.ts"
 import { BlobStore, type BlobStoreShape, makeTempPath, safeKey, type S3Settings, type Unavailable } from "./BlobStore.ts"
@@ -29,9 +29,14 @@ import { BlobStore, type BlobStoreShape, makeTempPath, safeKey, type S3Settings,
  */
 const partSize = 8 * 1024 * 1024
 
-const missing = (e: unknown) => {
-  const err = e as { name?: string; $metadata?: { httpStatusCode?: number } }
-  return err?.name === "NoSuchKey" || err?.name === "NotFound" || err?.$metadata?.httpStatusCode === 404
+const missing = (e: unknown) =>
+  Predicate.hasProperty(e, "name") && (e.name === "NoSuchKey" || e.name === "NotFound") ||
+  Predicate.hasProperty(e, "$metadata") && Predicate.hasProperty(e.$metadata, "httpStatusCode") && e.$metadata.httpStatusCode === 404
+
+/** On Node the SDK's response body is the HTTP response itself, a Readable (its type covers browsers too). */
+const nodeBody = (body: unknown) => {
+  if (body instanceof Readable) return body
+  throw new Error("the object store's response has no readable body")
 }
 
 // the client learns the store is down, not which object it was after (the log says that)
@@ -63,7 +68,7 @@ export const make = (settings: S3Settings, dataDir: string) =>
     /** one call to the store: every fault is 503 (logged); `orMissing` turns a missing object into undefined first */
     const call = <A>(what: string, f: (signal: AbortSignal) => Promise<A>) =>
       Effect.tryPromise({ try: f, catch: (e) => e }).pipe(
-        Effect.tapError((e) => Effect.logWarning(`object store: could not ${what}`, String((e as Error)?.message ?? e))),
+        Effect.tapError((e) => Effect.logWarning(`object store: could not ${what}`, e instanceof Error ? e.message : String(e))),
         Effect.mapError(() => unavailable())
       )
     const orMissing = <A>(f: (signal: AbortSignal) => Promise<A>) => (signal: AbortSignal) =>
@@ -102,6 +107,7 @@ export const make = (settings: S3Settings, dataDir: string) =>
           return st === undefined ? undefined : { path: Path.join(cacheDir, n), size: st.size, used: st.mtimeMs }
         }))).filter((e) => e !== undefined)
         let total = entries.reduce((n, e) => n + e.size, 0)
+        // the file system's clock, not Clock: it is compared with the mtimes the file system wrote
         const now = Date.now()
         for (const e of entries.sort((a, b) => a.used - b.used)) {
           if (total <= settings.cacheBytes) break
@@ -126,7 +132,7 @@ export const make = (settings: S3Settings, dataDir: string) =>
         await fs.mkdir(cacheTmp, { recursive: true })
         const tmp = Path.join(cacheTmp, randomBytes(12).toString("hex"))
         try {
-          await pipeline(object.Body as Readable, createWriteStream(tmp))
+          await pipeline(nodeBody(object.Body), createWriteStream(tmp))
           await fs.rename(tmp, dest)
         } catch (e) {
           await fs.rm(tmp, { force: true })
@@ -166,6 +172,7 @@ export const make = (settings: S3Settings, dataDir: string) =>
       localPath: (key) =>
         checked(key, () => call(`fetch ${key}`, async () => {
           const dest = cached(key)
+          // the file system's clock (see evict)
           const now = new Date()
           // a copy already here: mark it used (the eviction order) and read it
           const hit = await fs.utimes(dest, now, now).then(() => true, () => false)
@@ -179,9 +186,9 @@ export const make = (settings: S3Settings, dataDir: string) =>
       open: (key) =>
         checked(key, () => call(`read ${key}`, orMissing(async (signal) => {
           const object = await get(key, signal)
-          const body = object.Body as unknown as AsyncIterable<Uint8Array>
+          const body = nodeBody(object.Body)
           return {
-            stream: Stream.fromAsyncIterable(body, () => unavailable()),
+            stream: Stream.fromAsyncIterable<Uint8Array, Unavailable>(body, () => unavailable()),
             size: object.ContentLength ?? 0,
             etag: object.ETag,
             lastModified: object.LastModified
