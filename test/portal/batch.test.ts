@@ -235,6 +235,25 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
     expect(await page.locator("main").innerText()).toContain("4 renders created.")
   }, 120_000)
 
+  it("a photo archived after the form opened is refused on its own; the others are rendered", async () => {
+    const { ws, media, used } = await stocked()
+    const page = await portal.signIn(ws.workspace.id)
+    await page.goto(`${portal.baseUrl}/portal/library`)
+    await page.getByLabel("Select tabby").check()
+    await page.getByLabel("Select espresso").check()
+    await page.getByRole("button", { name: "Render selected" }).click()
+    await page.waitForURL(/\/portal\/renders\/batch\?/)
+    await portal.admin.ok("media", "archive", media["tabby"].id)
+    await page.getByRole("button", { name: "Create 2 renders" }).click()
+    await page.waitForURL(/\/portal\/renders\?batch=/)
+    expect(await page.locator("main").innerText()).toContain("1 render created, 1 not.")
+    const refused = page.getByRole("list", { name: "Photos not rendered" })
+    expect(await refused.innerText()).toMatch(/^A photo no longer in the library: No media [0-9a-f-]{36} in this library \(unknown_media\)$/)
+    expect(await page.getByRole("table", { name: "Renders" }).getByRole("row").count()).toBe(2)
+    expect(await used()).toBe(1)
+    await check(page, "renders-batch-one-refused")
+  }, 120_000)
+
   it("a batch the allowance cannot cover is refused whole, in words, and charges nothing", async () => {
     const { ws, used } = await stocked(["--included", "3"])
     const page = await portal.signIn(ws.workspace.id)
