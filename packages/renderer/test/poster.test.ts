@@ -8,7 +8,7 @@ import sharp from "sharp"
 import { prepareCaption } from "../src/caption.ts"
 import { photoSize } from "../src/ingest.ts"
 import { renderVideo } from "../src/pipeline.ts"
-import { POSTER, posterFrame, yuv420pToRgb } from "../src/poster.ts"
+import { POSTER, posterFrame, yuv420pToRgbHalf } from "../src/poster.ts"
 import { Renderer } from "../src/Renderer.ts"
 import { basePlanes } from "../src/yuv.ts"
 import { REAL } from "./support/fixtures.ts"
@@ -22,21 +22,36 @@ beforeAll(() => {
 })
 afterAll(() => rmSync(out, { recursive: true, force: true }))
 
-describe("yuv420pToRgb", () => {
+/** A packed RGB raster as the frame workers' yuv420p frame (the renderer's own forward conversion). */
+const asFrame = (rgb: Uint8Array, width: number, height: number) => {
+  const planes = basePlanes({ data: rgb, width, height })
+  return new Uint8Array([...planes.y.data, ...planes.u.data, ...planes.v.data])
+}
+
+describe("yuv420pToRgbHalf", () => {
   it("inverts the frame workers' BT.709 limited-range conversion to within rounding", () => {
     const colours = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 255], [0, 0, 0], [128, 128, 128], [250, 200, 30], [12, 80, 160]]
     for (const [r, g, b] of colours) {
-      // a 2x2 block of one colour: one chroma sample, four luma samples
+      // a 2x2 block of one colour: one chroma sample, four luma samples, one pixel back
       const rgb = new Uint8Array(12).map((_, i) => [r, g, b][i % 3])
-      const planes = basePlanes({ data: rgb, width: 2, height: 2 })
-      const frame = new Uint8Array([...planes.y.data, ...planes.u.data, ...planes.v.data])
-      const back = yuv420pToRgb(frame, 2, 2)
-      for (let i = 0; i < 12; i++) expect(Math.abs(back[i] - rgb[i]), `${[r, g, b]} channel ${i % 3}`).toBeLessThanOrEqual(2)
+      const back = yuv420pToRgbHalf(asFrame(rgb, 2, 2), 2, 2)
+      expect([back.width, back.height]).toEqual([1, 1])
+      for (let i = 0; i < 3; i++) expect(Math.abs(back.data[i] - rgb[i]), `${[r, g, b]} channel ${i}`).toBeLessThanOrEqual(2)
     }
   })
 
+  it("each pixel is its 2x2 block's mean, an odd last row and column their own neighbours", () => {
+    // 3x3 greys: blocks (0,0) of 10, 50, 90, 130 → 70; the odd column, row and corner alone
+    const greys = [10, 50, 200, 90, 130, 200, 30, 30, 240]
+    const rgb = new Uint8Array(27).map((_, i) => greys[Math.floor(i / 3)])
+    const back = yuv420pToRgbHalf(asFrame(rgb, 3, 3), 3, 3)
+    expect([back.width, back.height]).toEqual([2, 2])
+    const reds = [0, 1, 2, 3].map((p) => back.data[p * 3])
+    for (const [got, want] of reds.map((v, i) => [v, [70, 200, 30, 240][i]])) expect(Math.abs(got - want)).toBeLessThanOrEqual(2)
+  })
+
   it("refuses a buffer shorter than a frame", () => {
-    expect(() => yuv420pToRgb(new Uint8Array(5), 2, 2)).toThrow(/needs 6 bytes/)
+    expect(() => yuv420pToRgbHalf(new Uint8Array(5), 2, 2)).toThrow(/needs 6 bytes/)
   })
 
   it("shows the middle frame: the camera halfway through its move", () => {
