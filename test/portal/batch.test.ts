@@ -88,6 +88,7 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
 
     await page.getByRole("button", { name: "Render selected" }).click()
     await page.waitForURL(/\/portal\/renders\/batch\?/)
+    const formUrl = page.url()
     expect(await heading(page)).toBe("Render selected")
     const chosen = page.getByRole("list", { name: "Selected photos" })
     expect(await chosen.getByRole("listitem").count()).toBe(4)
@@ -128,6 +129,18 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
     expect(alts.sort()).toEqual(["Poster: “\u2068Coffee first\u2069”", ...Array(3).fill("Poster: “\u2068Made in one go\u2069”")])
     await page.evaluate(() => window.scrollTo(0, 0))
     await check(page, "renders-batch")
+
+    // on a phone-width screen too (no sideways scrolling)
+    await page.setViewportSize({ width: 390, height: 844 })
+    for (const [url, name] of [[`${portal.baseUrl}/portal/library`, "phone-library-selection"], [formUrl, "phone-render-selected"], [batchUrl, "phone-renders-batch"]]) {
+      await page.goto(url)
+      if (name === "phone-library-selection") await page.getByLabel("Select tabby").check()
+      await check(page, name)
+      const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: document.documentElement.clientWidth }))
+      expect(scroll, `${name} is ${scroll}px wide on a ${width}px screen`).toBeLessThanOrEqual(width)
+    }
+    await page.setViewportSize({ width: 1280, height: 800 })
+    await page.goto(batchUrl)
 
     // the same four over the API: each with its own idempotency key, the espresso with its own caption
     const renders = await Promise.all((await table.locator("a[href^='/portal/renders/rnd_']").all()).map(async (a) => {
