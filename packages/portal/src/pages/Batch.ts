@@ -3,7 +3,7 @@ import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
 import * as PortalBatches from "@pic2video/cluster/PortalBatches"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import { Errors, Ids, Requests } from "@pic2video/domain"
-import { Effect, Either, Exit } from "effect"
+import { Effect, Either, Exit, Fiber } from "effect"
 import { toFailure } from "@pic2video/api/ErrorResponse"
 import { Form, type Signed } from "../Context.ts"
 import { html, isolated } from "../Html.ts"
@@ -122,8 +122,10 @@ export const create = (s: Signed) =>
       return yield* refuse(Errors.fail(refusal.code, `${refusal.message}: nothing was created`))
     }
     yield* PortalBatches.open(s.workspace.id, batchId)
-    // one at a time: each create prepares its caption, which is CPU work
-    yield* Effect.forEach(made.right, ({ body, mediaId }, position) =>
+    // one at a time (each create prepares its caption, which is CPU work), and to the end once begun,
+    // in a fiber of its own: a person who leaves the page meanwhile (the request is interrupted) still
+    // gets every render, each recorded in the batch
+    const all = Effect.forEach(made.right, ({ body, mediaId }, position) =>
       Effect.gen(function*() {
         const exit = yield* Effect.exit(service.create(payer, body, { key: batchKey(batchId, mediaId), recordId: null }))
         if (Exit.isSuccess(exit)) return yield* PortalBatches.record(s.workspace.id, batchId, mediaId, position, { renderId: exit.value.id })
@@ -132,5 +134,6 @@ export const create = (s: Signed) =>
         if (unexpected) yield* Effect.logError("portal batch: a render could not be created", exit.cause)
         yield* PortalBatches.record(s.workspace.id, batchId, mediaId, position, { code: failure.code, message: failure.message })
       }), { discard: true })
+    yield* Effect.flatMap(Effect.forkDaemon(all), Fiber.join)
     return HttpServerResponse.redirect(`/portal/renders?batch=${batchId}`, { status: 303 })
   })
