@@ -43,6 +43,8 @@ export const RenderRow = Schema.Struct({
   asset_height: Schema.NullOr(Schema.Number),
   asset_byte_size: Schema.NullOr(Schema.Number),
   asset_duration_sec: Schema.NullOr(Schema.Number),
+  /** the poster (a JPEG of one frame) of a completed render; null for renders completed before posters */
+  poster_blob_key: Schema.NullOr(Schema.String),
   attempts: Schema.Number,
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -131,6 +133,8 @@ export interface Asset {
   readonly height: number
   readonly byteSize: number
   readonly durationSec: number
+  /** stored beside the video; null when the render made none */
+  readonly posterBlobKey: string | null
 }
 
 /** What a transition writes besides the state: the message of an error, the finished file. */
@@ -340,19 +344,25 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
     const usage = (workspaceId: string) =>
       DateTime.nowAsDate.pipe(Effect.flatMap((now) => usageAt(workspaceId, now)), operation("RendersRepo.usage"))
 
-    /** The early look before the caption work (no locks): the charge transaction decides for real. */
-    const chargeRefusal = (payer: Payer) =>
+    /**
+     * The early look before the caption work (no locks): the charge transaction decides for real.
+     * With a `count`, whether that many charges in a row would be allowed (the portal's batch asks
+     * once up front).
+     */
+    const chargeRefusal = (payer: Payer, count = 1) =>
       Effect.gen(function*() {
         const now = yield* DateTime.nowAsDate
         const charged = payer.keyId === null || payer.spendCap24h === null ? 0 : yield* countChargedInWindow(payer.keyId, now)
         const account = yield* usageAt(payer.workspaceId, now)
-        const refusal = SpendCap.chargeRefusal({
-          spendCap: payer.keyId === null ? null : payer.spendCap24h,
-          chargedInWindow: charged,
-          included: account.included,
-          used: account.used
-        })
-        return refusal === undefined ? undefined : Errors.fail(refusal, SpendCap.refusalMessage(refusal, account.included))
+        const spendCap = payer.keyId === null ? null : payer.spendCap24h
+        const standing = { spendCap, chargedInWindow: charged, included: account.included, used: account.used }
+        const refusal = SpendCap.chargeRefusalFor(standing, count)
+        if (refusal === undefined) return undefined
+        const room = SpendCap.room(standing)
+        return Errors.fail(
+          refusal,
+          SpendCap.refusalMessageFor(refusal, account.included, count, refusal === "spend_cap_reached" ? room.cap : room.allowance)
+        )
       }).pipe(operation("RendersRepo.chargeRefusal"))
 
     /**

@@ -4,6 +4,7 @@ import { IdempotencyRepo } from "./IdempotencyRecords.ts"
 import { ImportsRepo } from "./Imports.ts"
 import { IntegrationsRepo } from "./Integrations.ts"
 import { MediaRepo } from "./Media.ts"
+import { PortalBatchesRepo } from "./PortalBatches.ts"
 import { PortalSessionsRepo } from "./PortalSessions.ts"
 import { RendersRepo } from "./Renders.ts"
 import { SystemRepo } from "./System.ts"
@@ -13,4 +14,4 @@ import { WorkspacesRepo } from "./Workspaces.ts"
  * Every repository: the only modules that hold SQL (one service per aggregate, rows decoded with
  * their schemas). Needs the database client.
  */
-export const layer = Layer.mergeAll(ClusterRepo.Default, IdempotencyRepo.Default, ImportsRepo.Default, IntegrationsRepo.Default, MediaRepo.Default, PortalSessionsRepo.Default, RendersRepo.Default, SystemRepo.Default, WorkspacesRepo.Default)
+export const layer = Layer.mergeAll(ClusterRepo.Default, IdempotencyRepo.Default, ImportsRepo.Default, IntegrationsRepo.Default, MediaRepo.Default, PortalBatchesRepo.Default, PortalSessionsRepo.Default, RendersRepo.Default, SystemRepo.Default, WorkspacesRepo.Default)

@@ -1,5 +1,5 @@
 import { Errors, Idempotency, Ids, RenderState, type Requests } from "@pic2video/domain"
-import { prepareCaption } from "@pic2video/renderer"
+import { POSTER, prepareCaption } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
 import { Clock, Effect } from "effect"
 import { ApiKeyEntity } from "../entities/ApiKeyEntity.ts"
@@ -187,6 +187,26 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
         return { path, contentType: "video/mp4", filename: asset.filename }
       })
 
+    /**
+     * Whether the payer can cover the creates under these idempotency keys, asked once before a batch
+     * (the portal's "Render selected"): a key that already made a render will not charge again, so only
+     * the others count; then the one charge rule for that many (`SpendCap.chargeRefusalFor`). Each
+     * create is still decided on its own. Keyless payers only (a key's creates go through the API).
+     */
+    const batchRefusal = (payer: Payer, keys: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const earlier = yield* Effect.forEach(keys, (key) => repo.findKeyless(payer.workspaceId, key))
+        return yield* repo.chargeRefusal(payer, earlier.filter((r) => r === undefined).length)
+      })
+
+    /** A completed render's poster (the portal's thumbnails; the API has none): undefined when it has none. */
+    const poster = (workspaceId: string, id: string) =>
+      Effect.gen(function*() {
+        const r = yield* row(workspaceId, id)
+        const blob = r.poster_blob_key === null ? undefined : yield* blobs.open(r.poster_blob_key)
+        return blob === undefined ? undefined : { blob, contentType: POSTER.contentType }
+      })
+
     const usage = (workspaceId: string) =>
       Effect.map(repo.usage(workspaceId), (u) => ({
         object: "usage" as const,
@@ -199,6 +219,8 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
       get,
       download,
       downloadFile,
+      batchRefusal,
+      poster,
       usage,
       cancel: (workspaceId: string, id: string) =>
         Effect.map(Effect.provideService(cancel(id, workspaceId), RendersRepo, repo), (r) => Renders.toDocument(r, publicBaseUrl)),
