@@ -437,7 +437,8 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
               asset_width: asset.width,
               asset_height: asset.height,
               asset_byte_size: asset.byteSize,
-              asset_duration_sec: asset.durationSec
+              asset_duration_sec: asset.durationSec,
+              poster_blob_key: asset.posterBlobKey
             })
           })
         }
