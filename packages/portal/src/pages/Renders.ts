@@ -1,4 +1,5 @@
 import { FileSystem, HttpApiError, HttpServerResponse } from "@effect/platform"
+import * as ByteRange from "@pic2video/api/ByteRange"
 import { toFailure } from "@pic2video/api/ErrorResponse"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
 import { PortalBatchesRepo } from "@pic2video/cluster/PortalBatches"
@@ -331,22 +332,21 @@ export const file = (s: Signed, id: string, disposition: "inline" | "attachment"
       "cache-control": "private, no-store",
       "accept-ranges": "bytes"
     }
-    const range = /^bytes=(\d*)-(\d*)$/.exec(s.request.headers["range"] ?? "")
-    if (range !== null && (range[1] !== "" || range[2] !== "")) {
-      const start = range[1] === "" ? Math.max(0, size - Number(range[2])) : Number(range[1])
-      const end = range[1] === "" || range[2] === "" ? size - 1 : Math.min(size - 1, Number(range[2]))
-      if (start > end || start >= size) {
-        return HttpServerResponse.empty({ status: 416, headers: { ...headers, "content-range": `bytes */${size}` } })
-      }
-      return yield* Effect.orDie(HttpServerResponse.file(asset.path, {
-        status: 206,
-        contentType: asset.contentType,
-        offset: start,
-        bytesToRead: end - start + 1,
-        headers: { ...headers, "content-range": `bytes ${start}-${end}/${size}` }
-      }))
+    const range = ByteRange.parse(s.request.headers["range"], size)
+    switch (range._tag) {
+      case "Whole":
+        return yield* Effect.orDie(HttpServerResponse.file(asset.path, { contentType: asset.contentType, headers }))
+      case "Unsatisfiable":
+        return HttpServerResponse.empty({ status: 416, headers: { ...headers, "content-range": ByteRange.contentRange(range, size) } })
+      case "Partial":
+        return yield* Effect.orDie(HttpServerResponse.file(asset.path, {
+          status: 206,
+          contentType: asset.contentType,
+          offset: range.start,
+          bytesToRead: range.end - range.start + 1,
+          headers: { ...headers, "content-range": ByteRange.contentRange(range, size) }
+        }))
     }
-    return yield* Effect.orDie(HttpServerResponse.file(asset.path, { contentType: asset.contentType, headers }))
   })
 
 /**
