@@ -1,8 +1,9 @@
 import { Errors } from "@pic2video/domain"
 import { Config, Context, Effect, Layer, Option, Redacted, Stream } from "effect"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import { createReadStream } from "node:fs"
 import * as fs from "node:fs/promises"
+import * as os from "node:os"
 import * as Path from "node:path"
 import { AppConfig } from "../config/AppConfig.ts"
 
@@ -113,6 +114,59 @@ export const makeLocal = (root: string): BlobStoreShape => {
     tempPath: makeTempPath(tmpDir)
   }
 }
+
+/**
+ * A store in memory, for tests of the code above it: blobs are byte arrays in a map (written whole,
+ * as the real stores write them), and the local paths it hands out are copies in its own scratch
+ * directory, as the object store's cache hands them out.
+ */
+export const makeMemory = (scratch: string): BlobStoreShape => {
+  const blobs = new Map<string, Uint8Array>()
+  const copyOf = (key: string) => Path.join(scratch, "copies", createHash("sha256").update(safeKey(key)).digest("hex"))
+  const read = (key: string) => blobs.get(safeKey(key))
+  return {
+    putFile: (key, from) =>
+      Effect.promise(async () => {
+        blobs.set(safeKey(key), new Uint8Array(await fs.readFile(from)))
+        await fs.rm(from, { force: true }) // moved into the store, as the local store moves it
+      }),
+    putBytes: (key, bytes) => Effect.sync(() => void blobs.set(safeKey(key), Uint8Array.from(bytes))),
+    localPath: (key) =>
+      Effect.promise(async () => {
+        const bytes = read(key)
+        if (bytes === undefined) return undefined
+        await fs.mkdir(Path.dirname(copyOf(key)), { recursive: true })
+        await fs.writeFile(copyOf(key), bytes)
+        return copyOf(key)
+      }),
+    getBytes: (key) => Effect.sync(() => read(key)),
+    open: (key) =>
+      Effect.sync(() => {
+        const bytes = read(key)
+        return bytes === undefined
+          ? undefined
+          : { stream: Stream.succeed(bytes), size: bytes.byteLength, etag: `"${bytes.byteLength.toString(16)}"`, lastModified: undefined }
+      }),
+    remove: (key) =>
+      Effect.promise(async () => {
+        blobs.delete(safeKey(key))
+        await fs.rm(copyOf(key), { force: true })
+      }),
+    tempPath: makeTempPath(Path.join(scratch, "tmp"))
+  }
+}
+
+/** `makeMemory` over a scratch directory of its own, removed with the layer. */
+export const layerMemory = Layer.scoped(
+  BlobStore,
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.promise(() => fs.mkdtemp(Path.join(os.tmpdir(), "p2v-blobs-"))),
+      (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
+    ),
+    makeMemory
+  )
+)
 
 export const layerLocal = Layer.effect(
   BlobStore,
