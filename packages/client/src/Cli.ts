@@ -1,6 +1,6 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Requests } from "@pic2video/domain"
-import { Console, Effect, HashMap, Option } from "effect"
+import { Console, Effect, HashMap, Option, Predicate } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import * as Client from "./Client.ts"
@@ -316,7 +316,7 @@ export const outcome = (e: unknown): { readonly code: number; readonly message?:
   if (e instanceof WaitTimeout) return { code: exitCodes.deadline, message: `error: ${e.id} is still ${e.status} at the deadline; it goes on` }
   if (e instanceof Unsuccessful) return { code: exitCodes.unsuccessful }
   if (e instanceof UsageError) return { code: exitCodes.usage, message: `error: ${e.message}` }
-  if (typeof e === "object" && e !== null && (e as any)._tag !== undefined && String((e as any)._tag).match(/^(MissingValue|InvalidValue|InvalidArgument|UnclusteredFlag|MultipleValuesDetected|MissingFlag|MissingSubcommand|CommandMismatch|CorrectedFlag|NoBuiltInMatch|HelpRequested)$/)) {
+  if (Predicate.hasProperty(e, "_tag") && e._tag !== undefined && String(e._tag).match(/^(MissingValue|InvalidValue|InvalidArgument|UnclusteredFlag|MultipleValuesDetected|MissingFlag|MissingSubcommand|CommandMismatch|CorrectedFlag|NoBuiltInMatch|HelpRequested)$/)) {
     // @effect/cli has printed the problem and the help already
     return { code: exitCodes.usage }
   }

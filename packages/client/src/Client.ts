@@ -5,7 +5,7 @@ import type * as Requests from "@pic2video/domain/Requests"
 import * as ImportState from "@pic2video/domain/ImportState"
 import * as RenderState from "@pic2video/domain/RenderState"
 import * as Resources from "@pic2video/domain/Resources"
-import { Duration, Effect, FiberRef, Layer, Option, Schema, Stream } from "effect"
+import { Duration, Effect, FiberRef, Layer, Option, Predicate, Schema, Stream } from "effect"
 import { ApiError, type ErrorCode, TransportError, WaitTimeout } from "./Errors.ts"
 import * as Multipart from "./Multipart.ts"
 
@@ -132,7 +132,7 @@ const failOnError = HttpClient.transformResponse(Effect.flatMap((response: HttpC
 const normalize = <C extends ErrorCode>(e: unknown): ApiError<C> | TransportError =>
   e instanceof ApiError || e instanceof TransportError
     ? (e as ApiError<C> | TransportError)
-    : new TransportError({ message: e instanceof Error ? e.message : String((e as any)?.message ?? e), cause: e })
+    : new TransportError({ message: e instanceof Error ? e.message : String(Predicate.hasProperty(e, "message") ? e.message ?? e : e), cause: e })
 
 // ---- retries --------------------------------------------------------------------------------
 
@@ -255,7 +255,7 @@ export const make = (options: ClientOptions) =>
       if (input.label !== undefined) form.append("label", input.label)
       for (const tag of input.tags ?? []) form.append("tags", tag)
       const streamed = options.streamUploads ?? !inBrowser()
-      const call = raw.media.uploadMedia({ payload: form as any }).pipe(
+      const call = raw.media.uploadMedia({ payload: form }).pipe(
         Effect.tap(() => Effect.sync(() => streamed || input.onProgress?.(blob.size, blob.size))),
         Effect.locally(uploadProgress, input.onProgress)
       )
@@ -268,7 +268,7 @@ export const make = (options: ClientOptions) =>
       // the key makes a network error safe to retry: the service answers the first attempt's result
       return write<{ readonly render: RenderCreated; readonly idempotencyKey: string; readonly replayed: boolean }, CodesOf<Raw["renders"]["createRender"]>>(
         Effect.map(
-          raw.renders.createRender({ payload: body as any, headers: { "idempotency-key": key }, withResponse: true }),
+          raw.renders.createRender({ payload: body, headers: { "idempotency-key": key }, withResponse: true }),
           ([render, response]) => ({ render, idempotencyKey: key, replayed: response.headers["idempotency-replayed"] === "true" })
         ),
         true

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import { FastCheck as fc, Predicate } from "effect"
 import { decodeCursor, decodePageToken, encodeCursor, encodePageToken } from "../src/Cursor.ts"
 
 /** Keyset cursors are opaque: what we encode decodes to the same position, anything else is refused. */
@@ -37,7 +37,7 @@ describe("Cursor", () => {
 
   it.prop("base64url of JSON that is not a position is refused", [fc.jsonValue()], ([v]) => {
     const looksLikePosition = typeof v === "object" && v !== null && !Array.isArray(v) &&
-      typeof (v as any).t === "string" && typeof (v as any).i === "string"
+      Predicate.hasProperty(v, "t") && typeof v.t === "string" && Predicate.hasProperty(v, "i") && typeof v.i === "string"
     fc.pre(!looksLikePosition)
     expect(decodeCursor(b64url(JSON.stringify(v)))).toBeUndefined()
   })

@@ -31,7 +31,7 @@ const job = JSON.parse(process.argv[2]) as {
   outPath: string
 }
 
-const program = Effect.gen(function* () {
+const program = Effect.gen(function*() {
   let timings: RenderTimings | undefined
   const overlay = job.overlay === null ? null : new Uint8Array(readFileSync(job.overlay))
   const status = () => readFileSync("/proc/self/status", "utf8")

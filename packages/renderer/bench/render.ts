@@ -52,7 +52,7 @@ const fixture = (name: string) => new URL(`../test/fixtures/${name}`, import.met
 const outDir = process.env.BENCH_OUT ?? join(tmpdir(), "p2v-bench")
 
 const timed = <A, E, R>(e: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const t0 = performance.now()
     const a = yield* e
     return [a, (performance.now() - t0) / 1000] as const
@@ -122,7 +122,7 @@ const childCpu = () => {
   return (Number(fields[13]) + Number(fields[14])) / 100 // fields 16, 17; USER_HZ is 100 on Linux
 }
 const cpuOf = <A, E, R>(e: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const c0 = childCpu()
     const a = yield* e
     return [a, childCpu() - c0] as const
@@ -172,7 +172,7 @@ const renderInChild = (job: { photo: string; overlay: string; imageClass: string
     })
   })
 
-const program = Effect.gen(function* () {
+const program = Effect.gen(function*() {
   const renderer = yield* Renderer
   const inputs = (yield* makeInputs).filter((i) => !PICK || PICK.some((p) => i.name.startsWith(p)))
   const rows: Array<string> = []

@@ -40,7 +40,7 @@ const DEFAULT_NICENESS = 10
 
 export class Renderer extends Context.Tag("@pic2video/renderer/Renderer")<Renderer, RendererShape>() {
   static make = (config: RendererConfig = {}): Effect.Effect<RendererShape, BinaryNotFound> =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const pathEnv = config.pathEnv ?? (yield* Config.string("PATH").pipe(Config.withDefault(""), Effect.orDie))
       const [ffmpeg, ffprobe] = yield* Effect.all(
         [resolveBinary("ffmpeg", config.ffmpegPath, pathEnv), resolveBinary("ffprobe", config.ffprobePath, pathEnv)],
@@ -69,7 +69,7 @@ export class Renderer extends Context.Tag("@pic2video/renderer/Renderer")<Render
   /** FFMPEG_PATH, FFPROBE_PATH, RENDER_X264_PRESET (default veryfast), RENDER_CRF (default 20), RENDER_X264_THREADS (default 1), RENDER_NICE (default 10). */
   static layerFromEnv: Layer.Layer<Renderer, BinaryNotFound> = Layer.effect(
     Renderer,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const env = yield* Config.all({
         ffmpegPath: Config.option(Config.string("FFMPEG_PATH").pipe(Config.withDescription("ffmpeg binary to use"))),
         ffprobePath: Config.option(Config.string("FFPROBE_PATH").pipe(Config.withDescription("ffprobe binary to use"))),

@@ -41,7 +41,7 @@ interface Fitted {
  * area overshoot; two or three renders settle even a 500-character caption.
  */
 const fit = (layout: CaptionLayout) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const font = fontFor(layout.style, layout.bold)
     let size = layout.sizePx
     for (let attempt = 0; attempt < MAX_FIT_ATTEMPTS; attempt++) {
@@ -95,7 +95,7 @@ export const prepareCaption = (
   spec: CaptionSpec,
   photo?: CaptionPhoto
 ): Effect.Effect<Uint8Array | null, CaptionPrepError> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const caption = resolveCaption(spec)
     if (caption.quote.trim() === "") return null
     const framing = photo ? planFraming(photo, photo.imageClass, true, photo.subject) : undefined

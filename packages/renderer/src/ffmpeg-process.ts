@@ -44,7 +44,7 @@ export const runFfmpeg = (
   cmd: FfmpegCommand,
   opts: RunOptions = {}
 ): Effect.Effect<void, RenderFailed> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const feed = opts.feed
     const readsStdin = cmd.inputs.some((i) => i.source === "pipe:0")
     if (readsStdin !== (feed !== undefined)) {

@@ -37,7 +37,7 @@ export const fontFor = (style: CaptionStyle, bold: boolean): CaptionFont =>
 /** Where fontconfig looks on Debian-like systems; P2V_FONT_DIRS (colon-separated) adds more. */
 const SYSTEM_FONT_DIRS = ["/usr/share/fonts", "/usr/local/share/fonts"]
 
-const fontDirs = Effect.gen(function* () {
+const fontDirs = Effect.gen(function*() {
   const extra = yield* Config.string("P2V_FONT_DIRS").pipe(Config.withDefault(""))
   const home = yield* Config.string("HOME").pipe(Config.withDefault(""))
   const user = home ? [`${home}/.local/share/fonts`, `${home}/.fonts`] : []
@@ -57,7 +57,7 @@ let coverageCache: FontCoverage | undefined
  */
 export const fontCoverage: Effect.Effect<FontCoverage> = Effect.suspend(() => {
   if (coverageCache) return Effect.succeed(coverageCache)
-  return Effect.gen(function* () {
+  return Effect.gen(function*() {
     const files = [...Object.values(FONTS).map((f) => f.file), ...(yield* listFontFiles(yield* fontDirs))]
     const set = new CodePointSet()
     yield* Effect.forEach(

@@ -42,7 +42,7 @@ export const writeFrames = <E, S>(
   stats?: FrameStats
 ): Effect.Effect<void, E | S> =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // One frame per worker in the making, one being written, one made ahead to absorb bursts.
       const slots = workers.count + 2
       const pool = yield* frameWorkers(base, format, workers, slots)

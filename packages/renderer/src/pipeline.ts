@@ -77,7 +77,7 @@ const ioFailed = (what: string) => (e: unknown) =>
  */
 export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRejected | RenderFailed, Renderer> =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const renderer = yield* Renderer
       const total = Math.round(job.seconds * OUTPUT.fps)
       if (!(total >= 1)) return yield* new RenderFailed({ stage: "frames", message: `bad length ${job.seconds}s` })

@@ -45,7 +45,7 @@ const ffprobe = (binary: string, path: string) =>
   })
 
 export const probeVideo = (path: string): Effect.Effect<VideoProbe, ProbeFailed, Renderer> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const renderer = yield* Renderer
     const data = yield* ffprobe(renderer.ffprobe.path, path)
     const size = yield* fileSize(path).pipe(Effect.mapError(() => new ProbeFailed({ path, message: "cannot stat" })))

@@ -16,7 +16,7 @@ const insideSafeZone = (b: { left: number; top: number; right: number; bottom: n
 }
 
 const overlayBox = (spec: CaptionSpec, photo?: { width: number; height: number }) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const png = yield* prepareCaption(spec, photo)
     expect(png).not.toBeNull()
     const box = yield* Effect.promise(() => alphaBox(png!))
@@ -42,7 +42,7 @@ describe("layout rules", () => {
 
 describe("prepareCaption", () => {
   it.effect("an empty or absent quote is a deliberate no-caption render", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(yield* prepareCaption({ quote: "" })).toBeNull()
       expect(yield* prepareCaption({})).toBeNull()
       expect(yield* prepareCaption({ quote: "   " })).toBeNull()
@@ -52,7 +52,7 @@ describe("prepareCaption", () => {
   it.effect(
     "every style × colour × size × bold × outline stays inside the safe zone",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const specs: Array<CaptionSpec> = []
         for (const caption_style of CaptionStyle.literals)
           for (const text_color of TextColor.literals)
@@ -93,7 +93,7 @@ describe("prepareCaption", () => {
   for (const [name, quote] of Object.entries(hard)) {
     for (const caption_style of CaptionStyle.literals) {
       it.effect(`${name} (${caption_style}) renders inside the safe zone`, () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           insideSafeZone(yield* overlayBox({ quote, caption_style, text_size: "larger", bold_outline: true }))
           // and in the band of a contain-blur framing
           insideSafeZone(yield* overlayBox({ quote, caption_style, text_size: "larger" }, { width: 640, height: 427 }))
@@ -103,7 +103,7 @@ describe("prepareCaption", () => {
   }
 
   it.effect("a quote with a landscape photo sits in the band below the photo", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const photo = { width: 640, height: 427 }
       const band = planFraming(photo, undefined, true).captionBox
       const b = yield* overlayBox({ quote: "A quiet morning by the lake" }, photo)
@@ -112,7 +112,7 @@ describe("prepareCaption", () => {
   )
 
   it.effect("a meme puts text at the top and the bottom", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const b = yield* overlayBox({ quote: "one does not simply walk into mordor", caption_style: "meme" })
       expect(b.top).toBeLessThan(SAFE_BOX.top + 150)
       expect(b.bottom).toBeGreaterThan(SAFE_BOX.bottom - 150)
@@ -120,7 +120,7 @@ describe("prepareCaption", () => {
   )
 
   it.effect("a script no installed font can draw fails clearly instead of drawing boxes", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const exit = yield* Effect.exit(prepareCaption({ quote: "hello \u{E000}\u{F0000} world" }))
       expect(Exit.isFailure(exit)).toBe(true)
       const err = yield* Effect.flip(prepareCaption({ quote: "hello \u{E000} world" }))
@@ -136,7 +136,7 @@ describe("prepareCaption", () => {
    * ~197 of 255 (contrast ~1.3:1 against the text); the halo brings it to ~74.
    */
   it.effect("white quote text stays readable over a white photo", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       for (const text_size of ["tiny", "default"] as const) {
         const png = yield* prepareCaption({ quote: "Where the mountains meet the water.", text_size })
         const { data, info } = yield* Effect.promise(() => sharp(png!).ensureAlpha().raw().toBuffer({ resolveWithObject: true }))
@@ -160,7 +160,7 @@ describe("prepareCaption", () => {
   )
 
   it.effect("is deterministic", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const a = yield* prepareCaption({ quote: "Same in, same out 😌", bold_outline: true })
       const b = yield* prepareCaption({ quote: "Same in, same out 😌", bold_outline: true })
       expect(Buffer.from(a!).equals(Buffer.from(b!))).toBe(true)

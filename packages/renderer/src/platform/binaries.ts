@@ -65,7 +65,7 @@ export const resolveBinary = (
   explicit: string | undefined,
   pathEnv: string
 ): Effect.Effect<BinaryInfo, BinaryNotFound> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     // An explicit path is a decision: if it is broken we say so instead of silently using another.
     const found: { path: string; source: BinaryInfo["source"] } | undefined = explicit
       ? { path: explicit, source: "env" }

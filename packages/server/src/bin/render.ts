@@ -49,7 +49,7 @@ const photo = positionals[0]
 const outPath = values.out ?? photo.replace(/\.[^./]+$/, "") + ".mp4"
 const seconds = Number(values.seconds ?? process.env.RENDER_SECONDS ?? 8)
 
-const program = Effect.gen(function* () {
+const program = Effect.gen(function*() {
   const spec = yield* Schema.decodeUnknown(CaptionSpec)({
     quote: values.quote,
     caption_style: values["caption-style"],
