@@ -7,7 +7,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { root } from "../support/service.ts"
-import { answer, type Handler, type Hostile, hostile, mediaJson, pour, renderJson, usageJson } from "./hostile-server.ts"
+import { answer, evil, type Handler, type Hostile, hostile, pour, scenarios, usageJson } from "./hostile-server.ts"
 import { nested } from "./support.ts"
 
 /**
@@ -70,10 +70,7 @@ const MiB = 1024 * 1024
 
 describe("p2v against a hostile server", () => {
   it("stops an endless JSON answer at the 8 MiB limit: exit 7, one line", async () => {
-    const s = await serve((_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" })
-      pour(res, Buffer.from(`{"object":"usage","pad":"${"x".repeat(64 * 1024)}`))
-    })
+    const s = await serve(scenarios["endless-json"]())
     const r = await p2v(s.baseUrl, ["usage"])
     expect(r.code, r.stderr).toBe(7)
     oneLine(r)
@@ -83,11 +80,7 @@ describe("p2v against a hostile server", () => {
   })
 
   it("refuses a 300 MB JSON answer by its Content-Length, before reading it", async () => {
-    const total = 300 * MiB
-    const s = await serve((_req, res) => {
-      res.writeHead(200, { "content-type": "application/json", "content-length": total })
-      pour(res, Buffer.alloc(64 * 1024, 0x20), total)
-    })
+    const s = await serve(scenarios["huge-json"]())
     const r = await p2v(s.baseUrl, ["usage"])
     expect(r.code, r.stderr).toBe(7)
     oneLine(r)
@@ -96,7 +89,7 @@ describe("p2v against a hostile server", () => {
   })
 
   it("gives up on a silent server after --first-byte-timeout (P2V_FIRST_BYTE_TIMEOUT): exit 6", async () => {
-    const s = await serve(() => {})
+    const s = await serve(scenarios.silent())
     const r = await p2v(s.baseUrl, ["usage"], { P2V_FIRST_BYTE_TIMEOUT: "1" })
     expect(r.code, r.stderr).toBe(6)
     oneLine(r)
@@ -108,10 +101,7 @@ describe("p2v against a hostile server", () => {
   })
 
   it("gives up on an answer that stalls after --idle-timeout (P2V_IDLE_TIMEOUT): exit 6", async () => {
-    const s = await serve((_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" })
-      res.write(`{"object":"usage",`)
-    })
+    const s = await serve(scenarios.stall())
     const r = await p2v(s.baseUrl, ["usage"], { P2V_IDLE_TIMEOUT: "1" })
     expect(r.code, r.stderr).toBe(6)
     oneLine(r)
@@ -119,13 +109,7 @@ describe("p2v against a hostile server", () => {
   })
 
   it("stops an endless download at the render's byte_size and leaves no file: exit 7", async () => {
-    const s = await serve((req, res) => {
-      if (req.url!.endsWith("/download")) {
-        res.writeHead(200, { "content-type": "video/mp4" })
-        return pour(res, Buffer.alloc(64 * 1024, 1))
-      }
-      answer(res, 200, renderJson("rnd_endless")) // byte_size: 10
-    })
+    const s = await serve(scenarios["endless-download"]()) // byte_size: 10
     const out = Path.join(dir, "endless.mp4")
     const r = await p2v(s.baseUrl, ["download", "rnd_endless", "--out", out])
     expect(r.code, r.stderr).toBe(7)
@@ -136,7 +120,7 @@ describe("p2v against a hostile server", () => {
   })
 
   it("reports garbage JSON as an unexpected answer at once, not as unreachable after retries: exit 7", async () => {
-    const s = await serve((_req, res) => answer(res, 200, "<html>not the API</html>", { "content-type": "text/html" }))
+    const s = await serve(scenarios.garbage())
     const r = await p2v(s.baseUrl, ["usage"])
     expect(r.code, r.stderr).toBe(7)
     oneLine(r)
@@ -145,7 +129,7 @@ describe("p2v against a hostile server", () => {
   })
 
   it("reports JSON that is not the API's shape in one line: exit 7", async () => {
-    const s = await serve((_req, res) => answer(res, 200, JSON.stringify({ object: "usage", cycle_start: 7 })))
+    const s = await serve(scenarios["wrong-shape"]())
     const r = await p2v(s.baseUrl, ["usage"])
     expect(r.code, r.stderr).toBe(7)
     oneLine(r)
@@ -154,7 +138,7 @@ describe("p2v against a hostile server", () => {
   })
 
   it("refuses a 200,000-deep JSON answer without overflowing the stack: exit 7", async () => {
-    const s = await serve((_req, res) => answer(res, 200, nested(200_000)))
+    const s = await serve(scenarios.deep())
     const r = await p2v(s.baseUrl, ["usage"])
     expect(r.code, r.stderr).toBe(7)
     oneLine(r)
@@ -163,10 +147,7 @@ describe("p2v against a hostile server", () => {
 
   it.each([302, 307])("refuses a %i redirect to another origin, which never hears from it: exit 7", async (status) => {
     const elsewhere = await serve((_req, res) => answer(res, 200, usageJson))
-    const s = await serve((req, res) => {
-      res.writeHead(status, { location: `${elsewhere.baseUrl}${req.url}` })
-      res.end()
-    })
+    const s = await serve(scenarios.redirect(status, elsewhere.baseUrl))
     const r = await p2v(s.baseUrl, ["usage"])
     expect(r.code, r.stderr).toBe(7)
     oneLine(r)
@@ -189,14 +170,7 @@ describe("p2v against a hostile server", () => {
   })
 
   it("escapes control characters in what the server says (errors, text and --json output)", async () => {
-    const evil = "gone \x1b[31mred\x1b[0m \u202eevil\u202c \x07\x7f\x9b1m \u2066x\u2069 \u200e\u061c\nerror: forged"
-    const s = await serve((req, res) => {
-      if (req.url === "/api/v1/renders/rnd_wait") return answer(res, 200, renderJson("rnd_wait", { status: "\x1b[2Jqueued\u202e", asset: null }))
-      if (req.url!.startsWith("/api/v1/renders/")) {
-        return answer(res, 404, JSON.stringify({ error: { code: "render_not_found", message: evil }, request_id: "req\x1b]0;title\x07" }))
-      }
-      answer(res, 200, JSON.stringify({ object: "list", data: [mediaJson("med\x1b[2J", evil)], has_more: false, next_cursor: null }))
-    })
+    const s = await serve(scenarios.escapes())
     const raw = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/
     const refused = await p2v(s.baseUrl, ["status", "rnd_evil"])
     expect(refused.code).toBe(3)
@@ -278,16 +252,7 @@ describe("the typed client against a hostile server", () => {
 })
 
 describe("a kept-alive socket closed under a request (issue 26)", () => {
-  /** Destroys every connection's second request on arrival, unanswered: a keep-alive race made certain. */
-  const closesSecond = () =>
-    serve((req, res, seen) => {
-      if (seen.onSocket === 2) return void req.socket.destroy()
-      if (req.method === "POST") {
-        req.resume()
-        return req.on("end", () => answer(res, 201, JSON.stringify(mediaJson("med_1", "x"))))
-      }
-      answer(res, 200, usageJson)
-    })
+  const closesSecond = () => serve(scenarios["closes-second"]())
 
   /** fetch's pool takes a connection back a moment after its answer is read; until then a new one is opened. */
   const pooled = () => new Promise((resolve) => setTimeout(resolve, 20))

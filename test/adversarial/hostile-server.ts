@@ -4,7 +4,11 @@ import type { AddressInfo, Socket } from "node:net"
 /**
  * TEST CODE: a small HTTP server on loopback that answers as a hostile or broken Pic-to-Video
  * service would, for the client and `p2v` hardening tests (issue 24 item 4, issue 26). It is not the
- * service and stands in for no part of it: each test gives it a handler that misbehaves one way.
+ * service and stands in for no part of it: each test gives it a handler (`scenarios`) that misbehaves
+ * one way. Run by hand to see what a client does against one:
+ *
+ *   node test/adversarial/hostile-server.ts endless-json      # prints its address, serves until Ctrl-C
+ *   P2V_API_KEY=x P2V_BASE_URL=http://127.0.0.1:PORT node packages/client/src/bin/p2v.ts usage
  */
 export interface Seen {
   readonly method: string
@@ -117,3 +121,95 @@ export const mediaJson = (id: string, label: string) => ({
   preview_url: `http://127.0.0.1/api/v1/media/${id}/preview`,
   preview_expires_at: null
 })
+
+// ---- the scenarios ----------------------------------------------------------------------------
+
+const KiB64 = 64 * 1024
+
+/** Each way of misbehaving, by name (the tests' and the command line's). */
+export const scenarios = {
+  /** A JSON answer that never ends. */
+  "endless-json": (): Handler => (_req, res) => {
+    res.writeHead(200, { "content-type": "application/json" })
+    pour(res, Buffer.from(`{"object":"usage","pad":"${"x".repeat(KiB64)}`))
+  },
+  /** A 300 MB JSON answer, announced by its Content-Length. */
+  "huge-json": (): Handler => (_req, res) => {
+    const total = 300 * 1024 * 1024
+    res.writeHead(200, { "content-type": "application/json", "content-length": total })
+    pour(res, Buffer.from(`{"object":"usage","pad":"${"x".repeat(KiB64)}`), total)
+  },
+  /** Takes the connection and never answers. */
+  silent: (): Handler => () => {},
+  /** Begins an answer and stops sending. */
+  stall: (): Handler => (_req, res) => {
+    res.writeHead(200, { "content-type": "application/json" })
+    res.write(`{"object":"usage",`)
+  },
+  /** A completed render of `byte_size` 10 whose download never ends. */
+  "endless-download": (): Handler => (req, res) => {
+    if (req.url!.endsWith("/download")) {
+      res.writeHead(200, { "content-type": "video/mp4" })
+      return pour(res, Buffer.alloc(KiB64, 1))
+    }
+    answer(res, 200, renderJson(req.url!.split("/")[4] ?? "rnd_x"))
+  },
+  /** An HTML page where JSON belongs. */
+  garbage: (): Handler => (_req, res) => answer(res, 200, "<html>not the API</html>", { "content-type": "text/html" }),
+  /** JSON, but not the API's shape. */
+  "wrong-shape": (): Handler => (_req, res) => answer(res, 200, JSON.stringify({ object: "usage", cycle_start: 7 })),
+  /** A JSON answer nested 200,000 deep. */
+  deep: (): Handler => (_req, res) => answer(res, 200, "[".repeat(200_000) + "1" + "]".repeat(200_000)),
+  /** Redirects every request to the same path on `target` (another origin). */
+  redirect: (status: number, target: string): Handler => (req, res) => {
+    res.writeHead(status, { location: `${target}${req.url}` })
+    res.end()
+  },
+  /** Says things with terminal controls in them: an error, a media label and id, a render status. */
+  escapes: (): Handler => (req, res) => {
+    if (req.url === "/api/v1/renders/rnd_wait") return answer(res, 200, renderJson("rnd_wait", { status: "\x1b[2Jqueued\u202e", asset: null }))
+    if (req.url!.startsWith("/api/v1/renders/")) {
+      return answer(res, 404, JSON.stringify({ error: { code: "render_not_found", message: evil }, request_id: "req\x1b]0;title\x07" }))
+    }
+    answer(res, 200, JSON.stringify({ object: "list", data: [mediaJson("med\x1b[2J", evil)], has_more: false, next_cursor: null }))
+  },
+  /**
+   * Destroys every connection's second request on arrival, unanswered: a server closing a kept-alive
+   * connection just as the client sends on it, made certain. The rest: usage, or a stored upload.
+   */
+  "closes-second": (): Handler => (req, res, seen) => {
+    if (seen.onSocket === 2) return void req.socket.destroy()
+    if (req.method === "POST") {
+      req.resume()
+      return req.on("end", () => answer(res, 201, JSON.stringify(mediaJson("med_1", "x"))))
+    }
+    answer(res, 200, usageJson)
+  }
+}
+
+/** What `escapes` says: CSI colours, RLO/PDF, BEL, DEL, a C1 CSI, isolates, marks, a forged line. */
+export const evil = "gone \x1b[31mred\x1b[0m \u202eevil\u202c \x07\x7f\x9b1m \u2066x\u2069 \u200e\u061c\nerror: forged"
+
+if (import.meta.main) {
+  const name = process.argv[2] as keyof typeof scenarios | undefined
+  if (name === undefined || !(name in scenarios)) {
+    console.error(`usage: node test/adversarial/hostile-server.ts ${Object.keys(scenarios).join("|")}`)
+    process.exit(2)
+  }
+  let handler: Handler
+  if (name === "redirect") {
+    const elsewhere = await hostile((req, res, seen) => {
+      console.log(`the other origin was asked: ${seen.method} ${seen.url}`)
+      answer(res, 200, usageJson)
+    })
+    console.log(`the other origin: ${elsewhere.baseUrl}`)
+    handler = scenarios.redirect(Number(process.argv[3] ?? 302), elsewhere.baseUrl)
+  } else {
+    handler = (scenarios[name] as () => Handler)()
+  }
+  const server = await hostile((req, res, seen) => {
+    console.log(`${seen.method} ${seen.url} (connection ${seen.socket}, request ${seen.onSocket})`)
+    handler(req, res, seen)
+  })
+  console.log(`${name}: ${server.baseUrl}`)
+}

@@ -190,7 +190,22 @@ const normalize = <C extends ErrorCode>(e: unknown, seen: Guard.Answered): ApiEr
       : `HTTP ${answer.status} is not an answer this endpoint gives`
     return new UnexpectedAnswer({ reason: "not_the_api", message: `${answer.label}: ${message}`, status: answer.status, requestId: answer.requestId })
   }
+  if (HttpClientError.isHttpClientError(e) && e._tag === "RequestError" && e.reason === "Transport") {
+    const what = Guard.closedBeforeAnswer(e) ? "the connection was closed before any answer" : "the service could not be reached"
+    return new TransportError({ message: `${Guard.describe(e.request)}: ${what} (${innermost(e.cause)})`, cause: e })
+  }
   return new TransportError({ message: e instanceof Error ? e.message : String((e as { readonly message?: unknown } | null)?.message ?? e), cause: e })
+}
+
+/** The deepest reason a failed fetch gives ("connect ECONNREFUSED 127.0.0.1:9"), in one line. */
+const innermost = (cause: unknown): string => {
+  let said = String(cause)
+  for (let depth = 0; depth < 6 && typeof cause === "object" && cause !== null; depth++) {
+    const message = (cause as { readonly message?: unknown }).message
+    if (typeof message === "string" && message !== "") said = message
+    cause = (cause as { readonly cause?: unknown }).cause
+  }
+  return said.length > 200 ? `${said.slice(0, 200)}…` : said
 }
 
 /** One try of a call, its failure as this client's errors. */
