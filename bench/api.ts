@@ -3,7 +3,7 @@
  * node:http server that answers the same bytes from memory, driven by the same closed-loop load
  * generator (loopback only). `npm run bench:soak` — the mixed load for a long time (see 6).
  *
- *   1. starts the service (`packages/api/src/bin/start.ts`; embedded PostgreSQL under a temp
+ *   1. starts the service (`packages/server/src/bin/start.ts`; embedded PostgreSQL under a temp
  *      DATA_DIR, or DATABASE_URL when set), creates a Custom workspace (unlimited renders) and
  *      BENCH_KEYS (8) keys with every scope and a reads budget of 1,000,000/min through the operator
  *      CLI, uploads 25 photos (and waits for their classification, which runs on the same CPU),
@@ -70,7 +70,7 @@ function run(args: Array<string>, env: NodeJS.ProcessEnv) {
 }
 
 const adminJson = async (env: NodeJS.ProcessEnv, ...args: Array<string>) =>
-  JSON.parse(await run([Path.join(root, "packages/api/src/bin/admin.ts"), ...args], env))
+  JSON.parse(await run([Path.join(root, "packages/server/src/bin/admin.ts"), ...args], env))
 
 interface Result {
   readonly requests: number
@@ -233,7 +233,7 @@ async function setup(dataDir: string, children: Array<ChildProcess>): Promise<Se
     node,
     [
       "--import", Path.join(import.meta.dirname, "loop-delay.ts"),
-      Path.join(root, "packages/api/src/bin/start.ts")
+      Path.join(root, "packages/server/src/bin/start.ts")
     ],
     {
       cwd: root,

@@ -67,7 +67,7 @@ async function startProc(entry: "start" | "api" | "runner", env: Record<string, 
     PORT: String(port),
     ...env
   }
-  const child = spawn(node, [Path.join(root, `packages/api/src/bin/${entry}.ts`)], { cwd: root, env: fullEnv, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(node, [Path.join(root, `packages/server/src/bin/${entry}.ts`)], { cwd: root, env: fullEnv, stdio: ["ignore", "pipe", "pipe"] })
   let out = ""
   child.stdout!.on("data", (d) => (out += d))
   child.stderr!.on("data", (d) => (out += d))
@@ -94,7 +94,7 @@ async function stopProc(p: Proc, signal: NodeJS.Signals = "SIGTERM", graceMs = 3
 
 function adminCli(env: NodeJS.ProcessEnv, ...args: Array<string>) {
   return new Promise<any>((resolve, reject) => {
-    const child = spawn(node, [Path.join(root, "packages/api/src/bin/admin.ts"), ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(node, [Path.join(root, "packages/server/src/bin/admin.ts"), ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
     let out = ""
     let err = ""
     child.stdout.on("data", (d) => (out += d))

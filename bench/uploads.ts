@@ -103,7 +103,7 @@ const main = async () => {
     // another malloc) and NODE_OPTIONS reach the service as set, to compare them
     ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("MALLOC_") || ["GLIBC_TUNABLES", "LD_PRELOAD", "NODE_OPTIONS"].includes(k)))
   }
-  const child = spawn(process.execPath, [Path.join(root, "packages/api/src/bin/start.ts")], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [Path.join(root, "packages/server/src/bin/start.ts")], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
   let out = ""
   child.stdout.on("data", (d) => (out += d))
   child.stderr.on("data", (d) => (out += d))
@@ -117,7 +117,7 @@ const main = async () => {
     const pid = child.pid!
     const admin = (...args: Array<string>) =>
       new Promise<any>((resolve, reject) => {
-        const c = spawn(process.execPath, [Path.join(root, "packages/api/src/bin/admin.ts"), ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+        const c = spawn(process.execPath, [Path.join(root, "packages/server/src/bin/admin.ts"), ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
         let o = ""
         let e = ""
         c.stdout.on("data", (d) => (o += d))

@@ -14,7 +14,7 @@
 // 3. The same way, Debian's chromium for the portal's browser tests (playwright-core drives it; no
 //    browser is ever downloaded). Its own apt-get run, so a failure leaves ffmpeg and fonts alone;
 //    without it the browser tests skip and say why.
-//    The same for libjemalloc2, the allocator the service preloads (packages/api/src/ProcessMemory.ts).
+//    The same for libjemalloc2, the allocator the service preloads (packages/server/src/ProcessMemory.ts).
 //    P2V_SKIP_SYSTEM_DEPS=1 skips parts 2 and 3 entirely.
 import { spawnSync } from "node:child_process"
 import { chmodSync, existsSync, lstatSync, readlinkSync, statSync, symlinkSync, unlinkSync } from "node:fs"
@@ -41,7 +41,7 @@ const SYSTEM_PACKAGES = [
 // Only the portal's browser tests use it (test/portal); the service never does.
 const BROWSER_PACKAGES = ["chromium"]
 
-// jemalloc: the service preloads it when present (packages/api/src/ProcessMemory.ts, docs/contract.md H4);
+// jemalloc: the service preloads it when present (packages/server/src/ProcessMemory.ts, docs/contract.md H4);
 // without it the service keeps glibc's malloc, whose resident set stays high after upload bursts.
 const ALLOCATOR_PACKAGES = ["libjemalloc2"]
 

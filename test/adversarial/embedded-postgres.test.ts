@@ -58,7 +58,7 @@ const start = async (dir: string) => {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dir, RENDER_SECONDS: "1"
   }
-  const child = spawn(process.execPath, [Path.join(root, "packages/api/src/bin/start.ts")], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [Path.join(root, "packages/server/src/bin/start.ts")], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
   let output = ""
   child.stdout.on("data", (d) => (output += d))
   child.stderr.on("data", (d) => (output += d))
@@ -129,7 +129,7 @@ describe("embedded PostgreSQL lifetime", () => {
     expect(failed?.message).not.toMatch(/printed nothing/)
 
     const port = await freePort()
-    const child = spawn(process.execPath, [Path.join(root, "packages/api/src/bin/start.ts")], {
+    const child = spawn(process.execPath, [Path.join(root, "packages/server/src/bin/start.ts")], {
       cwd: root, env: { PATH: process.env.PATH ?? "", HOME: "/tmp", PORT: String(port), DATA_DIR: dir }, stdio: ["ignore", "pipe", "pipe"]
     })
     let output = ""

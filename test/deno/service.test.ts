@@ -169,7 +169,7 @@ describe("the renderer on Deno", () => {
           err ? reject(new Error(`${err.message}\n${stderr.slice(-2000)}`)) : resolve()))
     try {
       const args = (out: string) => ["test/fixtures/rocket.jpg", "--quote", "Same on Deno ✨", "--seconds", "1", "--out", Path.join(dir, out)]
-      const script = Path.join(root, "packages/renderer/src/bin/render.ts")
+      const script = Path.join(root, "packages/server/src/bin/render.ts")
       await render(command(script, args("deno.mp4")))
       await render([process.execPath, [script, ...args("node.mp4")]])
       const [deno, node] = ["deno.mp4", "node.mp4"].map((f) => fs.readFileSync(Path.join(dir, f)))

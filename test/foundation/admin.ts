@@ -1,5 +1,5 @@
-import { run } from "@pic2video/api/Cli"
-import { layerInfra } from "@pic2video/api/Server"
+import { run } from "@pic2video/server/AdminCli"
+import { layerInfra } from "@pic2video/server/Server"
 import { Errors } from "@pic2video/domain"
 import { Cause, ConfigProvider, Exit, Layer, Logger, LogLevel, ManagedRuntime, Option } from "effect"
 

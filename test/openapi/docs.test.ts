@@ -53,7 +53,7 @@ const over80 = (text: string) => text.split("\n").filter((line) => [...line].len
 
 describe("admin --help", () => {
   it("prints the commands and exits 0, within 80 columns", () => {
-    const r = spawnSync(process.execPath, [Path.join(root, "packages/api/src/bin/admin.ts"), "--help"], { encoding: "utf8" })
+    const r = spawnSync(process.execPath, [Path.join(root, "packages/server/src/bin/admin.ts"), "--help"], { encoding: "utf8" })
     expect(r.status).toBe(0)
     expect(r.stdout).toContain("key create WORKSPACE_ID --scopes")
     expect(r.stderr).toBe("")

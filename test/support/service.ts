@@ -96,7 +96,7 @@ export const startService = async (
   }
   // an empty DATABASE_URL (a Shared made with databaseUrl "") runs the service's own embedded PostgreSQL
   if (fullEnv.DATABASE_URL === "") delete fullEnv.DATABASE_URL
-  const child = spawn(...command(Path.join(root, `packages/api/src/bin/${entry}.ts`)), {
+  const child = spawn(...command(Path.join(root, `packages/server/src/bin/${entry}.ts`)), {
     cwd: root,
     env: fullEnv,
     stdio: ["ignore", "pipe", "pipe"]
@@ -133,7 +133,7 @@ export const startService = async (
 /** Runs the operator CLI with the service's environment. */
 export const admin = (env: Record<string, string>, ...args: Array<string>) =>
   new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string; readonly json: any }>((resolve) => {
-    const child = spawn(...command(Path.join(root, "packages/api/src/bin/admin.ts"), args), { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(...command(Path.join(root, "packages/server/src/bin/admin.ts"), args), { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d) => (stdout += d))

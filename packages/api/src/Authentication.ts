@@ -5,7 +5,7 @@ import * as RateWindows from "@pic2video/cluster/RateWindows"
 import * as KeyAccess from "@pic2video/cluster/repositories/KeyAccess"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
-import type { PrincipalShape } from "./Principal.ts"
+import type { PrincipalShape } from "@pic2video/domain/api/Annotations"
 
 /**
  * contract §4.2–4.3: who is calling. Malformed, unknown and wrong-secret keys are one answer

@@ -1,5 +1,5 @@
 import { HttpServerResponse } from "@effect/platform"
-import { Errors } from "@pic2video/domain"
+import { Errors, Requests } from "@pic2video/domain"
 import { Cause, Effect, Option } from "effect"
 
 /**
@@ -63,7 +63,7 @@ export const toFailure = (cause: Cause.Cause<unknown>): { readonly failure: Erro
     const limit = hitLimit(e)
     if (limit === "size") {
       // the rest of the body is never read: the connection cannot be reused (errorResponse closes it)
-      return { failure: Errors.fail("payload_too_large", "the upload is larger than 15 MB (15,728,640 bytes)"), unexpected: false }
+      return { failure: Errors.fail("payload_too_large", `the upload is larger than ${Requests.uploadLimitText}`), unexpected: false }
     }
     if (limit === "parts") return { failure: Errors.fail("validation_failed", "the form has too many or too large fields"), unexpected: false }
     switch (tagOf(e)) {

@@ -1,80 +1,9 @@
-import { HttpApiError, HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
-import { Context, Effect, Option, Schema } from "effect"
-import type { Errors, RateLimit, Scopes } from "@pic2video/domain"
+import { HttpApiError } from "@effect/platform"
+import { Admitted, type PrincipalShape } from "@pic2video/domain/api/Annotations"
 import type { Payer } from "@pic2video/cluster/services/RenderService"
+import { Effect, Option, Schema } from "effect"
 
-/**
- * What the endpoints of the API declare for the request pipeline (contract §4), and what the
- * pipeline hands their handlers. Browser-safe: the definition (Api.ts) imports it.
- */
-
-/** The authenticated caller: the API key and the workspace it belongs to. */
-export interface PrincipalShape {
-  readonly keyId: string
-  readonly workspaceId: string
-  readonly scopes: ReadonlyArray<string>
-  /** the key's 24-hour spend cap, read with the key (contract §3) */
-  readonly spendCap24h: number | null
-}
-
-/** The scope an endpoint requires (contract §4.4). */
-export class RequiredScope extends Context.Tag("pic2video/RequiredScope")<RequiredScope, Scopes.Scope>() {}
-
-/**
- * The rate-limit bucket an endpoint draws from (contract §4.5): a group names its default, an
- * endpoint that differs names its own.
- */
-export class RateBucket extends Context.Tag("pic2video/RateBucket")<RateBucket, RateLimit.Bucket>() {}
-
-/** Endpoints that take an `Idempotency-Key` (contract §4.6): their outcomes are remembered and replayed. */
-export class Idempotent extends Context.Tag("pic2video/Idempotent")<Idempotent, true>() {}
-
-/** Endpoints that need no key (health, the OAuth callback authenticated by its state). */
-export class PublicEndpoint extends Context.Tag("pic2video/PublicEndpoint")<PublicEndpoint, true>() {}
-
-/**
- * A rule on the parsed JSON body that answers before the schema does (contract §4.8: an
- * `unsupported_render_type` is named rather than reported as a field error).
- */
-export class BodyRule extends Context.Tag("pic2video/BodyRule")<BodyRule, (body: unknown) => Errors.ApiFailure | undefined>() {}
-
-/** Reads what a remembered success created, as it is now (undefined: gone; the stored answer stands). */
-export interface CurrentState {
-  readonly current: (workspaceId: string, stored: unknown) => Effect.Effect<unknown>
-}
-
-/**
- * A replayed success of this endpoint answers the current state of what it created, read by the
- * service under this tag, instead of the stored body (contract §7: an import create).
- */
-export class ReplayCurrent extends Context.Tag("pic2video/ReplayCurrent")<ReplayCurrent, Context.Tag<any, CurrentState>>() {}
-
-/** The import a remembered import create named, in its creation shape, as it is now. */
-export class CurrentImport extends Context.Tag("pic2video/CurrentImport")<CurrentImport, CurrentState>() {}
-
-/**
- * What the request pipeline admitted (contract §4 steps 2–7): the caller (none on a public
- * endpoint), the idempotency record the request runs under, and the body read once.
- */
-export interface AdmittedShape {
-  readonly principal: Option.Option<PrincipalShape>
-  readonly record: Option.Option<number>
-  /** the parsed JSON value, or the persisted multipart parts; none on an endpoint without a body */
-  readonly body: Option.Option<unknown>
-}
-
-export class Admitted extends Context.Tag("pic2video/Admitted")<Admitted, AdmittedShape>() {}
-
-/**
- * The one middleware of every group: it runs once the router has matched the endpoint and before
- * anything is decoded, reads the endpoint's annotations above and applies contract §4 steps 2–7
- * (Pipeline.ts). Declared as bearer security so the document shows how to authenticate.
- */
-export class Admission extends HttpApiMiddleware.Tag<Admission>()("pic2video/Admission", {
-  provides: Admitted,
-  security: { bearer: HttpApiSecurity.bearer },
-  failure: Schema.Never
-}) {}
+/** What a handler reads of what the request pipeline admitted (Pipeline.ts). */
 
 /** The verified caller of an authenticated endpoint. */
 export const Principal: Effect.Effect<PrincipalShape, never, Admitted> = Effect.flatMap(Admitted, (a) =>

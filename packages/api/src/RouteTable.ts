@@ -1,8 +1,8 @@
 import { HttpApi, HttpApiSchema, type Multipart } from "@effect/platform"
 import { Context, Option } from "effect"
 import type { Errors, RateLimit, Scopes } from "@pic2video/domain"
-import { Api } from "./Api.ts"
-import { BodyRule, type CurrentState, Idempotent, PublicEndpoint, RateBucket, ReplayCurrent, RequiredScope } from "./Principal.ts"
+import { Api } from "@pic2video/domain/api/Api"
+import { BodyRule, type CurrentImport, Idempotent, PublicEndpoint, RateBucket, ReplayCurrent, RequiredScope } from "@pic2video/domain/api/Annotations"
 
 /**
  * What each endpoint of the definition declares for the request pipeline (contract §4): the scope
@@ -26,7 +26,7 @@ export interface Route {
   /** checked on the parsed body before the schema (contract §4.8) */
   readonly bodyRule: ((body: unknown) => Errors.ApiFailure | undefined) | undefined
   /** a replayed success answers the current state read by this service (contract §7) */
-  readonly replayCurrent: Context.Tag<any, CurrentState> | undefined
+  readonly replayCurrent: typeof CurrentImport | undefined
 }
 
 const build = (): ReadonlyArray<Route> => {

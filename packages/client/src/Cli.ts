@@ -177,7 +177,7 @@ const upload = Command.make(
       }
       yield* print(json, uploaded, () => uploaded.map(mediaLine).join("\n"))
     })
-).pipe(Command.withDescription("Upload photos (JPEG, PNG, WebP, GIF; up to 15 MiB each). Prints each photo's media id."))
+).pipe(Command.withDescription(`Upload photos (${Requests.photoTypesText}; up to ${Requests.maxUploadMiB} MiB each). Prints each photo's media id.`))
 
 const render = Command.make(
   "render",

@@ -1,5 +1,5 @@
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
-import { Api } from "@pic2video/api/Api"
+import { Api } from "@pic2video/domain/api/Api"
 // domain modules, not its index (which brings node:crypto): this file runs in browsers
 import type * as Requests from "@pic2video/domain/Requests"
 import * as ImportState from "@pic2video/domain/ImportState"
@@ -12,7 +12,7 @@ import * as Multipart from "./Multipart.ts"
 
 /**
  * The Pic-to-Video client. Every call is one of the HttpApi definition's endpoints, made by
- * `HttpApiClient` from that definition (packages/api/src/Api.ts), so paths, bodies and success
+ * `HttpApiClient` from that definition (packages/domain/src/api/Api.ts), so paths, bodies and success
  * types cannot drift from the server. On top of it: retries that honour `Retry-After`, an
  * automatic `Idempotency-Key` for creates, polling with backoff and a deadline, uploads from bytes,
  * and downloads as a stream. Under both, the guard (Guard.ts): every answer bounded in time, size

@@ -2,49 +2,78 @@ import { Data } from "effect"
 
 /**
  * The frozen error catalogue (spec "Errors"): every error body the service sends uses one of these
- * codes, and this table is the only place that says which HTTP status a code travels with.
+ * codes. This table is the only place that says which HTTP status a code travels with, and which
+ * operations of the API can answer it (`every`: any authenticated operation, from the checks every
+ * request passes — contract §4 steps 1–5 — and faults); the contract's per-endpoint error sets,
+ * the OpenAPI document and the typed client's error types are derived from it.
  */
 export const ErrorCatalogue = {
-  missing_api_key: 401,
-  invalid_request: 400,
-  validation_failed: 422,
-  unsupported_render_type: 422,
-  unsupported_media_type: 415,
-  payload_too_large: 413,
-  unknown_media: 404,
-  idempotency_conflict: 409,
-  integration_not_connected: 409,
-  render_not_found: 404,
-  unknown_folder: 404,
-  import_not_found: 404,
-  invalid_api_key: 401,
-  api_key_revoked: 401,
-  api_key_expired: 401,
-  insufficient_scope: 403,
-  rate_limit_exceeded: 429,
-  spend_cap_reached: 402,
-  caption_prep_failed: 502,
-  idempotency_in_progress: 409,
-  asset_unavailable: 404,
-  internal_error: 500,
-  service_unavailable: 503,
-  tenant_inactive: 403,
-  tier_not_eligible: 403,
-  api_disabled: 403,
-  quota_exceeded: 402
+  // the checks every request passes (contract §4 steps 1–5) and faults
+  invalid_request: { status: 400, answeredBy: "every" },
+  missing_api_key: { status: 401, answeredBy: "every" },
+  invalid_api_key: { status: 401, answeredBy: "every" },
+  api_key_revoked: { status: 401, answeredBy: "every" },
+  api_key_expired: { status: 401, answeredBy: "every" },
+  tenant_inactive: { status: 403, answeredBy: "every" },
+  api_disabled: { status: 403, answeredBy: "every" },
+  tier_not_eligible: { status: 403, answeredBy: "every" },
+  insufficient_scope: { status: 403, answeredBy: "every" },
+  rate_limit_exceeded: { status: 429, answeredBy: "every" },
+  internal_error: { status: 500, answeredBy: "every" },
+  service_unavailable: { status: 503, answeredBy: "every" },
+  // what operations answer of their own
+  validation_failed: { status: 422, answeredBy: ["listMedia", "uploadMedia", "createImport", "folders", "createRender"] },
+  unsupported_render_type: { status: 422, answeredBy: ["createRender"] },
+  unsupported_media_type: { status: 415, answeredBy: ["uploadMedia"] },
+  payload_too_large: { status: 413, answeredBy: ["uploadMedia", "createImport", "createRender"] },
+  unknown_media: { status: 404, answeredBy: ["previewMedia", "createRender"] },
+  integration_not_connected: { status: 409, answeredBy: ["createImport", "disconnect", "folders"] },
+  unknown_folder: { status: 404, answeredBy: ["createImport", "folders"] },
+  idempotency_conflict: { status: 409, answeredBy: ["createImport", "createRender"] },
+  idempotency_in_progress: { status: 409, answeredBy: ["createImport", "createRender"] },
+  import_not_found: { status: 404, answeredBy: ["getImport"] },
+  render_not_found: { status: 404, answeredBy: ["getRender", "downloadRender"] },
+  asset_unavailable: { status: 404, answeredBy: ["downloadRender"] },
+  spend_cap_reached: { status: 402, answeredBy: ["createRender"] },
+  quota_exceeded: { status: 402, answeredBy: ["uploadMedia", "createRender"] },
+  caption_prep_failed: { status: 502, answeredBy: ["createRender"] }
 } as const
 
-export type ErrorCode = keyof typeof ErrorCatalogue
+type Catalogue = typeof ErrorCatalogue
+
+export type ErrorCode = keyof Catalogue
 
 export const errorCodes = Object.keys(ErrorCatalogue) as ReadonlyArray<ErrorCode>
 
-export const statusOf = (code: ErrorCode): number => ErrorCatalogue[code]
+export const statusOf = (code: ErrorCode): number => ErrorCatalogue[code].status
 
 export const isErrorCode = (u: unknown): u is ErrorCode => typeof u === "string" && Object.hasOwn(ErrorCatalogue, u)
 
+/** The operations the catalogue names (endpoint names of the HttpApi definition). */
+export type OperationName = {
+  [C in ErrorCode]: Catalogue[C]["answeredBy"] extends ReadonlyArray<infer O> ? O : never
+}[ErrorCode]
+
+/** The codes an operation can answer with: its own, and those every authenticated operation can. */
+export type CodesOf<Operation extends string> = {
+  [C in ErrorCode]: Catalogue[C]["answeredBy"] extends "every" ? C
+    : Operation extends (Catalogue[C]["answeredBy"] extends ReadonlyArray<infer O> ? O : never) ? C
+    : never
+}[ErrorCode]
+
+export const codesOf = <Operation extends string>(operation: Operation): ReadonlyArray<CodesOf<Operation>> =>
+  errorCodes.filter((code): code is CodesOf<Operation> => {
+    const by: "every" | ReadonlyArray<string> = ErrorCatalogue[code].answeredBy
+    return by === "every" || by.includes(operation)
+  })
+
+/** Every operation the catalogue names. */
+export const operationNames: ReadonlyArray<OperationName> = [
+  ...new Set(Object.values(ErrorCatalogue).flatMap((e): ReadonlyArray<OperationName> => e.answeredBy === "every" ? [] : e.answeredBy))
+]
+
 /** Codes that travel with a given status, for documenting each status once in OpenAPI. */
-export const codesWithStatus = (status: number): ReadonlyArray<ErrorCode> =>
-  errorCodes.filter((code) => ErrorCatalogue[code] === status)
+export const codesWithStatus = (status: number): ReadonlyArray<ErrorCode> => errorCodes.filter((code) => statusOf(code) === status)
 
 /** Error codes a render carries in `render.error.code` (not HTTP statuses). */
 export const renderErrorCodes = ["render_failed", "render_timeout", "render_rejected", "render_canceled"] as const

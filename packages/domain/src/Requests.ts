@@ -12,6 +12,7 @@ export const textColors = ["white", "yellow", "pastel-yellow"] as const
 export const textSizes = ["tiny", "smallest", "smaller", "default", "larger"] as const
 export const captionStyles = ["quote", "meme"] as const
 export const imageClasses = ["person", "doll_figurine", "landscape_nature", "product_object", "interior_space", "other"] as const
+export type ImageClass = (typeof imageClasses)[number]
 
 /** contract §6: at most 20 keys of 1–40 characters; values string (≤ 500), number, boolean or null. */
 export const RenderMetadata = Schema.Record({
@@ -72,12 +73,18 @@ export const CreateImportBody = Schema.Struct({
 }).annotations({ identifier: "CreateImportBody", ...strict })
 export type CreateImportBody = typeof CreateImportBody.Type
 
-/** Upload limits (contract §5). */
-export const maxUploadBytes = 15 * 1024 * 1024
+/** Upload limits (contract §5); every message and document that states one derives it from here. */
+export const maxUploadMiB = 15
+export const maxUploadBytes = maxUploadMiB * 1024 * 1024
+/** "15 MiB (15,728,640 bytes)" */
+export const uploadLimitText = `${maxUploadMiB} MiB (${maxUploadBytes.toLocaleString("en-US")} bytes)`
+export const photoTypesText = "JPEG, PNG, WebP or GIF"
 export const maxImagePixels = 100_000_000
-export const UploadLabel = TextOfLength(0, 200)
-export const UploadTag = TextOfLength(1, 50)
+export const maxLabelLength = 200
+export const maxTagLength = 50
 export const maxTags = 20
+export const UploadLabel = TextOfLength(0, maxLabelLength)
+export const UploadTag = TextOfLength(1, maxTagLength)
 
 /** `GET /api/v1/media?limit=`: 1–100 in decimal digits (no `1.0`, `1e1`, `0x10`, `+5`), default 25, never clamped. */
 export const ListLimit = Schema.String.pipe(

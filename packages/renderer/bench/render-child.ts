@@ -9,11 +9,11 @@
  * and during the render only.
  */
 import { readFileSync } from "node:fs"
-import { tuneMemory } from "../../api/src/ProcessMemory.ts"
+import { tuneMemory } from "@pic2video/server/ProcessMemory"
 import type { ImageClass } from "../src/CaptionSpec.ts"
 import type { RenderTimings } from "../src/pipeline.ts"
 
-// As the service's runner starts (packages/api/src/bin/runner.ts): before anything is loaded, re-execute
+// As the service's runner starts (packages/server/src/bin/runner.ts): before anything is loaded, re-execute
 // with jemalloc and V8's small young generation, so the bench measures the process renders run in.
 tuneMemory()
 // Only what a render needs: NodeRuntime alone, not @effect/platform-node's index (its HTTP, socket,

@@ -14,7 +14,7 @@
  *           thread + frame worker threads) and its ffmpeg child's, sampled from /proc every 20 ms;
  *           and the bound VmHWM(node) + VmHWM(ffmpeg, last sample) beside it. The render process
  *           starts as the service's runner does (jemalloc, V8's young generation, the compile cache:
- *           packages/api/src/ProcessMemory.ts) and loads only the render path (bench/render-child.ts)
+ *           packages/server/src/ProcessMemory.ts) and loads only the render path (bench/render-child.ts)
  *   cpu     CPU seconds (user + system, all threads) of each column: the render's node process during
  *           renderVideo (frame workers; its start-up is left out) + its ffmpeg and ffprobe, from
  *           /proc/self/stat's cutime/cstime of reaped children (less sensitive to other people's load

@@ -1,22 +1,16 @@
+import { captionStyles, imageClasses, textColors, textSizes } from "@pic2video/domain/Requests"
 import { Schema } from "effect"
 
 /** What the photo shows; the API passes it through from the request. Default: `other`. */
-export const ImageClass = Schema.Literal(
-  "person",
-  "doll_figurine",
-  "landscape_nature",
-  "product_object",
-  "interior_space",
-  "other"
-)
+export const ImageClass = Schema.Literal(...imageClasses)
 export type ImageClass = typeof ImageClass.Type
 export const DEFAULT_IMAGE_CLASS: ImageClass = "other"
 
-export const CaptionStyle = Schema.Literal("quote", "meme")
+export const CaptionStyle = Schema.Literal(...captionStyles)
 export type CaptionStyle = typeof CaptionStyle.Type
-export const TextColor = Schema.Literal("white", "yellow", "pastel-yellow")
+export const TextColor = Schema.Literal(...textColors)
 export type TextColor = typeof TextColor.Type
-export const TextSize = Schema.Literal("tiny", "smallest", "smaller", "default", "larger")
+export const TextSize = Schema.Literal(...textSizes)
 export type TextSize = typeof TextSize.Type
 
 /** The caption fields of a render request (spec: POST /api/v1/renders). */

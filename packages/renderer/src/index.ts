@@ -1,6 +1,6 @@
 /**
  * @pic2video/renderer: photo + caption → a verified 1080x1920 H.264/AAC MP4 with smooth camera motion.
- * No dependency on the api or cluster packages.
+ * A library: no database, no HTTP, no vision model (the class and subject box it frames with are inputs).
  */
 export {
   CaptionSpec,
@@ -15,9 +15,8 @@ export { BinaryNotFound, CaptionPrepError, PhotoRejected, ProbeFailed, RenderFai
 export { planFraming, type Framing, type FramingKind, type SubjectBox } from "./framing.ts"
 export { OUTPUT, SAFE_BOX } from "./output.ts"
 export { renderVideo, type RenderJob, type RenderResult, type RenderTimings } from "./pipeline.ts"
+export { photoSize } from "./ingest.ts"
 export { probeVideo, type VideoProbe } from "./probe.ts"
 export { Renderer, type RendererConfig, type RendererShape } from "./Renderer.ts"
 export { verifyProbe } from "./verify.ts"
 export type { BinaryInfo } from "./platform/binaries.ts"
-export { classify, framingInputs, MIN_CONFIDENCE, type Detections, type Inference, type SceneStats, type Subject } from "./vision/classify.ts"
-export { makeVision, MODEL_NAME, Vision, type VisionResult, type VisionShape, VisionUnavailable } from "./vision/Vision.ts"

@@ -2,8 +2,9 @@ import { HttpApiBuilder } from "@effect/platform"
 import { ImportService } from "@pic2video/cluster/services/ImportService"
 import * as Requests from "@pic2video/domain/Requests"
 import { Effect, Layer, Option } from "effect"
-import { Api } from "../Api.ts"
-import { Admitted, CurrentImport, payload, Principal } from "../Principal.ts"
+import { Api } from "@pic2video/domain/api/Api"
+import { Admitted, CurrentImport } from "@pic2video/domain/api/Annotations"
+import { payload, Principal } from "../Principal.ts"
 
 /** Bulk import from a drive folder (contract §7). */
 export const layer = HttpApiBuilder.group(Api, "imports", (handlers) =>

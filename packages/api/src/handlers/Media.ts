@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { Effect } from "effect"
-import { Api, UploadPayload } from "../Api.ts"
+import { Api, UploadPayload } from "@pic2video/domain/api/Api"
 import { payload, Principal } from "../Principal.ts"
 
 const sendPreview = (preview: { readonly bytes: Uint8Array; readonly contentType: string }) =>

@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { type CallbackOutcome, Integrations } from "@pic2video/cluster/Integrations"
 import { Effect } from "effect"
-import { Api } from "../Api.ts"
+import { Api } from "@pic2video/domain/api/Api"
 
 /**
  * `GET /oauth/cloud_drive/callback` (contract §7): where the provider sends the browser after the

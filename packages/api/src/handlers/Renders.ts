@@ -3,7 +3,7 @@ import type { OpenedBlob } from "@pic2video/cluster/BlobStore"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import * as Requests from "@pic2video/domain/Requests"
 import { Effect } from "effect"
-import { Api } from "../Api.ts"
+import { Api } from "@pic2video/domain/api/Api"
 import { currentIdempotency } from "../Idempotency.ts"
 import { payer, payload, Principal } from "../Principal.ts"
 

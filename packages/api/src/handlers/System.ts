@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Sharding } from "@effect/cluster"
 import { SystemService } from "@pic2video/cluster/services/SystemService"
 import { Effect } from "effect"
-import { Api } from "../Api.ts"
+import { Api } from "@pic2video/domain/api/Api"
 
 /** Liveness, and readiness: the database answers and this process's cluster node is up. */
 export const layer = HttpApiBuilder.group(Api, "system", (handlers) =>

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Ids } from "@pic2video/domain"
-import { type ImageClass, Vision } from "@pic2video/renderer"
+import type { ImageClass } from "@pic2video/domain/Requests"
+import { Vision } from "@pic2video/vision"
 import { Effect } from "effect"
 import { BlobStore } from "../storage/BlobStore.ts"
 import type { MediaRow } from "./MediaLibrary.ts"

@@ -58,7 +58,7 @@ export const inspect = (path: string, label: { readonly filename?: string; reado
     const { size } = yield* Effect.promise(() => fs.stat(path))
     if (size === 0) return yield* Effect.fail(Errors.fail("payload_too_large", "the upload is empty"))
     if (size > Requests.maxUploadBytes) {
-      return yield* Effect.fail(Errors.fail("payload_too_large", "the upload is larger than 15 MB (15,728,640 bytes)"))
+      return yield* Effect.fail(Errors.fail("payload_too_large", `the upload is larger than ${Requests.uploadLimitText}`))
     }
     const sniffed = yield* Effect.promise(() => fileTypeFromFile(path).catch(() => undefined))
     // an animated PNG is a PNG (file-type names it apart); like GIF and WebP it renders from frame one

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Cursor, Errors, Ids, Requests } from "@pic2video/domain"
-import { Vision } from "@pic2video/renderer"
+import { Vision } from "@pic2video/vision"
 import { Effect, Either, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
@@ -55,7 +55,7 @@ export class MediaService extends Effect.Service<MediaService>()("pic2video/Medi
         const label = file.label ?? ""
         const tags = file.tags ?? []
         if (Either.isLeft(decodeLabel(label))) return yield* invalid("label: must be at most 200 characters, without U+0000")
-        if (tags.length > Requests.maxTags) return yield* invalid("tags: at most 20 tags")
+        if (tags.length > Requests.maxTags) return yield* invalid(`tags: at most ${Requests.maxTags} tags`)
         if (tags.some((t) => Either.isLeft(decodeTag(t)))) return yield* invalid("tags: each tag must be 1 to 50 characters, without U+0000")
         const row = yield* withStore(MediaLibrary.ingest({
           workspaceId,

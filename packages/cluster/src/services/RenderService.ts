@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Errors, Idempotency, Ids, RenderState, type Requests } from "@pic2video/domain"
-import { framingInputs, prepareCaption } from "@pic2video/renderer"
+import { prepareCaption } from "@pic2video/renderer"
+import { framingInputs } from "@pic2video/vision"
 import { Effect } from "effect"
 import { ApiKeyEntity } from "../entities/ApiKeyEntity.ts"
 import { AppConfig } from "../config/AppConfig.ts"

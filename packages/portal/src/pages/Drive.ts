@@ -29,9 +29,9 @@ const connectMessages: Record<string, { readonly ok: boolean; readonly text: str
  * brackets as everywhere in the portal (the API's items carry only the code).
  */
 const reasons: Record<string, string> = {
-  unsupported_media_type: "Not a photo the service can use (JPEG, PNG, WebP or GIF)",
+  unsupported_media_type: `Not a photo the service can use (${Requests.photoTypesText})`,
   already_imported: "Already in the library from an earlier import",
-  payload_too_large: `Larger than the ${Requests.maxUploadBytes / 1024 / 1024} MB a photo may have`,
+  payload_too_large: `Larger than the ${Requests.maxUploadMiB} MiB a photo may have`,
   download_failed: "The file could not be downloaded from the drive",
   file_limit_reached: `The import reached its limit of ${ImportState.maxFilesPerImport} files`,
   storage_budget_exceeded: "The workspace's storage is full",

@@ -1,11 +1,11 @@
 import { HttpApiError, HttpApiSchema, HttpServerResponse, Multipart } from "@effect/platform"
-import { UploadPayload } from "@pic2video/api/Api"
+import { UploadPayload } from "@pic2video/domain/api/Api"
 import { toFailure } from "@pic2video/api/ErrorResponse"
 import * as UploadBody from "@pic2video/api/UploadBody"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
 import { MediaService } from "@pic2video/cluster/services/MediaService"
-import { Cursor, Errors, Ids } from "@pic2video/domain"
+import { Cursor, Errors, Ids, Requests } from "@pic2video/domain"
 import { Effect, Exit, Schema } from "effect"
 import { orNotFound, type Signed } from "../Context.ts"
 import { bytes, dateTime, html } from "../Html.ts"
@@ -36,9 +36,9 @@ ${notice(archived === undefined ? undefined : archived === "" ? "The photo was a
     <div class="dropzone" data-dropzone>
       <label for="photos">Photos</label>
       <input id="photos" name="file" type="file" multiple accept="image/jpeg,image/png,image/webp,image/gif" aria-describedby="photos-hint">
-      <p id="photos-hint" class="muted small">JPEG, PNG, WebP or GIF, up to 15 MB each. Choose files or drop them here.</p>
+      <p id="photos-hint" class="muted small">${Requests.photoTypesText}, up to ${Requests.maxUploadMiB} MiB each. Choose files or drop them here.</p>
     </div>
-    <div class="field"><label for="upload-label">Label (optional)</label><input id="upload-label" name="label" type="text" maxlength="200" autocomplete="off" aria-describedby="upload-label-hint"><span class="hint" id="upload-label-hint">Empty: each photo is labelled with its file name.</span></div>
+    <div class="field"><label for="upload-label">Label (optional)</label><input id="upload-label" name="label" type="text" maxlength="${Requests.maxLabelLength}" autocomplete="off" aria-describedby="upload-label-hint"><span class="hint" id="upload-label-hint">Empty: each photo is labelled with its file name.</span></div>
     <div><button type="submit" class="button primary">Upload</button></div>
     <noscript><p class="alert" role="alert">Uploading needs JavaScript in this browser.</p></noscript>
   </form>

@@ -1,0 +1,97 @@
+import { type HttpApp, HttpServer, HttpServerRequest } from "@effect/platform"
+import { NodeContext, NodeHttpServer } from "@effect/platform-node"
+import * as Http from "@pic2video/api/Http"
+import * as AppConfig from "@pic2video/cluster/AppConfig"
+import * as ApiKeyEntity from "@pic2video/cluster/ApiKeyEntity"
+import * as DriveApi from "@pic2video/cluster/drive/DriveApi"
+import * as TokenCipher from "@pic2video/cluster/drive/TokenCipher"
+import * as ImportEntity from "@pic2video/cluster/ImportEntity"
+import * as Integrations from "@pic2video/cluster/Integrations"
+import * as Maintenance from "@pic2video/cluster/Maintenance"
+import * as RenderEntity from "@pic2video/cluster/RenderEntity"
+import * as Sharding from "@pic2video/cluster/Sharding"
+import * as Portal from "@pic2video/portal"
+import { Renderer } from "@pic2video/renderer"
+import { Effect, Layer } from "effect"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { answerClientErrors } from "./ClientError.ts"
+import * as HttpTimeouts from "./HttpTimeouts.ts"
+import { layerInfra } from "./Infra.ts"
+
+/**
+ * The composition: which parts each process runs (all-in-one, api, runner), wired once. The API
+ * (packages/api), the portal (packages/portal) and the cluster's entities (packages/cluster) know
+ * nothing of each other's processes; this module decides where they run.
+ */
+
+const HttpServerLive = Layer.unwrapEffect(
+  Effect.zipWith(AppConfig.AppConfig, HttpTimeouts.config, (c, timeouts) =>
+    NodeHttpServer.layer(() => {
+      const server = createServer({ connectionsCheckingInterval: HttpTimeouts.checkingIntervalMillis(timeouts) })
+      // a stuck or trickling client cannot hold a fiber, a temp file, or shutdown (HttpTimeouts.ts)
+      HttpTimeouts.apply(server, timeouts)
+      // A body the handler never read (a 401 before an upload is parsed) is dumped by Node once the
+      // answer is sent; Deno 2.9's node:http leaves it buffered and stops reading the connection, so
+      // the next keep-alive request on it hangs until reset. Dump it here too (a no-op on Node).
+      server.on("request", (req: IncomingMessage, res: ServerResponse) =>
+        res.once("finish", () => {
+          if (!req.readableDidRead) req.resume()
+        }))
+      answerClientErrors(server)
+      return server
+    }, { port: c.port, host: c.host }))
+)
+
+/**
+ * The account portal is served beside the API, not through it: /portal requests go to the portal's
+ * own app before the API's pipeline sees them, so the API's routes, authentication (Bearer only, a
+ * cookie is never read) and OpenAPI document are exactly what they are without it.
+ */
+const withPortal = (api: HttpApp.Default) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    Portal.isPortalPath(new URL(request.url, "http://localhost").pathname) ? Portal.app : api)
+
+export const layerHttp = Http.serve(withPortal).pipe(
+  HttpServer.withLogAddress,
+  Layer.provide(HttpServerLive)
+)
+
+export { layerInfra }
+
+/**
+ * The drive integration (contract §1, §7): the provider client (GOOGLE_* variables), the key that
+ * encrypts stored tokens (TOKEN_ENCRYPTION_KEY or a key generated into DATA_DIR), the retry policy
+ * (DRIVE_RETRY_*), and the connection store on top of them.
+ */
+export const layerDrive = Integrations.layer.pipe(
+  Layer.provide(Layer.mergeAll(DriveApi.layerConfig, TokenCipher.layerConfig, Integrations.layerRetryPolicy)),
+  Layer.provide(NodeContext.layer)
+)
+
+/** Entities this process hosts when it is a runner, and the runner's background duties. */
+export const layerEntities = Layer.mergeAll(ApiKeyEntity.layer, RenderEntity.layer, ImportEntity.layer, Maintenance.layer).pipe(
+  Layer.provide(RenderEntity.layerSlots),
+  Layer.provide(Renderer.layerFromEnv)
+)
+
+/** `npm start`: the HTTP API and a runner in one process (embedded PostgreSQL unless DATABASE_URL). */
+export const layerAllInOne = layerHttp.pipe(
+  Layer.provideMerge(layerEntities),
+  Layer.provideMerge(layerDrive),
+  Layer.provideMerge(Sharding.layerRunner),
+  Layer.provideMerge(layerInfra)
+)
+
+/** `npm run api`: HTTP only, a client of the cluster; renders run on the runners. */
+export const layerApiOnly = layerHttp.pipe(
+  Layer.provideMerge(layerDrive),
+  Layer.provideMerge(Sharding.layerClientOnly),
+  Layer.provideMerge(layerInfra)
+)
+
+/** `npm run runner`: hosts entities and renders, serves no HTTP. */
+export const layerRunnerOnly = layerEntities.pipe(
+  Layer.provideMerge(layerDrive),
+  Layer.provideMerge(Sharding.layerRunner),
+  Layer.provideMerge(layerInfra)
+)

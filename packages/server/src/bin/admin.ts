@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+import { NodeRuntime } from "@effect/platform-node"
+import { Errors } from "@pic2video/domain"
+import { Cause, Effect, Logger, LogLevel, Option } from "effect"
+import { help, run, wantsHelp } from "../AdminCli.ts"
+import { layerInfra } from "../Infra.ts"
+
+// One JSON document on stdout and exit 0; on failure {"error":{code,message}} on stderr, exit 1.
+// Logs are silenced so nothing else reaches stdout.
+const main = run(process.argv.slice(2)).pipe(
+  Effect.flatMap((doc) => Effect.sync(() => process.stdout.write(JSON.stringify(doc) + "\n"))),
+  Effect.provide(layerInfra),
+  Effect.catchAllCause((cause) =>
+    Effect.sync(() => {
+      const failure = Option.getOrUndefined(Cause.failureOption(cause))
+      const error = failure instanceof Errors.ApiFailure
+        ? { code: failure.code, message: failure.message }
+        : { code: "internal_error", message: Cause.pretty(cause).split("\n")[0] }
+      process.stderr.write(JSON.stringify({ error }) + "\n")
+      process.exitCode = 1
+    })
+  ),
+  Effect.provide(Logger.minimumLogLevel(LogLevel.None))
+)
+
+if (wantsHelp(process.argv.slice(2))) process.stdout.write(help)
+else NodeRuntime.runMain(main, { disableErrorReporting: true, teardown: (_exit, onExit) => onExit(process.exitCode === 1 ? 1 : 0) })
