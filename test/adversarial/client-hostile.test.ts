@@ -40,8 +40,8 @@ interface Run {
   readonly millis: number
 }
 
-/** `p2v` as a user runs it, stopped (code null) if it has not ended within `limitMillis`. */
-const p2v = (baseUrl: string, args: ReadonlyArray<string>, env: Record<string, string> = {}, limitMillis = 15_000) =>
+/** `p2v` as a user runs it, stopped (code null) if it has not ended within `limitMillis` (generous: a loaded machine starts it slowly). */
+const p2v = (baseUrl: string, args: ReadonlyArray<string>, env: Record<string, string> = {}, limitMillis = 60_000) =>
   new Promise<Run>((resolve) => {
     const started = Date.now()
     const child = spawn(process.execPath, [Path.join(root, "packages/client/src/bin/p2v.ts"), ...args], {
@@ -90,14 +90,17 @@ describe("p2v against a hostile server", () => {
 
   it("gives up on a silent server after --first-byte-timeout (P2V_FIRST_BYTE_TIMEOUT): exit 6", async () => {
     const s = await serve(scenarios.silent())
-    const r = await p2v(s.baseUrl, ["usage"], { P2V_FIRST_BYTE_TIMEOUT: "1" })
-    expect(r.code, r.stderr).toBe(6)
-    oneLine(r)
-    expect(r.stderr).toMatch(/GET \/api\/v1\/usage: no answer within 1 s/)
-    // a timeout is not retried: one request
-    expect(s.seen).toHaveLength(1)
-    const flag = await p2v(s.baseUrl, ["--first-byte-timeout", "1", "usage"])
-    expect(flag.code, flag.stderr).toBe(6)
+    const [r, flag] = await Promise.all([
+      p2v(s.baseUrl, ["usage"], { P2V_FIRST_BYTE_TIMEOUT: "1" }),
+      p2v(s.baseUrl, ["--first-byte-timeout", "1", "usage"])
+    ])
+    for (const run of [r, flag]) {
+      expect(run.code, run.stderr).toBe(6)
+      oneLine(run)
+      expect(run.stderr).toMatch(/GET \/api\/v1\/usage: no answer within 1 s/)
+    }
+    // a timeout is not retried: one request each
+    expect(s.seen).toHaveLength(2)
   })
 
   it("gives up on an answer that stalls after --idle-timeout (P2V_IDLE_TIMEOUT): exit 6", async () => {
@@ -172,25 +175,27 @@ describe("p2v against a hostile server", () => {
   it("escapes control characters in what the server says (errors, text and --json output)", async () => {
     const s = await serve(scenarios.escapes())
     const raw = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/
-    const refused = await p2v(s.baseUrl, ["status", "rnd_evil"])
+    const [refused, waited, text, json] = await Promise.all([
+      p2v(s.baseUrl, ["status", "rnd_evil"]),
+      p2v(s.baseUrl, ["status", "rnd_wait", "--wait", "--deadline", "0"]),
+      p2v(s.baseUrl, ["media", "list"]),
+      p2v(s.baseUrl, ["media", "list", "--json"])
+    ])
     expect(refused.code).toBe(3)
     oneLine(refused)
     expect(refused.stderr).not.toMatch(raw)
     expect(refused.stderr).toContain("gone \\u001b[31mred\\u001b[0m \\u202eevil\\u202c \\u0007\\u007f\\u009b1m \\u2066x\\u2069 \\u200e\\u061c\\nerror: forged")
 
     // the progress line and the deadline's message carry the status the server sent
-    const waited = await p2v(s.baseUrl, ["status", "rnd_wait", "--wait", "--deadline", "0"])
     expect(waited.code, waited.stderr).toBe(5)
     expect(waited.stderr).not.toMatch(raw)
     expect(waited.stderr).toContain("\\u001b[2Jqueued\\u202e rnd_wait\n")
     expect(waited.stderr).toContain("error: rnd_wait is still \\u001b[2Jqueued\\u202e at the deadline")
 
-    const text = await p2v(s.baseUrl, ["media", "list"])
     expect(text.code, text.stderr).toBe(0)
     expect(text.stdout).not.toMatch(raw)
     expect(text.stdout).toContain("med\\u001b[2J")
 
-    const json = await p2v(s.baseUrl, ["media", "list", "--json"])
     expect(json.code, json.stderr).toBe(0)
     expect(json.stdout).not.toMatch(raw)
     // still JSON, and still the server's text once parsed
@@ -248,6 +253,24 @@ describe("the typed client against a hostile server", () => {
     expect(await failure(small.download("rnd_big"))).toMatchObject({ _tag: "UnexpectedAnswer", reason: "too_large" })
     // the Promise client rejects with the same
     await expect(createClient({ apiKey: "k", baseUrl: s.baseUrl, maxJsonBytes: MiB }).usage()).rejects.toMatchObject({ _tag: "UnexpectedAnswer" })
+  })
+})
+
+describe("an upload to a server that does not take it", () => {
+  it("stops when the body stalls (idle timeout), and waits for the answer only from the last byte (first-byte timeout)", async () => {
+    const s = await serve(scenarios.silent())
+    const c = client(s.baseUrl, { firstByteTimeout: "2 seconds", idleTimeout: "1 second" })
+    // 15 MiB: more than the sockets' buffers hold, so the body stops being taken
+    let sent = 0
+    const stalled = await failure(c.upload({ file: new Uint8Array(15 * MiB).fill(7), filename: "a.png", onProgress: (n) => (sent = n) }))
+    expect(stalled).toMatchObject({ _tag: "TransportError", timeout: true, message: "POST /api/v1/media: the service took none of the request for 1 s" })
+    expect(sent).toBeGreaterThan(0)
+    expect(sent).toBeLessThan(15 * MiB)
+    // all sent at once: then no answer
+    const unanswered = await failure(c.upload({ file: new Uint8Array(1000).fill(7), filename: "a.png" }))
+    expect(unanswered).toMatchObject({ _tag: "TransportError", timeout: true, message: "POST /api/v1/media: no answer within 2 s" })
+    // neither is sent again: it may have been stored
+    expect(s.seen.filter((r) => r.method === "POST")).toHaveLength(2)
   })
 })
 

@@ -61,7 +61,8 @@ interface Watch {
   deadline: number
   stage: "waiting" | "sending"
 }
-const watches = new WeakMap<HttpClientRequest.HttpClientRequest, Watch>()
+/** By the request's body, which later steps (the derived client sets the URL last) keep as it is. */
+const watches = new WeakMap<HttpBody.HttpBody, Watch>()
 
 /**
  * A streamed request body (an upload) reports each piece fetch takes: while it is taken, the idle
@@ -81,16 +82,19 @@ const watchBody = (limits: Limits) =>
       Stream.tap(() => moved("sending", limits.idleMillis)),
       Stream.onEnd(moved("waiting", limits.firstByteMillis))
     )
-    const watched = HttpClientRequest.setBody(request, HttpBody.stream(stream, body.contentType, body.contentLength))
+    const watched = HttpBody.stream(stream, body.contentType, body.contentLength)
     watches.set(watched, watch)
-    return watched
+    return HttpClientRequest.setBody(request, watched)
   })
 
-/** Fails when the watch's deadline passes without being moved on. */
+/**
+ * Fails when the watch's deadline passes without being moved on. It looks again at least every
+ * 250 ms: the body's progress can bring the deadline closer (the idle timeout is the shorter).
+ */
 const watchdog = (watch: Watch, label: string, limits: Limits): Effect.Effect<never, TransportError> =>
   Effect.flatMap(Clock.currentTimeMillis, (now) =>
     now < watch.deadline
-      ? Effect.zipRight(Effect.sleep(Duration.millis(watch.deadline - now)), watchdog(watch, label, limits))
+      ? Effect.zipRight(Effect.sleep(Duration.millis(Math.min(watch.deadline - now, 250))), watchdog(watch, label, limits))
       : Effect.fail(new TransportError({
         message: watch.stage === "waiting"
           ? `${label}: no answer within ${seconds(limits.firstByteMillis)}`
@@ -108,7 +112,7 @@ const timed = <E, R>(
   // timeout could cut a slow upload short, so its wait is bounded by the caller's signal only
   if (request.body._tag === "FormData") return send
   return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    const watch = watches.get(request) ?? { deadline: 0, stage: "waiting" as const }
+    const watch = watches.get(request.body) ?? { deadline: 0, stage: "waiting" as const }
     watch.stage = "waiting"
     watch.deadline = now + limits.firstByteMillis
     return Effect.raceFirst(send, watchdog(watch, describe(request), limits))
