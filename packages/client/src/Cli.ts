@@ -364,7 +364,7 @@ Exit codes:
   5    --wait reached its --deadline; the render goes on
   6    the service could not be reached, or did not answer in time
   7    unexpected answer from the service: not JSON, too large, nested too deep, a redirect to another origin, not the API's shape
-  130  Ctrl-C (nothing is canceled)`.replace(/\\\n/g, "")
+  130  Ctrl-C (nothing is canceled)`
 
 /** The commands as help finds them by name: the lists given to `withSubcommands`. */
 const tree: Help.Node = {
@@ -375,14 +375,20 @@ const tree: Help.Node = {
 const cli = Command.run(p2v, { name: "p2v", version })
 
 /**
- * Runs `p2v` with these arguments (`process.argv`). Help is printed by Help.ts, laid out for 80
- * columns; everything else is @effect/cli's.
+ * The help these arguments (after `p2v`) ask for, if any, laid out by Help.ts for 80 columns;
+ * `missing`: a command needs a subcommand and was given none (exit 2).
  */
+export const helpFor = (args: ReadonlyArray<string>): { readonly text: string; readonly missing: boolean } | undefined => {
+  const asked = Help.requested(tree, args, ["--first-byte-timeout", "--idle-timeout"])
+  if (asked === undefined) return undefined
+  return { text: asked.path.length === 1 ? Help.root(tree, { version, footer }) : Help.command(asked.path), missing: asked.missing }
+}
+
+/** Runs `p2v` with these arguments (`process.argv`): the help is ours, everything else @effect/cli's. */
 export const run = (argv: ReadonlyArray<string>) => {
-  const asked = Help.requested(tree, argv.slice(2), ["--first-byte-timeout", "--idle-timeout"])
-  if (asked === undefined) return cli(argv)
-  const text = asked.path.length === 1 ? Help.root(tree, { version, footer }) : Help.command(asked.path)
-  return Effect.zipRight(Console.log(text), asked.missing ? Effect.fail(new UsageError("")) : Effect.void)
+  const help = helpFor(argv.slice(2))
+  if (help === undefined) return cli(argv)
+  return Effect.zipRight(Console.log(help.text), help.missing ? Effect.fail(new UsageError("")) : Effect.void)
 }
 
 /** The exit code for how a command ended, with the message for stderr. */

@@ -160,8 +160,8 @@ const rebuild = (response: HttpClientResponse.HttpClientResponse, body: Uint8Arr
 }
 
 /**
- * The guard. Applied to a client whose requests are complete (base URL and key set), before
- * anything reads an answer.
+ * The guard: under everything that reads an answer (the error table, the derived client's decoding),
+ * over the HTTP client itself.
  */
 export const guard = (limits: Limits) => <E, R>(client: HttpClient.HttpClient.With<E, R>) =>
   client.pipe(
