@@ -34,6 +34,22 @@ export const html = (strings: TemplateStringsArray, ...values: ReadonlyArray<Int
 
 export const raw = (value: string) => new Markup(value)
 
+/**
+ * User text (labels, tags, captions, key, file, folder and workspace names, metadata) in an
+ * element's content: isolated in a `<bdi>`, so its direction, or a bidi control it holds (a name
+ * ending in U+202E RIGHT-TO-LEFT OVERRIDE), cannot reorder the service's text beside it.
+ */
+export const isolate = (text: string) => html`<bdi>${text}</bdi>`
+
+/** Embeddings, overrides, isolates and marks: the controls that reorder text (Unicode bidi). */
+const bidiControls = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
+
+/**
+ * User text where no markup can isolate it (an attribute, an `<option>`, the page title): its bidi
+ * controls are removed, so it shows in its own order without reordering what follows it.
+ */
+export const plain = (text: string) => text.replace(bidiControls, "")
+
 /** An attribute that is present or absent (`checked`, `selected`, `disabled`). */
 export const flag = (on: boolean, name: string) => (on ? raw(` ${name}`) : raw(""))
 

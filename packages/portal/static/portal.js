@@ -77,6 +77,11 @@
     })
   }
 
+  // The page a sign-in link opens signs in at once: its form is sent from this site (a POST, which
+  // is what signs in, so a link scanner that only fetches the link uses nothing up).
+  var signIn = document.querySelector("form[data-submit-on-load]")
+  if (signIn) addEventListener("load", function() { signIn.submit() })
+
   // A select that filters (renders by status) applies itself.
   document.querySelectorAll("select[data-autosubmit]").forEach(function(select) {
     select.addEventListener("change", function() { select.form.requestSubmit() })

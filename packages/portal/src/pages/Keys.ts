@@ -1,6 +1,6 @@
 import { HttpServerResponse } from "@effect/platform"
 import * as ApiKeys from "@pic2video/cluster/ApiKeys"
-import { Errors, Plans, Scopes } from "@pic2video/domain"
+import { Errors, Plans, Scopes, Text } from "@pic2video/domain"
 import { Effect } from "effect"
 import { type Form, orNotFound, type Signed } from "../Context.ts"
 import { dateTime, flag, html } from "../Html.ts"
@@ -74,7 +74,7 @@ ${canHold ? html`<section class="card">
     <input type="hidden" name="csrf" value="${s.session.csrf}">
     <input type="hidden" name="form_id" value="${newFormId()}">
     <div class="field"><label for="key-name">Name</label>
-      <input id="key-name" name="name" type="text" maxlength="100" autocomplete="off" value="${v?.get("name") ?? ""}"></div>
+      <input id="key-name" name="name" type="text" autocomplete="off" aria-describedby="key-name-hint" value="${v?.get("name") ?? ""}"><span class="hint" id="key-name-hint">Up to ${Text.maxKeyNameLength} characters</span></div>
     <fieldset><legend>Scopes</legend>
       <p class="muted small" id="scopes-hint">A key holds exactly the scopes you tick, nothing more.</p>
       <div class="checks">${Scopes.scopes.map((sc) => html`<label class="check"><input type="checkbox" name="scopes" value="${sc}"${flag(v?.all("scopes").includes(sc) ?? false, "checked")} aria-describedby="scopes-hint"> ${sc}</label>`)}</div>
@@ -136,7 +136,6 @@ export const mint = (s: Signed) =>
         return yield* Effect.fail(Errors.fail("validation_failed", "Expiry must be in the future"))
       }
       const name = form.text("name") ?? ""
-      if (name.length > 100) return yield* Effect.fail(Errors.fail("validation_failed", "Name must be at most 100 characters"))
       return yield* ApiKeys.create({
         workspaceId: s.workspace.id,
         scopes: form.all("scopes"),

@@ -1,6 +1,6 @@
 import { HttpApiError, HttpApiSchema, HttpServerResponse, Multipart } from "@effect/platform"
 import { UploadPayload } from "@pic2video/domain/api/Api"
-import { toFailure } from "@pic2video/api/ErrorResponse"
+import { failureHeaders, toFailure } from "@pic2video/api/ErrorResponse"
 import * as UploadBody from "@pic2video/api/UploadBody"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
@@ -38,7 +38,7 @@ ${notice(archived === undefined ? undefined : archived === "" ? "The photo was a
       <input id="photos" name="file" type="file" multiple accept="image/jpeg,image/png,image/webp,image/gif" aria-describedby="photos-hint">
       <p id="photos-hint" class="muted small">${Requests.photoTypesText}, up to ${Requests.maxUploadMiB} MiB each. Choose files or drop them here.</p>
     </div>
-    <div class="field"><label for="upload-label">Label (optional)</label><input id="upload-label" name="label" type="text" maxlength="${Requests.maxLabelLength}" autocomplete="off" aria-describedby="upload-label-hint"><span class="hint" id="upload-label-hint">Empty: each photo is labelled with its file name.</span></div>
+    <div class="field"><label for="upload-label">Label (optional)</label><input id="upload-label" name="label" type="text" autocomplete="off" aria-describedby="upload-label-hint"><span class="hint" id="upload-label-hint">Up to ${Requests.maxLabelLength} characters. Empty: each photo is labelled with its file name.</span></div>
     <div><button type="submit" class="button primary">Upload</button></div>
     <noscript><p class="alert" role="alert">Uploading needs JavaScript in this browser.</p></noscript>
   </form>
@@ -108,8 +108,8 @@ export const upload = (s: Signed) =>
     if (Exit.isSuccess(exit)) return outcome(201, `Uploaded ${exit.value.name}`)
     const { failure, unexpected } = toFailure(exit.cause)
     if (unexpected) yield* Effect.logError("portal upload failed", exit.cause)
-    const response = outcome(Errors.statusOf(failure.code), `${failure.message} (${failure.code})`)
-    return failure.headers?.connection === "close" ? HttpServerResponse.setHeader(response, "connection", "close") : response
+    // the API's headers for it: past the size limit the reader stopped reading, and the connection closes
+    return HttpServerResponse.setHeaders(outcome(Errors.statusOf(failure.code), `${failure.message} (${failure.code})`), failureHeaders(failure))
   })
 
 const photoOf = (s: Signed, id: string) => Effect.flatMap(MediaLibrary.find(s.workspace.id, id), orNotFound)

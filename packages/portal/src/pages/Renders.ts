@@ -5,7 +5,7 @@ import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
 import * as PortalViews from "@pic2video/cluster/portal/PortalViews"
 import * as Renders from "@pic2video/cluster/Renders"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
-import { Errors, Idempotency, Ids, RenderState, Requests } from "@pic2video/domain"
+import { Errors, Idempotency, Ids, RenderState, Requests, Text } from "@pic2video/domain"
 import * as JsonBody from "@pic2video/domain/JsonBody"
 import { Cause, Effect, Either, ParseResult, Schema } from "effect"
 import { Form, orNotFound, type Signed } from "../Context.ts"
@@ -132,7 +132,7 @@ ${photos.rows.length === 0 ? html`<section class="card"><p>Your library has no p
     <select id="r-photo" name="media_id" required data-preview="r-photo-thumb">${missing ? html`<option value="" selected disabled>Choose a photo</option>` : ""}${photos.rows.map((m) => html`<option value="${m.id}" data-label="${m.label === "" ? "Photo" : m.label}"${flag(chosen === m.id, "selected")}>${photoName(m)} — ${m.width ?? "?"} × ${m.height ?? "?"}${seenNote(m)}</option>`)}</select></div>
   </div>
   <div class="field"><label for="r-quote">Quote</label>
-    <textarea id="r-quote" name="quote" maxlength="500" aria-describedby="r-quote-hint">${v("quote")}</textarea><span class="hint" id="r-quote-hint">Up to 500 characters. Empty: no caption.</span></div>
+    <textarea id="r-quote" name="quote" aria-describedby="r-quote-hint">${v("quote")}</textarea><span class="hint" id="r-quote-hint">Up to 500 characters. Empty: no caption.</span></div>
   <div class="grid fields">
     <div class="field"><label for="r-style">Caption style</label><select id="r-style" name="caption_style">${options("caption_style", Requests.captionStyles, v("caption_style"))}</select></div>
     <div class="field"><label for="r-color">Text colour</label><select id="r-color" name="text_color">${options("text_color", Requests.textColors, v("text_color"))}</select></div>
@@ -144,9 +144,9 @@ ${photos.rows.length === 0 ? html`<section class="card"><p>Your library has no p
     <label class="check"><input type="checkbox" name="bold_outline" value="true"${flag(v("bold_outline") === "true", "checked")}> Bold outline</label>
   </div>
   <div class="grid fields">
-    <div class="field"><label for="r-theme">Page theme</label><input id="r-theme" name="page_theme" type="text" maxlength="100" value="${v("page_theme")}" aria-describedby="r-theme-hint"><span class="hint" id="r-theme-hint">The name of one of the workspace’s page themes, if it uses them. Empty: none.</span></div>
-    <div class="field"><label for="r-sub">Sub prompt</label><input id="r-sub" name="sub_prompt" type="text" maxlength="150" value="${v("sub_prompt")}" aria-describedby="r-sub-hint"><span class="hint" id="r-sub-hint">Extra motion direction added to the generated one (advice, best effort). Up to 150 characters.</span></div>
-    <div class="field"><label for="r-prompt">Render prompt</label><input id="r-prompt" name="render_prompt" type="text" maxlength="200" value="${v("render_prompt")}" aria-describedby="r-prompt-hint"><span class="hint" id="r-prompt-hint">Replaces the generated motion description (advice, best effort). Up to 200 characters.</span></div>
+    <div class="field"><label for="r-theme">Page theme</label><input id="r-theme" name="page_theme" type="text" value="${v("page_theme")}" aria-describedby="r-theme-hint"><span class="hint" id="r-theme-hint">The name of one of the workspace’s page themes, if it uses them (up to 100 characters). Empty: none.</span></div>
+    <div class="field"><label for="r-sub">Sub prompt</label><input id="r-sub" name="sub_prompt" type="text" value="${v("sub_prompt")}" aria-describedby="r-sub-hint"><span class="hint" id="r-sub-hint">Extra motion direction added to the generated one (advice, best effort). Up to 150 characters.</span></div>
+    <div class="field"><label for="r-prompt">Render prompt</label><input id="r-prompt" name="render_prompt" type="text" value="${v("render_prompt")}" aria-describedby="r-prompt-hint"><span class="hint" id="r-prompt-hint">Replaces the generated motion description (advice, best effort). Up to 200 characters.</span></div>
   </div>
   <div class="field"><label for="r-meta">Metadata (JSON)</label>
     <textarea id="r-meta" name="metadata" spellcheck="false" placeholder='{"campaign": "spring"}' aria-describedby="r-meta-hint">${v("metadata")}</textarea>
@@ -167,7 +167,7 @@ const bodyOf = (form: Form): Either.Either<Record<string, unknown>, string> => {
     if (value !== undefined && value !== "") body[name] = value
   }
   const quote = form.get("quote")
-  if (quote !== undefined && quote !== "") body.quote = quote.replace(/\r\n/g, "\n")
+  if (quote !== undefined && quote !== "") body.quote = Text.normaliseLineBreaks(quote)
   if (form.get("bold") === "true") body.bold = true
   if (form.get("bold_outline") === "true") body.bold_outline = true
   const metadata = form.get("metadata")?.trim()
@@ -340,8 +340,8 @@ export const captions = (s: Signed, id: string) =>
     const r = yield* renderOf(s, id)
     const quote = typeof r.request.quote === "string" ? r.request.quote.trim() : ""
     if (r.status !== "completed" || quote === "") return yield* orNotFound(undefined)
-    // a cue's text cannot hold a blank line or "-->"
-    const text = quote.replace(/\r?\n\s*\n/g, "\n").replace(/-->/g, "→")
+    // a cue's text cannot hold a blank line (CR and CR LF end lines too) or "-->"
+    const text = Text.normaliseLineBreaks(quote).replace(/\n\s*\n/g, "\n").replace(/-->/g, "→")
     return HttpServerResponse.text(`WEBVTT\n\n${vttTime(0)} --> ${vttTime(r.asset_duration_sec ?? 0)}\n${text}\n`, {
       contentType: "text/vtt; charset=utf-8",
       headers: { "cache-control": "private, no-store" }
