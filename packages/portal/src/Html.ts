@@ -50,6 +50,10 @@ const bidiControls = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
  */
 export const plain = (text: string) => text.replace(bidiControls, "")
 
+/** A value as JSON text whose bidi controls are written as the escapes they stand for (`\u202e`): the same JSON, shown inertly. */
+export const inertJson = (value: unknown) =>
+  JSON.stringify(value, null, 2).replace(bidiControls, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
 /** An attribute that is present or absent (`checked`, `selected`, `disabled`). */
 export const flag = (on: boolean, name: string) => (on ? raw(` ${name}`) : raw(""))
 

@@ -2,7 +2,7 @@ import { HttpServerResponse } from "@effect/platform"
 import { failureHeaders } from "@pic2video/api/ErrorResponse"
 import { securityHeaders } from "@pic2video/api/PageHeaders"
 import { Errors } from "@pic2video/domain"
-import { html, type Interpolated, type Markup } from "./Html.ts"
+import { html, type Interpolated, isolate, type Markup, plain } from "./Html.ts"
 
 /**
  * The frame of every portal page and the headers every portal response carries (the service's page
@@ -55,7 +55,7 @@ export const document = (frame: Frame): Markup =>
     </nav>
     <form class="signout" method="post" action="/portal/sign-out">
       <input type="hidden" name="csrf" value="${frame.signedIn.csrf}">
-      <span class="workspace" title="Workspace: ${frame.signedIn.workspaceName}">${frame.signedIn.workspaceName}</span>
+      <span class="workspace" title="Workspace: ${plain(frame.signedIn.workspaceName)}">${isolate(frame.signedIn.workspaceName)}</span>
       <button type="submit" class="button quiet">Sign out</button>
     </form>`
   }
@@ -95,8 +95,9 @@ ${frame !== undefined ? html`<p><a href="/portal">Back to the overview</a></p>` 
  */
 export const sentence = (message: string) => message.charAt(0).toUpperCase() + message.slice(1)
 
-export const alert = (message: string | undefined) => message === undefined ? "" : html`<div class="alert" role="alert">${sentence(message)}</div>`
-export const notice = (message: string | undefined) => message === undefined ? "" : html`<div class="notice" role="status">${message}</div>`
+/** An error's message (it may quote what was sent: its bidi controls are removed, see `plain`). */
+export const alert = (message: string | undefined) => message === undefined ? "" : html`<div class="alert" role="alert">${plain(sentence(message))}</div>`
+export const notice = (message: Interpolated | undefined) => message === undefined ? "" : html`<div class="notice" role="status">${message}</div>`
 
 /** A change without its session's CSRF token (another site's form, or a page open too long): nothing changes. */
 export const expiredPage = (frame?: Frame["signedIn"]) =>

@@ -8,7 +8,7 @@ import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { Cursor, Errors, Ids, Requests } from "@pic2video/domain"
 import { Effect, Exit, Schema } from "effect"
 import { orNotFound, type Signed } from "../Context.ts"
-import { bytes, dateTime, html } from "../Html.ts"
+import { bytes, dateTime, html, isolate, plain } from "../Html.ts"
 import { document, htmlResponse, notice } from "../Layout.ts"
 
 /**
@@ -28,7 +28,7 @@ export const page = (s: Signed) =>
     const list = yield* MediaLibrary.list(s.workspace.id, pageSize, position)
     const archived = s.url.searchParams.get("archived") === null ? undefined : s.url.searchParams.get("label") ?? ""
     const body = html`<h1>Library</h1>
-${notice(archived === undefined ? undefined : archived === "" ? "The photo was archived." : `The photo “${archived}” was archived.`)}
+${notice(archived === undefined ? undefined : archived === "" ? "The photo was archived." : html`The photo “${isolate(archived)}” was archived.`)}
 <section class="card" aria-labelledby="upload-h">
   <h2 id="upload-h">Add to the library</h2>
   ${s.workspace.storage_budget_bytes === 0 ? html`<p class="notice" role="note">This workspace's plan (${s.workspace.plan}) holds no photos: an upload is refused (<span class="code">quota_exceeded</span>). Ask the operator to move the workspace to a paid plan.</p>` : ""}
@@ -47,15 +47,15 @@ ${notice(archived === undefined ? undefined : archived === "" ? "The photo was a
 <section aria-labelledby="photos-h" data-live="library-grid" id="library-grid">
   <h2 id="photos-h">In the library</h2>
   ${list.rows.length === 0 ? html`<p class="muted">${s.workspace.storage_budget_bytes === 0 ? "No photos." : "No photos yet. Upload some above."}</p>` : html`<ul class="photos" aria-label="Photos">${list.rows.map((m) => html`<li class="photo card">
-    <img src="/portal/media/${m.id}/preview" alt="${m.label === "" ? "Photo" : m.label}" loading="lazy" width="${m.width ?? 300}" height="${m.height ?? 300}">
+    <img src="/portal/media/${m.id}/preview" alt="${m.label === "" ? "Photo" : plain(m.label)}" loading="lazy" width="${m.width ?? 300}" height="${m.height ?? 300}">
     <div class="photo-body">
-      <p class="photo-label">${m.label === "" ? html`<span class="muted">Untitled</span>` : m.label}</p>
+      <p class="photo-label">${m.label === "" ? html`<span class="muted">Untitled</span>` : isolate(m.label)}</p>
       <p class="muted small"><span class="nowrap">${m.width ?? "?"} × ${m.height ?? "?"}</span> · <span class="nowrap">${bytes(m.file_size_bytes)}</span> · <span class="nowrap">${dateTime(m.created_at)}</span></p>
       <p class="muted small">${seen(m)}</p>
-      ${m.tags.length === 0 ? "" : html`<p>${m.tags.map((t) => html`<span class="chip">${t}</span> `)}</p>`}
+      ${m.tags.length === 0 ? "" : html`<p>${m.tags.map((t) => html`<span class="chip">${isolate(t)}</span> `)}</p>`}
       <div class="actions">
-        <a class="button small" href="/portal/renders/new?media_id=${m.id}" aria-label="Render ${m.label === "" ? "photo" : m.label}">Render</a>
-        <a role="button" class="button quiet small" href="/portal/media/${m.id}/archive" aria-label="Archive ${m.label === "" ? "photo" : m.label}">Archive</a>
+        <a class="button small" href="/portal/renders/new?media_id=${m.id}" aria-label="Render ${m.label === "" ? "photo" : plain(m.label)}">Render</a>
+        <a role="button" class="button quiet small" href="/portal/media/${m.id}/archive" aria-label="Archive ${m.label === "" ? "photo" : plain(m.label)}">Archive</a>
       </div>
     </div>
   </li>`)}</ul>`}
@@ -127,10 +127,10 @@ export const preview = (s: Signed, id: string) =>
 export const confirmArchive = (s: Signed, id: string) =>
   Effect.gen(function*() {
     const m = yield* photoOf(s, id)
-    const name = m.label === "" ? "this photo" : `“${m.label}”`
+    const name = m.label === "" ? "this photo" : html`“${isolate(m.label)}”`
     const body = html`<h1>Archive ${name}?</h1>
 <section class="card stack">
-  <div class="confirm-photo"><img src="/portal/media/${m.id}/preview" alt="${m.label === "" ? "Photo" : m.label}" width="${m.width ?? 300}" height="${m.height ?? 300}"></div>
+  <div class="confirm-photo"><img src="/portal/media/${m.id}/preview" alt="${m.label === "" ? "Photo" : plain(m.label)}" width="${m.width ?? 300}" height="${m.height ?? 300}"></div>
   <p>An archived photo leaves the library and frees its storage; it can no longer be rendered. Renders already made from it keep their videos.</p>
   <form method="post" action="/portal/media/${m.id}/archive" class="actions" data-once>
     <input type="hidden" name="csrf" value="${s.session.csrf}">

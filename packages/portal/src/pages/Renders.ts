@@ -9,7 +9,7 @@ import { Errors, Idempotency, Ids, RenderState, Requests, Text } from "@pic2vide
 import * as JsonBody from "@pic2video/domain/JsonBody"
 import { Cause, Effect, Either, ParseResult, Schema } from "effect"
 import { Form, orNotFound, type Signed } from "../Context.ts"
-import { dateTime, flag, html, type Markup } from "../Html.ts"
+import { dateTime, flag, html, inertJson, isolate, type Markup, plain } from "../Html.ts"
 import { alert, document, htmlResponse, sentence } from "../Layout.ts"
 
 /**
@@ -85,7 +85,7 @@ export const list = (s: Signed) =>
           ? html`<span class="thumb none" aria-hidden="true"></span>`
           : html`<img class="thumb" src="/portal/media/${photo.id}/preview" alt="" width="40" height="40" loading="lazy">`
       }<div><a href="/portal/renders/${r.id}"><code>${r.id}</code></a>${
-        caption === "" ? html`<span class="muted small row-caption">No caption</span>` : html`<span class="small row-caption">“${caption}”</span>`
+        caption === "" ? html`<span class="muted small row-caption">No caption</span>` : html`<span class="small row-caption">“${isolate(caption)}”</span>`
       }</div></div></th>
       <td data-label="Status">${statusBadge(r.status)}</td>
       <td data-label="Progress"><progress max="100" value="${r.progress}" aria-label="Progress of ${r.id}">${r.progress}%</progress></td>
@@ -127,9 +127,9 @@ ${photos.rows.length === 0 ? html`<section class="card"><p>Your library has no p
   <input type="hidden" name="csrf" value="${s.session.csrf}">
   <input type="hidden" name="idempotency_key" value="${values?.get("idempotency_key") ?? crypto.randomUUID()}">
   <div class="photo-pick">
-    ${shown === undefined ? html`<span id="r-photo-thumb-none" class="thumb big none" aria-hidden="true"></span>` : html`<img id="r-photo-thumb" class="thumb big" src="/portal/media/${shown.id}/preview" alt="${shown.label === "" ? "Photo" : shown.label}" width="96" height="96">`}
+    ${shown === undefined ? html`<span id="r-photo-thumb-none" class="thumb big none" aria-hidden="true"></span>` : html`<img id="r-photo-thumb" class="thumb big" src="/portal/media/${shown.id}/preview" alt="${shown.label === "" ? "Photo" : plain(shown.label)}" width="96" height="96">`}
     <div class="field"><label for="r-photo">Photo</label>
-    <select id="r-photo" name="media_id" required data-preview="r-photo-thumb">${missing ? html`<option value="" selected disabled>Choose a photo</option>` : ""}${photos.rows.map((m) => html`<option value="${m.id}" data-label="${m.label === "" ? "Photo" : m.label}"${flag(chosen === m.id, "selected")}>${photoName(m)} — ${m.width ?? "?"} × ${m.height ?? "?"}${seenNote(m)}</option>`)}</select></div>
+    <select id="r-photo" name="media_id" required data-preview="r-photo-thumb">${missing ? html`<option value="" selected disabled>Choose a photo</option>` : ""}${photos.rows.map((m) => html`<option value="${m.id}" data-label="${m.label === "" ? "Photo" : plain(m.label)}"${flag(chosen === m.id, "selected")}>${plain(photoName(m))} — ${m.width ?? "?"} × ${m.height ?? "?"}${seenNote(m)}</option>`)}</select></div>
   </div>
   <div class="field"><label for="r-quote">Quote</label>
     <textarea id="r-quote" name="quote" aria-describedby="r-quote-hint">${v("quote")}</textarea><span class="hint" id="r-quote-hint">Up to 500 characters. Empty: no caption.</span></div>
@@ -213,7 +213,7 @@ const requestRows = (request: Record<string, unknown>): ReadonlyArray<Markup> =>
     bold_outline: "Bold outline", page_theme: "Page theme", image_class: "Image class", sub_prompt: "Sub prompt", render_prompt: "Render prompt"
   }
   return Object.entries(labels).filter(([k]) => request[k] !== undefined).map(([k, label]) =>
-    html`<dt>${label}</dt><dd>${typeof request[k] === "boolean" ? (request[k] ? "yes" : "no") : String(request[k])}</dd>`
+    html`<dt>${label}</dt><dd>${typeof request[k] === "boolean" ? (request[k] ? "yes" : "no") : isolate(String(request[k]))}</dd>`
   )
 }
 
@@ -252,7 +252,7 @@ export const detail = (s: Signed, id: string) =>
         <dt>Photo</dt><dd>${
       media === undefined
         ? html`<span class="muted">archived</span>`
-        : html`<div class="photo-ref"><img class="thumb big" src="/portal/media/${media.id}/preview" alt="" width="64" height="64"><div><span class="photo-label">${photoName(media)}</span><br><a href="/portal/renders/new?media_id=${media.id}">Render this photo again</a></div></div>`
+        : html`<div class="photo-ref"><img class="thumb big" src="/portal/media/${media.id}/preview" alt="" width="64" height="64"><div><span class="photo-label">${isolate(photoName(media))}</span><br><a href="/portal/renders/new?media_id=${media.id}">Render this photo again</a></div></div>`
     }</dd>
         <dt>Made with</dt><dd>${r.api_key_id === null ? "the portal" : html`key <code>${r.api_key_id}</code>`}</dd>
         ${r.idempotency_key === null ? "" : html`<dt>Idempotency key</dt><dd><code>${r.idempotency_key}</code></dd>`}
@@ -264,7 +264,7 @@ export const detail = (s: Signed, id: string) =>
     </section>
     <section class="card">
       <h2>Metadata</h2>
-      ${Object.keys(r.metadata).length === 0 ? html`<p class="muted">None.</p>` : html`<pre>${JSON.stringify(r.metadata, null, 2)}</pre>`}
+      ${Object.keys(r.metadata).length === 0 ? html`<p class="muted">None.</p>` : html`<pre>${inertJson(r.metadata)}</pre>`}
     </section>
   </div>
 </div>
