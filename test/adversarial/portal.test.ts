@@ -102,7 +102,8 @@ describe.skipIf(noChromium)(suite("adversarial: the portal's sign-in and sign-ou
       document.body.append(form)
       form.submit()
     }, `${portal.baseUrl}/portal/sign-out`)
-    await page.waitForURL(/\/portal\/signed-out$/)
+    // (this site's signed-out page: the other site's page has the same path)
+    await page.waitForURL(`${portal.baseUrl}/portal/signed-out`)
     expect((await sessionCookie(page)).value).toBe(before.value)
     expect(await signedInAs(page)).toBe("Kept signed in")
     // over plain HTTP: without the cookie (as another site's request comes) nothing is cleared
