@@ -10,6 +10,7 @@ import { createHash } from "node:crypto"
 import { Form, NotFound, readForm, type Signed } from "./Context.ts"
 import { html } from "./Html.ts"
 import { expiredPage, formRefusal, messagePage, securityHeaders, sentence } from "./Layout.ts"
+import * as Batch from "./pages/Batch.ts"
 import * as Drive from "./pages/Drive.ts"
 import * as Keys from "./pages/Keys.ts"
 import * as Library from "./pages/Library.ts"
@@ -88,10 +89,13 @@ const routes = [
   route("GET", /^\/portal\/renders$/, Renders.list),
   route("GET", /^\/portal\/renders\/new$/, Renders.newForm),
   route("POST", /^\/portal\/renders$/, Renders.create),
+  route("GET", /^\/portal\/renders\/batch$/, Batch.form),
+  route("POST", /^\/portal\/renders\/batch$/, Batch.create),
   route("GET", /^\/portal\/renders\/([^/]+)$/, Renders.detail),
   route("GET", /^\/portal\/renders\/([^/]+)\/video$/, (s, id) => Renders.file(s, id, "inline")),
   route("GET", /^\/portal\/renders\/([^/]+)\/download$/, (s, id) => Renders.file(s, id, "attachment")),
   route("GET", /^\/portal\/renders\/([^/]+)\/captions\.vtt$/, Renders.captions),
+  route("GET", /^\/portal\/renders\/([^/]+)\/poster\.jpg$/, Renders.poster),
   route("GET", /^\/portal\/renders\/([^/]+)\/cancel$/, Renders.confirmCancel),
   route("POST", /^\/portal\/renders\/([^/]+)\/cancel$/, Renders.cancel),
   route("GET", /^\/portal\/drive$/, Drive.page),
