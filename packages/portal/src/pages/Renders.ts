@@ -158,9 +158,9 @@ export const optionFields = (v: (name: string) => string) =>
     <label class="check"><input type="checkbox" name="bold_outline" value="true"${flag(v("bold_outline") === "true", "checked")}> Bold outline</label>
   </div>
   <div class="grid fields">
-    <div class="field"><label for="r-theme">Page theme</label><input id="r-theme" name="page_theme" type="text" maxlength="100" value="${v("page_theme")}" aria-describedby="r-theme-hint"><span class="hint" id="r-theme-hint">The name of one of the workspace’s page themes, if it uses them. Empty: none.</span></div>
-    <div class="field"><label for="r-sub">Sub prompt</label><input id="r-sub" name="sub_prompt" type="text" maxlength="150" value="${v("sub_prompt")}" aria-describedby="r-sub-hint"><span class="hint" id="r-sub-hint">Extra motion direction added to the generated one (advice, best effort). Up to 150 characters.</span></div>
-    <div class="field"><label for="r-prompt">Render prompt</label><input id="r-prompt" name="render_prompt" type="text" maxlength="200" value="${v("render_prompt")}" aria-describedby="r-prompt-hint"><span class="hint" id="r-prompt-hint">Replaces the generated motion description (advice, best effort). Up to 200 characters.</span></div>
+    <div class="field"><label for="r-theme">Page theme</label><input id="r-theme" name="page_theme" type="text" value="${v("page_theme")}" aria-describedby="r-theme-hint"><span class="hint" id="r-theme-hint">The name of one of the workspace’s page themes, if it uses them (up to 100 characters). Empty: none.</span></div>
+    <div class="field"><label for="r-sub">Sub prompt</label><input id="r-sub" name="sub_prompt" type="text" value="${v("sub_prompt")}" aria-describedby="r-sub-hint"><span class="hint" id="r-sub-hint">Extra motion direction added to the generated one (advice, best effort). Up to 150 characters.</span></div>
+    <div class="field"><label for="r-prompt">Render prompt</label><input id="r-prompt" name="render_prompt" type="text" value="${v("render_prompt")}" aria-describedby="r-prompt-hint"><span class="hint" id="r-prompt-hint">Replaces the generated motion description (advice, best effort). Up to 200 characters.</span></div>
   </div>
   <div class="field"><label for="r-meta">Metadata (JSON)</label>
     <textarea id="r-meta" name="metadata" spellcheck="false" placeholder='{"campaign": "spring"}' aria-describedby="r-meta-hint">${v("metadata")}</textarea>
