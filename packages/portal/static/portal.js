@@ -77,6 +77,54 @@
     })
   }
 
+  // The page a sign-in link opens signs in at once: its form is sent from this site (a POST, which
+  // is what signs in, so a link scanner that only fetches the link uses nothing up).
+  var signIn = document.querySelector("form[data-submit-on-load]")
+  if (signIn) addEventListener("load", function() { signIn.submit() })
+
+  // The Library's selection (a plain GET form of checkboxes without script): "Select all on this
+  // page" and a count of the photos ticked. Delegated, as the grid is replaced after an upload.
+  function selectionOf(form) {
+    var boxes = form.querySelectorAll("input[name=media_id]")
+    var n = 0
+    boxes.forEach(function(b) { if (b.checked) n++ })
+    var all = form.querySelector("[data-select-all] input")
+    if (all) {
+      all.checked = n > 0 && n === boxes.length
+      all.indeterminate = n > 0 && n < boxes.length
+    }
+    return n
+  }
+  function showSelection(form, message) {
+    var n = selectionOf(form)
+    var count = form.querySelector("[data-select-count]")
+    if (count) count.textContent = message || (n === 0 ? "No photos selected" : n === 1 ? "1 photo selected" : n + " photos selected")
+  }
+  function initSelection() {
+    document.querySelectorAll("form[data-select]").forEach(function(form) {
+      form.querySelectorAll("[data-select-all], [data-select-count]").forEach(function(node) { node.hidden = false })
+      showSelection(form)
+    })
+  }
+  initSelection()
+  // a page restored by Back keeps its ticks: count them again
+  window.addEventListener("pageshow", initSelection)
+  document.addEventListener("change", function(event) {
+    var form = event.target.closest && event.target.closest("form[data-select]")
+    if (!form) return
+    if (event.target.closest("[data-select-all]")) {
+      var on = event.target.checked
+      form.querySelectorAll("input[name=media_id]").forEach(function(b) { b.checked = on })
+    }
+    showSelection(form)
+  })
+  document.addEventListener("submit", function(event) {
+    var form = event.target
+    if (!form.hasAttribute("data-select") || selectionOf(form) > 0) return
+    event.preventDefault()
+    showSelection(form, "Select one or more photos first.")
+  })
+
   // A select that filters (renders by status) applies itself.
   document.querySelectorAll("select[data-autosubmit]").forEach(function(select) {
     select.addEventListener("change", function() { select.form.requestSubmit() })
@@ -101,6 +149,7 @@
             var next = fresh.getElementById(node.id)
             if (next && next.outerHTML !== node.outerHTML) node.replaceWith(document.importNode(next, true))
           })
+          initSelection()
         })
       })
       .catch(function() {})
@@ -120,11 +169,16 @@
     var list = document.querySelector("[data-uploads]")
     var zone = form.querySelector("[data-dropzone]")
     var csrf = form.getAttribute("data-csrf")
+    var isolated = function(text) {
+      var bdi = document.createElement("bdi")
+      bdi.textContent = text
+      return bdi
+    }
     var uploadOne = function(file, label) {
       return new Promise(function(resolve) {
         var item = document.createElement("li")
-        var name = document.createElement("span")
-        name.textContent = file.name
+        // a file's name is the person's text: isolated, so its direction cannot reorder ours
+        var name = isolated(file.name)
         var bar = document.createElement("progress")
         bar.max = 100
         bar.value = 0
@@ -149,7 +203,9 @@
           if (!ok) bar.className = "failed"
           outcome.className = "outcome " + (ok ? "ok" : "bad")
           outcome.setAttribute("role", ok ? "status" : "alert")
-          outcome.textContent = ok ? xhr.responseText : file.name + ": " + problem(xhr)
+          // the server's line for a success is "Uploaded NAME": said with the name isolated
+          if (ok) outcome.replaceChildren("Uploaded ", isolated(file.name))
+          else outcome.replaceChildren(isolated(file.name), ": " + problem(xhr))
           item.setAttribute("data-done", "1")
           resolve(ok)
         }
@@ -157,7 +213,7 @@
           bar.className = "failed"
           outcome.className = "outcome bad"
           outcome.setAttribute("role", "alert")
-          outcome.textContent = file.name + ": the upload could not be sent; check the connection and try again"
+          outcome.replaceChildren(isolated(file.name), ": the upload could not be sent; check the connection and try again")
           item.setAttribute("data-done", "1")
           resolve(false)
         }
