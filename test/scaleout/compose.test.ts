@@ -38,6 +38,8 @@ describe.skipIf(tool === undefined)("docker-compose.yml", () => {
     // only the database and the object store keep volumes
     const block = (name: string) => r.out.split(new RegExp(`^  ${name}:$`, "m"))[1].split(/^ {0,2}\S/m)[0]
     for (const s of ["api", "runner-1", "runner-2"]) expect(block(s)).not.toMatch(/volumes:/)
+    // an init as PID 1 reaps the ffmpeg of a runner killed mid-render (issue 24)
+    for (const s of ["api", "runner-1", "runner-2"]) expect(block(s)).toMatch(/^\s+init: true$/m)
   })
 
   it("refuses to run without the keys every process must share", () => {

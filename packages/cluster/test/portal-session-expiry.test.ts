@@ -18,6 +18,14 @@ const signIn = (ttlMinutes = 15) =>
     return { workspaceId: ws.id, token: new URL(link.url).searchParams.get("token") ?? "" }
   })
 
+/** Signs in with a fresh link: the session's token. */
+const session = Effect.gen(function*() {
+  const link = yield* signIn()
+  const started = yield* PortalSessions.redeem(link.token)
+  if (started?._tag !== "Started") return yield* Effect.dieMessage("the link did not sign in")
+  return { ...link, session: started.session }
+})
+
 describe("portal sessions on TestClock", () => {
   it.layer(TestDatabase.layer)((it) => {
     it.effect("a link signs in once, within its TTL", () =>
@@ -29,18 +37,18 @@ describe("portal sessions on TestClock", () => {
 
         const link = yield* signIn(15)
         yield* TestClock.adjust(15 * minute - 1)
+        // the page a link opens only asks whose it is: nothing is spent
+        expect(yield* PortalSessions.redeem(link.token, { spend: false })).toEqual({ _tag: "Usable", workspaceId: link.workspaceId })
         const started = yield* PortalSessions.redeem(link.token)
-        expect(started?.workspaceId).toBe(link.workspaceId)
+        expect(started).toMatchObject({ _tag: "Started", workspaceId: link.workspaceId })
         expect(yield* PortalSessions.redeem(link.token)).toBeUndefined()
       }))
 
     it.effect("a session unused for 30 minutes ends; one used within them goes on", () =>
       Effect.gen(function*() {
-        const link = yield* signIn()
-        const started = yield* PortalSessions.redeem(link.token)
-        if (started === undefined) return expect.unreachable()
+        const started = yield* session
         yield* TestClock.adjust(30 * minute - 1)
-        expect((yield* PortalSessions.resolve(started.session))?.workspaceId).toBe(link.workspaceId)
+        expect((yield* PortalSessions.resolve(started.session))?.workspaceId).toBe(started.workspaceId)
         // seen just now: the idle clock starts again
         yield* TestClock.adjust(30 * minute - 1)
         expect(yield* PortalSessions.resolve(started.session)).toBeDefined()
@@ -50,9 +58,7 @@ describe("portal sessions on TestClock", () => {
 
     it.effect("every session ends 12 hours after sign-in, however busy", () =>
       Effect.gen(function*() {
-        const link = yield* signIn()
-        const started = yield* PortalSessions.redeem(link.token)
-        if (started === undefined) return expect.unreachable()
+        const started = yield* session
         // used every 29 minutes (never idle) up to a minute before the 12 hours
         for (let used = 29; used < 12 * 60; used += 29) {
           yield* TestClock.adjust(29 * minute)
@@ -64,18 +70,14 @@ describe("portal sessions on TestClock", () => {
 
     it.effect("sign-out and an inactive workspace end the session for good", () =>
       Effect.gen(function*() {
-        const a = yield* signIn()
-        const first = yield* PortalSessions.redeem(a.token)
-        if (first === undefined) return expect.unreachable()
+        const first = yield* session
         yield* PortalSessions.end(first.session)
         expect(yield* PortalSessions.resolve(first.session)).toBeUndefined()
 
-        const b = yield* signIn()
-        const second = yield* PortalSessions.redeem(b.token)
-        if (second === undefined) return expect.unreachable()
-        yield* WorkspacesRepo.update(b.workspaceId, { status: "inactive" })
+        const second = yield* session
+        yield* WorkspacesRepo.update(second.workspaceId, { status: "inactive" })
         expect(yield* PortalSessions.resolve(second.session)).toBeUndefined()
-        yield* WorkspacesRepo.update(b.workspaceId, { status: "active" })
+        yield* WorkspacesRepo.update(second.workspaceId, { status: "active" })
         expect(yield* PortalSessions.resolve(second.session)).toBeUndefined()
       }))
   })

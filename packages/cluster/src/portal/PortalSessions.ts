@@ -7,8 +7,8 @@ import { PortalSessionsRepo } from "../repositories/PortalSessions.ts"
 import { WorkspacesRepo } from "../repositories/Workspaces.ts"
 
 /**
- * Sign-in to the account portal. The operator issues a single-use link (`admin portal link`); opening
- * it starts a browser session. Link tokens and session ids are 256 random bits; only their HMAC under
+ * Sign-in to the account portal. The operator issues a single-use link (`admin portal link`); the page
+ * it opens signs in with a POST from the portal's own page, which starts a browser session. Link tokens and session ids are 256 random bits; only their HMAC under
  * the service's key (the one API key secrets use) is stored, so the database alone signs nobody in,
  * and a lookup by that keyed hash leaks nothing usable about the token through its timing. The
  * workspace's status is read with the session on every request: an inactive workspace's sessions
@@ -47,23 +47,44 @@ export const issueLink = (workspaceId: string, ttlMinutes: number, publicBaseUrl
     }
   })
 
+/** What a sign-in asks of a link. */
+export interface Redeeming {
+  /** Spend it and start a session; false: only say whose it is (the page a link opens spends nothing). */
+  readonly spend: boolean
+  /**
+   * Spend it only if it is this workspace's link (the browser is signed in to it already); another
+   * workspace's link is then only named, so the person is asked before their session is replaced.
+   */
+  readonly onlyFor?: string | undefined
+}
+
+export type Redeemed =
+  | { readonly _tag: "Started"; readonly session: string; readonly workspaceId: string; readonly expiresAt: Date }
+  | { readonly _tag: "Usable"; readonly workspaceId: string }
+
 /**
- * Spends the link (once, while live, for an active workspace) and starts a session. Undefined when
- * the link cannot be used — used, expired, unknown, or its workspace inactive — and then nothing starts.
+ * The link's one rule (once, while live, for an active workspace), asked by claiming it: spent, it
+ * starts a session ("Started"); only asked about (see Redeeming), the claim is rolled back ("Usable").
+ * Undefined when the link cannot be used — used, expired, unknown, or its workspace inactive — and
+ * then nothing starts.
  */
-export const redeem = (token: string) =>
+export const redeem = (token: string, redeeming: Redeeming = { spend: true }) =>
   Effect.gen(function*() {
     const hash = yield* hashOf(token)
     if (!tokenShape.test(token)) return undefined
     const now = yield* DateTime.nowAsDate
     const session = newToken()
     const expiresAt = new Date(now.getTime() + sessionAbsoluteMillis)
-    const workspaceId = yield* PortalSessionsRepo.redeem(
+    const outcome = yield* PortalSessionsRepo.redeem(
       { hash, now },
       { hash: yield* hashOf(session), expiresAt },
-      (stored) => timingSafeEqual(Buffer.from(stored), hash)
+      (stored) => timingSafeEqual(Buffer.from(stored), hash),
+      (workspaceId) => redeeming.spend && (redeeming.onlyFor === undefined || redeeming.onlyFor === workspaceId)
     )
-    return workspaceId === undefined ? undefined : { session, workspaceId, expiresAt }
+    if (outcome === undefined) return undefined
+    return outcome._tag === "Usable"
+      ? outcome satisfies Redeemed
+      : { _tag: "Started", session, workspaceId: outcome.workspaceId, expiresAt } satisfies Redeemed
   })
 
 export interface Session {

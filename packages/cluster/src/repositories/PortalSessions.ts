@@ -1,5 +1,5 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Data, Effect, Option, Schema } from "effect"
 import { operation } from "./Repository.ts"
 
 /**
@@ -17,6 +17,9 @@ const LiveSession = Schema.Struct({
   status: Schema.Literal("active", "inactive")
 })
 export interface LiveSession extends Schema.Schema.Type<typeof LiveSession> {}
+
+/** A link that was only asked about: its claim is rolled back. */
+class Unspent extends Data.TaggedError("Unspent")<{ readonly workspaceId: string }> {}
 
 export interface NewLink {
   readonly tokenHash: Uint8Array
@@ -82,27 +85,34 @@ export class PortalSessionsRepo extends Effect.Service<PortalSessionsRepo>()("pi
           insertLink({ token_hash: link.tokenHash, workspace_id: link.workspaceId, created_at: link.now, expires_at: link.expiresAt })
         ).pipe(operation("PortalSessionsRepo.addLink")),
       /**
-       * Spends a live link of an active workspace and starts the session it signs in, in one
-       * transaction; undefined (and no session) when there is no such link or `matches` refuses
-       * the stored hash.
+       * Claims a live link of an active workspace and, if `spend` says so for its workspace, starts
+       * the session it signs in, in one transaction ("Started"). A link only asked about is claimed
+       * and rolled back ("Usable": nothing changes). Undefined (and no session) when there is no such
+       * link or `matches` refuses the stored hash.
        */
       redeem: (
         link: { readonly hash: Uint8Array; readonly now: Date },
         session: { readonly hash: Uint8Array; readonly expiresAt: Date },
-        matches: (stored: Uint8Array) => boolean
+        matches: (stored: Uint8Array) => boolean,
+        spend: (workspaceId: string) => boolean
       ) =>
         sql.withTransaction(Effect.gen(function*() {
           const claimed = yield* claimLink(link)
           if (Option.isNone(claimed) || !matches(claimed.value.token_hash)) return undefined
+          const workspaceId = claimed.value.workspace_id
+          if (!spend(workspaceId)) return yield* Effect.fail(new Unspent({ workspaceId }))
           yield* insertSession({
             id_hash: session.hash,
-            workspace_id: claimed.value.workspace_id,
+            workspace_id: workspaceId,
             created_at: link.now,
             last_seen_at: link.now,
             expires_at: session.expiresAt
           })
-          return claimed.value.workspace_id
-        })).pipe(operation("PortalSessionsRepo.redeem")),
+          return { _tag: "Started", workspaceId } as const
+        })).pipe(
+          Effect.catchTag("Unspent", (u) => Effect.succeed({ _tag: "Usable", workspaceId: u.workspaceId } as const)),
+          operation("PortalSessionsRepo.redeem")
+        ),
       /** The session behind this hash unless ended, past `now`'s absolute end, or unseen since `seenSince`. */
       live: (hash: Uint8Array, now: Date, seenSince: Date) =>
         selectLive({ hash, now, seenSince }).pipe(Effect.map(Option.getOrUndefined), operation("PortalSessionsRepo.live")),
