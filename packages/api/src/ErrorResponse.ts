@@ -1,6 +1,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { Errors, Requests } from "@pic2video/domain"
 import { Cause, Effect, Option } from "effect"
+import * as RouteMetrics from "./RouteMetrics.ts"
 
 /**
  * The one place a failure becomes an HTTP error response: the code decides the status (through the
@@ -11,8 +12,9 @@ export const errorBody = (failure: Errors.ApiFailure, requestId: string) => ({
   request_id: requestId
 })
 
-export const errorResponse = (failure: Errors.ApiFailure, requestId: string) =>
-  HttpServerResponse.unsafeJson(
+export const errorResponse = (failure: Errors.ApiFailure, requestId: string) => {
+  RouteMetrics.refused(failure.code)
+  return HttpServerResponse.unsafeJson(
     errorBody(failure, requestId),
     {
       status: Errors.statusOf(failure.code),
@@ -27,6 +29,7 @@ export const errorResponse = (failure: Errors.ApiFailure, requestId: string) =>
       }
     }
   )
+}
 
 const tagOf = (u: unknown): string | undefined =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined

@@ -71,3 +71,5 @@ export const serve = <R>(around: (api: HttpApp.Default) => HttpApp.Default<never
     // the operator CLI prints the URLs this process serves under
     Layer.merge(Layer.effectDiscard(Effect.orDie(PublicBaseUrl.record)))
   )
+
+export { ReadsTraced } from "./Pipeline.ts"

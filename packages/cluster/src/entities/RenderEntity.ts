@@ -4,12 +4,13 @@ import { SqlClient } from "@effect/sql"
 import { RenderState } from "@pic2video/domain"
 import { Renderer, renderVideo, type RenderResult } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
-import { Cause, Context, Deferred, Duration, Effect, Layer, Schedule, Schema } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Schedule, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import { AppConfig } from "../config/AppConfig.ts"
 import { BlobStore, type Unavailable as StoreUnavailable } from "../storage/BlobStore.ts"
 import * as MediaInference from "../media/MediaInference.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
+import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import * as Renders from "../repositories/Renders.ts"
 
 /**
@@ -62,9 +63,21 @@ export const runRender = (renderId: string) =>
     const fail = (code: "render_failed" | "render_timeout" | "render_rejected", message: string) =>
       Effect.as(Renders.endUnsuccessfully(renderId, code, message), "failed")
 
-    return yield* slots.withPermits(1)(Effect.gen(function*() {
+    return yield* slots.withPermits(1)(Effect.scoped(Effect.gen(function*() {
       const row = yield* Renders.markProcessing(renderId)
       if (row === undefined) return (yield* Renders.byId(renderId))?.status ?? "missing"
+      // from here to the end of this attempt: active, and timed (p2v_render_processing_seconds)
+      const started = yield* Clock.currentTimeMillis
+      WorkMetrics.runnerRendersActive.unsafeModify(1, [])
+      yield* Effect.addFinalizer((exit) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          WorkMetrics.runnerRendersActive.unsafeModify(-1, [])
+          // an attempt interrupted by a shard move or shutdown ends nothing: it runs again elsewhere
+          if (!(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause))) {
+            WorkMetrics.renderProcessingSeconds.unsafeUpdate((now - started) / 1000, [])
+          }
+        })
+      )
       // which runner ran which attempt, for operators (and the join/leave test) to read
       yield* Effect.logInfo(`render ${renderId} processing, attempt ${row.attempts}`)
       const remaining = deadline - Date.now()
@@ -124,7 +137,8 @@ export const runRender = (renderId: string) =>
       const result: RenderResult = outcome.right
       const blobKey = `renders/${renderId}.mp4`
       yield* patiently(blobs.putFile(blobKey, outPath)).pipe(
-        Effect.tapError(() => Effect.promise(() => fs.rm(outPath, { force: true })))
+        Effect.tapError(() => Effect.promise(() => fs.rm(outPath, { force: true }))),
+        Effect.withSpan("render.upload", { attributes: { "p2v.blob.bytes": result.byte_size }, captureStackTrace: false })
       )
       const completed = yield* Renders.complete(renderId, {
         blobKey,
@@ -139,7 +153,7 @@ export const runRender = (renderId: string) =>
         return (yield* Renders.byId(renderId))?.status ?? "missing"
       }
       return "completed"
-    }))
+    })))
   }).pipe(
     Effect.catchTag("ApiFailure", (e) =>
       Effect.logError(`render ${renderId}: ${e.message}`).pipe(

@@ -44,7 +44,8 @@ export const inferAndStore = (mediaId: string, blobKey: string) =>
       inferred_at = ${new Date()} WHERE id = ${mediaId}`
     yield* Effect.logDebug(`vision: media ${mediaId} is ${r.image_class} (${r.confidence}) in ${r.millis} ms`)
   }).pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning(`vision: media ${mediaId} inference not stored`, cause))
+    Effect.catchAllCause((cause) => Effect.logWarning(`vision: media ${mediaId} inference not stored`, cause)),
+    Effect.withSpan("media.classify", { captureStackTrace: false })
   )
 
 /** Starts `inferAndStore` detached from the request that stored the photo: the upload answers at once. */

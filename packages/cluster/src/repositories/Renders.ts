@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Errors, Idempotency, Plans, RenderState, Requests, Resources, SpendCap } from "@pic2video/domain"
 import { Effect, Schema } from "effect"
+import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 
 /**
  * Renders as rows: every transition is written here, and GETs read it, so polling keeps working
@@ -253,6 +254,7 @@ export const charge = (r: NewRender) =>
         return { _tag: "Charged", row } satisfies Charged
       })
     ).pipe(
+      Effect.tap((charged) => charged._tag === "Charged" ? Effect.sync(() => WorkMetrics.rendersCreated.unsafeUpdate(1, [])) : Effect.void),
       // the transaction rolled back, so nothing was charged: a refusal to retry, not a defect that
       // would restart the key's entity and stall every other create on the key meanwhile
       Effect.catchTag("SqlError", (e) =>
@@ -261,7 +263,7 @@ export const charge = (r: NewRender) =>
           Effect.fail(Errors.fail("service_unavailable", "the render could not be charged; retry", { retryAfter: 1 }))
         ))
     )
-  })
+  }).pipe(Effect.withSpan("Renders.charge", { captureStackTrace: false }))
 
 export interface Asset {
   readonly blobKey: string
@@ -290,6 +292,12 @@ export type Applied =
  * the same transaction.
  */
 export const apply = (id: string, change: Change): Effect.Effect<Applied, never, SqlClient.SqlClient> =>
+  // progress is written every half second while a render runs: not a span each time
+  change.event._tag === "Progressed"
+    ? decide(id, change)
+    : Effect.withSpan(decide(id, change), "Renders.transition", { attributes: { "p2v.render.event": change.event._tag }, captureStackTrace: false })
+
+const decide = (id: string, change: Change): Effect.Effect<Applied, never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const current = yield* byId(id)
@@ -327,7 +335,9 @@ export const apply = (id: string, change: Change): Effect.Effect<Applied, never,
       return row
     })).pipe(Effect.orDie)
     // the row moved on since it was read: decide again on what it is now
-    return written === undefined ? yield* apply(id, change) : { _tag: "Applied", row: written } satisfies Applied
+    if (written === undefined) return yield* decide(id, change)
+    yield* WorkMetrics.renderTransitioned(current, written)
+    return { _tag: "Applied", row: written } satisfies Applied
   })
 
 const appliedRow = (a: Applied) => (a._tag === "Applied" ? a.row : undefined)

@@ -8,6 +8,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
 import * as MediaInference from "../media/MediaInference.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
+import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import { RenderEntity } from "../entities/RenderEntity.ts"
 import * as Renders from "../repositories/Renders.ts"
 
@@ -156,7 +157,9 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
           Effect.catchAllCause((cause) => Effect.logWarning("Start not sent; the sweeper will resend it", cause))
         )
         return { object: "render" as const, id: charged.renderId, status: "queued" as const }
-      })
+      }).pipe(
+        Effect.tapError((e) => e.code === "spend_cap_reached" ? Effect.sync(() => WorkMetrics.spendCapRefusals.unsafeUpdate(1, [])) : Effect.void)
+      )
 
     /** The workspace's own render; a foreign, unknown or malformed id is one answer (404). */
     const row = (workspaceId: string, id: string) =>

@@ -1,0 +1,166 @@
+import { type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
+import { ReadsTraced } from "@pic2video/api/Http"
+import * as RouteMetrics from "@pic2video/api/RouteMetrics"
+import * as Gauges from "@pic2video/cluster/metrics/Gauges"
+import { Config, Context, Effect, Exit, Layer, Option, Runtime } from "effect"
+import { createServer } from "node:http"
+import { hostname } from "node:os"
+import * as JsonLogger from "./observability/JsonLogger.ts"
+import * as ProcessMetrics from "./observability/ProcessMetrics.ts"
+
+/**
+ * What an operator sees of a process (docs/operations.md, "Observe and scale"):
+ * - metrics: with METRICS_PORT, Prometheus' text format at `GET /metrics` on a listener of its own
+ *   (METRICS_HOST, 127.0.0.1 by default), never on the API's port and never in /openapi.json; every
+ *   Effect metric of the process, exported through OpenTelemetry's Prometheus exporter;
+ * - traces: with OTEL_EXPORTER_OTLP_ENDPOINT (or …_TRACES_ENDPOINT), spans over OTLP/HTTP, sampled
+ *   as OTEL_TRACES_SAMPLER says, named by OTEL_SERVICE_NAME (default `pic2video-<role>`); without an
+ *   endpoint no tracer is installed and the request path is as cheap as before (reads make no spans);
+ * - logs: LOG_FORMAT=json writes one JSON object per line with the request and trace ids.
+ * The OpenTelemetry SDK is loaded only when metrics or traces are asked for.
+ */
+export type Role = "all-in-one" | "api" | "runner"
+
+const config = Config.all({
+  metricsPort: Config.option(Config.port("METRICS_PORT").pipe(Config.withDescription("port of the Prometheus /metrics listener; unset: none"))),
+  metricsHost: Config.string("METRICS_HOST").pipe(Config.withDefault("127.0.0.1")),
+  logFormat: Config.literal("text", "json")("LOG_FORMAT").pipe(Config.withDefault("text")),
+  otlp: Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  otlpTraces: Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+  serviceName: Config.option(Config.nonEmptyString("OTEL_SERVICE_NAME")),
+  sdkDisabled: Config.boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false))
+})
+
+/** The Prometheus exposition of this process's metrics, when METRICS_PORT is set. */
+export class MetricsExposition extends Context.Tag("pic2video/MetricsExposition")<
+  MetricsExposition,
+  Option.Option<{ readonly host: string; readonly port: number; readonly collect: () => Promise<string> }>
+>() {}
+
+const contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+/**
+ * The process's telemetry: its logger, and (loaded on demand) the OpenTelemetry SDK with the
+ * Prometheus reader and the OTLP span exporter. Provided beneath everything else, so every fiber the
+ * service starts logs and traces through it.
+ */
+export const layerTelemetry = (role: Role) =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const c = yield* config
+    const logger = c.logFormat === "json" ? JsonLogger.layer : Layer.empty
+    const tracing = !c.sdkDisabled && (Option.isSome(c.otlp) || Option.isSome(c.otlpTraces))
+    const metrics = Option.isSome(c.metricsPort)
+    if (!tracing && !metrics) return Layer.mergeAll(logger, Layer.succeed(MetricsExposition, Option.none()))
+
+    const [{ NodeSdk, Tracer }, { PrometheusExporter, PrometheusSerializer }, { BatchSpanProcessor }, { OTLPTraceExporter }, { SemanticSpanNames }] = yield* Effect
+      .promise(() =>
+        Promise.all([
+          import("@effect/opentelemetry"),
+          import("@opentelemetry/exporter-prometheus"),
+          import("@opentelemetry/sdk-trace-base"),
+          import("@opentelemetry/exporter-trace-otlp-http"),
+          import("./observability/SpanNames.ts")
+        ])
+      )
+    const reader = metrics ? new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true }) : undefined
+    const serializer = new PrometheusSerializer("", false, undefined, false, true)
+    const sdk = NodeSdk.layer(() => ({
+      // OTEL_SERVICE_NAME wins when set (a name given here would override it)
+      resource: Option.isSome(c.serviceName) ? undefined : {
+        serviceName: `pic2video-${role}`,
+        attributes: { "service.instance.id": `${hostname()}:${process.pid}` }
+      },
+      metricReader: reader,
+      // the exporter reads the OTEL_EXPORTER_OTLP_* variables itself (endpoint, headers, timeout)
+      spanProcessor: tracing ? new BatchSpanProcessor(new SemanticSpanNames(new OTLPTraceExporter())) : undefined
+    }))
+    const exposition = Option.map(c.metricsPort, (port) => ({
+      host: c.metricsHost,
+      port,
+      collect: () => reader!.collect().then(({ resourceMetrics }) => serializer.serialize(resourceMetrics))
+    }))
+    yield* Effect.logDebug(`telemetry: metrics ${metrics ? "on" : "off"}, traces ${tracing ? "on" : "off"}`)
+    return Layer.mergeAll(
+      sdk,
+      logger,
+      Layer.succeed(MetricsExposition, exposition),
+      Layer.succeed(ReadsTraced, tracing),
+      tracing ? Layer.succeed(ServerSpanNamer, spanNamer(Tracer.currentOtelSpan)) : Layer.empty
+    )
+  }).pipe(Effect.orDie))
+
+/**
+ * `GET /metrics` on METRICS_HOST:METRICS_PORT: samples the gauges read at scrape time (the cluster's
+ * backlog, this runner's shards, the pool, the process), then writes every metric in Prometheus'
+ * text format 0.0.4. Anything else on that port is 404 (405 for another method on /metrics).
+ */
+export const layerMetricsServer = Layer.scopedDiscard(Effect.gen(function*() {
+  const exposition = yield* MetricsExposition
+  if (Option.isNone(exposition)) return
+  const { collect, host, port } = exposition.value
+  const sampleCluster = yield* Gauges.makeSampler
+  const sampleProcess = yield* ProcessMetrics.make
+  const runtime = yield* Effect.runtime<never>()
+  // a scrape makes no spans of its own (its backlog query would otherwise be traced every 15 s)
+  const sample = () => Runtime.runPromise(runtime)(Effect.withTracerEnabled(Effect.zipRight(sampleProcess, sampleCluster), false))
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "").split("?")[0]
+    if (path !== "/metrics") {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found: metrics are at /metrics\n")
+      return
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { allow: "GET, HEAD" }).end()
+      return
+    }
+    sample().then(collect).then(
+      (text) => res.writeHead(200, { "content-type": contentType, "cache-control": "no-store" }).end(req.method === "HEAD" ? undefined : text),
+      (e) => res.writeHead(500, { "content-type": "text/plain" }).end(`metrics could not be collected: ${e instanceof Error ? e.message : String(e)}\n`)
+    )
+  })
+  yield* Effect.acquireRelease(
+    Effect.async<void, Error>((resume) => {
+      server.once("error", (e) => resume(Effect.fail(e)))
+      server.listen(port, host, () => resume(Effect.void))
+    }),
+    () => Effect.async<void>((resume) => {
+      server.closeAllConnections()
+      server.close(() => resume(Effect.void))
+    })
+  ).pipe(Effect.orDie)
+  yield* Effect.logInfo(`metrics at http://${host}:${port}/metrics`)
+}))
+
+/**
+ * Wraps the HTTP app (API and portal): each answer is counted in
+ * `http_server_request_duration_seconds` under the route its router named (RouteMetrics.ts), and,
+ * when traces are exported, the server span is named `{method} {route}` as the HTTP semantic
+ * conventions say (the platform names it `http.server {method}` before any routing).
+ */
+export const observed = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
+  Effect.clockWith((clock) => {
+    const start = clock.unsafeCurrentTimeNanos()
+    return Effect.onExit(app, (exit) =>
+      Effect.withFiberRuntime((fiber) => {
+        const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+        const route = fiber.getFiberRef(RouteMetrics.currentRoute)
+        const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.exitResponse(exit).status
+        RouteMetrics.recordRequest(request.method, route ?? RouteMetrics.unmatched, status, Number(clock.unsafeCurrentTimeNanos() - start) / 1e9)
+        return route === undefined ? Effect.void : Context.get(fiber.currentContext, ServerSpanNamer)(request.method, route)
+      }))
+  })
+
+/** Names the request's server span after its route; a no-op unless traces are exported. */
+class ServerSpanNamer extends Context.Reference<ServerSpanNamer>()("pic2video/ServerSpanNamer", {
+  defaultValue: (): (method: string, route: string) => Effect.Effect<void> => () => Effect.void
+}) {}
+
+const spanNamer = (currentOtelSpan: Effect.Effect<{ updateName(name: string): unknown; setAttribute(key: string, value: string): unknown }, unknown>) =>
+  (method: string, route: string) =>
+    Effect.match(currentOtelSpan, {
+      onFailure: () => undefined,
+      onSuccess: (span) => {
+        span.updateName(`${method} ${route}`)
+        span.setAttribute("http.route", route)
+      }
+    })
