@@ -100,7 +100,11 @@ export const runRender = (renderId: string) =>
           lastWrite = now
           // a render canceled meanwhile is no longer processing: stop work at once
           if (!(yield* Renders.recordProgress(renderId, RenderState.percentOf(done, total)))) yield* Deferred.fail(canceled, new Canceled())
-        }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        }).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          // twice a second for the whole render: the trace keeps its stages, not these writes
+          Effect.withTracerEnabled(false)
+        )
 
       const { request } = row
       // framed from the inference as it stood when the render was created, as its caption was
