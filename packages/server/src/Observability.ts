@@ -1,4 +1,4 @@
-import { type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
+import { Headers, type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
 import { ReadsTraced } from "@pic2video/api/Http"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import * as Gauges from "@pic2video/cluster/metrics/Gauges"
@@ -85,7 +85,9 @@ export const layerTelemetry = (role: Role) =>
       logger,
       Layer.succeed(MetricsExposition, exposition),
       Layer.succeed(ReadsTraced, tracing),
-      tracing ? Layer.succeed(ServerSpanNamer, spanNamer(Tracer.currentOtelSpan)) : Layer.empty
+      tracing ? Layer.succeed(ServerSpan, finishServerSpan(Tracer.currentOtelSpan)) : Layer.empty,
+      // headers the server span must not carry, besides the platform's (authorization, cookie, x-api-key)
+      tracing ? Layer.scopedDiscard(Effect.locallyScopedWith(Headers.currentRedactedNames, (names) => [...names, "x-csrf-token"])) : Layer.empty
     )
   }).pipe(Effect.orDie))
 
@@ -146,21 +148,46 @@ export const observed = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<nev
         const route = fiber.getFiberRef(RouteMetrics.currentRoute)
         const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.exitResponse(exit).status
         RouteMetrics.recordRequest(request.method, route ?? RouteMetrics.unmatched, status, Number(clock.unsafeCurrentTimeNanos() - start) / 1e9)
-        return route === undefined ? Effect.void : Context.get(fiber.currentContext, ServerSpanNamer)(request.method, route)
+        return Context.get(fiber.currentContext, ServerSpan)(request, route)
       }))
   })
 
-/** Names the request's server span after its route; a no-op unless traces are exported. */
-class ServerSpanNamer extends Context.Reference<ServerSpanNamer>()("pic2video/ServerSpanNamer", {
-  defaultValue: (): (method: string, route: string) => Effect.Effect<void> => () => Effect.void
+/** Finishes the request's server span (route name, redacted query); a no-op unless traces are exported. */
+class ServerSpan extends Context.Reference<ServerSpan>()("pic2video/ServerSpan", {
+  defaultValue: (): (request: HttpServerRequest.HttpServerRequest, route: string | undefined) => Effect.Effect<void> => () => Effect.void
 }) {}
 
-const spanNamer = (currentOtelSpan: Effect.Effect<{ updateName(name: string): unknown; setAttribute(key: string, value: string): unknown }, unknown>) =>
-  (method: string, route: string) =>
+/** Query parameters whose values are credentials (a sign-in link's token, an OAuth code and state). */
+const secretParameters = /^(token|code|state|key|secret|password|access_token|refresh_token)$/i
+
+export const redactedQuery = (url: string): { readonly full: string; readonly query: string } | undefined => {
+  const q = url.indexOf("?")
+  if (q === -1) return undefined
+  const params = new URLSearchParams(url.slice(q + 1))
+  let changed = false
+  for (const name of [...new Set(params.keys())]) {
+    if (secretParameters.test(name)) {
+      params.set(name, "REDACTED")
+      changed = true
+    }
+  }
+  return changed ? { full: `${url.slice(0, q)}?${params}`, query: params.toString() } : undefined
+}
+
+const finishServerSpan = (currentOtelSpan: Effect.Effect<{ updateName(name: string): unknown; setAttribute(key: string, value: string): unknown }, unknown>) =>
+  (request: HttpServerRequest.HttpServerRequest, route: string | undefined) =>
     Effect.match(currentOtelSpan, {
       onFailure: () => undefined,
       onSuccess: (span) => {
-        span.updateName(`${method} ${route}`)
-        span.setAttribute("http.route", route)
+        if (route !== undefined) {
+          span.updateName(`${request.method} ${route}`)
+          span.setAttribute("http.route", route)
+        }
+        // the platform wrote the URL with its query as it came; a credential in it is overwritten
+        const redacted = redactedQuery(request.url)
+        if (redacted !== undefined) {
+          span.setAttribute("url.query", redacted.query)
+          span.setAttribute("url.full", `${Option.match(HttpServerRequest.toURL(request), { onNone: () => "", onSome: (u) => u.origin })}${redacted.full}`)
+        }
       }
     })

@@ -151,6 +151,8 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
           deadline: Date.now() + chargeBudgetMillis
         }).pipe(Effect.tapError(() => captionBlobKey === null ? Effect.void : blobs.remove(captionBlobKey)))
         if (!charged.charged && captionBlobKey !== null) yield* blobs.remove(captionBlobKey)
+        // with the runner's "received" and "processing" lines, a render's way through the cluster
+        if (charged.charged) yield* Effect.logInfo(`render ${charged.renderId} accepted`)
         // charged: from here on the answer is 202 whatever happens; the sweeper resends a lost Start
         yield* renders(charged.renderId).Start({ renderId: charged.renderId }, { discard: true }).pipe(
           Effect.timeout(entityTimeout),

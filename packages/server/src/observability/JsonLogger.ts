@@ -1,4 +1,4 @@
-import { Cause, Context, FiberId, FiberRef, FiberRefs, HashMap, Logger, Option, Tracer } from "effect"
+import { Cause, Context, Effect, FiberId, FiberRef, FiberRefs, HashMap, HashSet, Layer, Logger, Option, Tracer } from "effect"
 
 /**
  * LOG_FORMAT=json: one JSON object per line — `time`, `level`, `message`, the fiber, every log
@@ -50,4 +50,8 @@ export const jsonLogger = Logger.make<unknown, void>((options) => {
   globalThis.console.log(toJson(entry))
 })
 
-export const layer = Logger.replace(Logger.defaultLogger, jsonLogger)
+/** In place of the human loggers: Effect's default, and the pretty one NodeRuntime.runMain puts in its stead. */
+export const layer = Layer.scopedDiscard(
+  Effect.locallyScopedWith(FiberRef.currentLoggers, (loggers) =>
+    loggers.pipe(HashSet.remove(Logger.defaultLogger), HashSet.remove(Logger.prettyLoggerDefault), HashSet.add(jsonLogger)))
+)
