@@ -85,6 +85,7 @@ export const layerTelemetry = (role: Role) =>
       logger,
       Layer.succeed(MetricsExposition, exposition),
       Layer.succeed(ReadsTraced, tracing),
+      Layer.succeed(Observed, true),
       tracing ? Layer.succeed(ServerSpan, finishServerSpan(Tracer.currentOtelSpan)) : Layer.empty,
       // headers the server span must not carry, besides the platform's (authorization, cookie, x-api-key)
       tracing ? Layer.scopedDiscard(Effect.locallyScopedWith(Headers.currentRedactedNames, (names) => [...names, "x-csrf-token"])) : Layer.empty
@@ -137,9 +138,18 @@ export const layerMetricsServer = Layer.scopedDiscard(Effect.gen(function*() {
  * Wraps the HTTP app (API and portal): each answer is counted in
  * `http_server_request_duration_seconds` under the route its router named (RouteMetrics.ts), and,
  * when traces are exported, the server span is named `{method} {route}` as the HTTP semantic
- * conventions say (the platform names it `http.server {method}` before any routing).
+ * conventions say (the platform names it `http.server {method}` before any routing). A process with
+ * neither metrics nor traces skips all of it.
  */
-export const observed = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
+export const observed = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> => {
+  const measured = measure(app)
+  return Effect.withFiberRuntime((fiber) => Context.get(fiber.currentContext, Observed) ? measured : app)
+}
+
+/** Whether this process exports anything its requests are measured for (METRICS_PORT or traces). */
+class Observed extends Context.Reference<Observed>()("pic2video/Observed", { defaultValue: () => false }) {}
+
+const measure = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
   Effect.clockWith((clock) => {
     const start = clock.unsafeCurrentTimeNanos()
     return Effect.onExit(app, (exit) =>
