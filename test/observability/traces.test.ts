@@ -84,9 +84,11 @@ it("one render is one trace from the API's server span to the runner's stages; a
   const root = receiver.spans().find((s) => s.name === "POST /api/v1/renders" && s.kind === 2)!
   expect(root, "the create's server span").toBeDefined()
   const inTrace = () => receiver.spans().filter((s) => s.traceId === root.traceId)
-  // the last stage ends the render: wait for the runner's batch with it
+  // the entity's span ends last, once the render is written completed: wait for the runner's batch with it
   await waitFor(
-    async () => inTrace().some((s) => s.name === "Renders.transition" && s.attributes["p2v.render.event"] === "Finished"),
+    async () =>
+      inTrace().some((s) => s.name === "Renders.transition" && s.attributes["p2v.render.event"] === "Finished") &&
+      inTrace().some((s) => s.name === "Render.Start"),
     30_000,
     "the runner's spans"
   )

@@ -295,11 +295,10 @@ export const layer = HttpApiBuilder.middleware(
 
 /**
  * Reads are not traced unless the process exports traces: with no exporter nothing would see their
- * spans, and on the hot reads (the poll, the media list, usage) making them (the HTTP server's span
- * with its URL and header attributes, one span per SQL statement with its text) was a measurable part
- * of the request's CPU and allocations (see docs/operations.md, "Request-path cost"). Writes keep their
- * spans. X-Request-Id and the logs do not come from spans and are the same either way.
- * `layerUntracedReads` skips the server's span. A process that exports traces (OTEL_EXPORTER_OTLP_*,
+ * spans, and on the hot reads (the poll, the media list, usage) making them (one span per SQL
+ * statement with its text) was a measurable part of the request's CPU and allocations (see
+ * docs/operations.md, "Request-path cost"). Writes keep their spans. X-Request-Id and the logs do not
+ * come from spans and are the same either way. A process that exports traces (OTEL_EXPORTER_OTLP_*,
  * packages/server/src/Observability.ts) sets `ReadsTraced`, and then every request is traced.
  */
 export const untraced = (request: HttpServerRequest.HttpServerRequest): boolean =>
@@ -307,8 +306,14 @@ export const untraced = (request: HttpServerRequest.HttpServerRequest): boolean 
 
 export class ReadsTraced extends Context.Reference<ReadsTraced>()("pic2video/ReadsTraced", { defaultValue: () => false }) {}
 
-export const layerUntracedReads = <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
-  Layer.unwrapEffect(Effect.map(ReadsTraced, (traced) => traced ? self : HttpMiddleware.withTracerDisabledWhen(self, untraced)))
+/**
+ * The platform's own server span (named before routing, every request and response header an
+ * attribute) is never made: the process that exports traces makes the request's server span itself,
+ * as the HTTP semantic conventions name it (packages/server/src/Observability.ts), and one that does
+ * not needs none.
+ */
+export const layerWithoutPlatformSpan = <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+  HttpMiddleware.withTracerDisabledWhen(self, () => true)
 
 /**
  * The one place the request is adjusted for the router, because find-my-way refuses a path it

@@ -1,4 +1,4 @@
-import { Headers, type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
+import { type HttpApp, HttpServerError, HttpServerRequest, type HttpServerResponse, HttpTraceContext } from "@effect/platform"
 import { ReadsTraced } from "@pic2video/api/Http"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import * as Gauges from "@pic2video/cluster/metrics/Gauges"
@@ -85,10 +85,8 @@ export const layerTelemetry = (role: Role) =>
       logger,
       Layer.succeed(MetricsExposition, exposition),
       Layer.succeed(ReadsTraced, tracing),
-      Layer.succeed(Observed, true),
-      tracing ? Layer.succeed(ServerSpan, finishServerSpan(Tracer.currentOtelSpan)) : Layer.empty,
-      // headers the server span must not carry, besides the platform's (authorization, cookie, x-api-key)
-      tracing ? Layer.scopedDiscard(Effect.locallyScopedWith(Headers.currentRedactedNames, (names) => [...names, "x-csrf-token"])) : Layer.empty
+      Layer.succeed(Observed, tracing ? "traces" : "metrics"),
+      tracing ? Layer.succeed(SpanRenamer, renameOtelSpan(Tracer.currentOtelSpan)) : Layer.empty
     )
   }).pipe(Effect.orDie))
 
@@ -137,17 +135,23 @@ export const layerMetricsServer = Layer.scopedDiscard(Effect.gen(function*() {
 /**
  * Wraps the HTTP app (API and portal): each answer is counted in
  * `http_server_request_duration_seconds` under the route its router named (RouteMetrics.ts), and,
- * when traces are exported, the server span is named `{method} {route}` as the HTTP semantic
- * conventions say (the platform names it `http.server {method}` before any routing). A process with
- * neither metrics nor traces skips all of it.
+ * when traces are exported, the request gets its server span here, as the HTTP semantic conventions
+ * make it: named `{method} {route}` once routed, with the method, path, scheme, query (credentials
+ * redacted), client address, user agent, route and status, and no header (the platform's own span,
+ * never made, had every header as an attribute: Pipeline.layerWithoutPlatformSpan). An incoming
+ * `traceparent` (or b3) is continued. A process with neither metrics nor traces skips all of it.
  */
 export const observed = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> => {
   const measured = measure(app)
-  return Effect.withFiberRuntime((fiber) => Context.get(fiber.currentContext, Observed) ? measured : app)
+  const traced = serverSpan(measured)
+  return Effect.withFiberRuntime((fiber) => {
+    const mode = Context.get(fiber.currentContext, Observed)
+    return mode === "off" ? app : mode === "metrics" ? measured : traced
+  })
 }
 
-/** Whether this process exports anything its requests are measured for (METRICS_PORT or traces). */
-class Observed extends Context.Reference<Observed>()("pic2video/Observed", { defaultValue: () => false }) {}
+/** What this process's requests are observed for: nothing, metrics (METRICS_PORT), or metrics and traces. */
+class Observed extends Context.Reference<Observed>()("pic2video/Observed", { defaultValue: (): "off" | "metrics" | "traces" => "off" }) {}
 
 const measure = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
   Effect.clockWith((clock) => {
@@ -155,25 +159,55 @@ const measure = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> =
     return Effect.onExit(app, (exit) =>
       Effect.withFiberRuntime((fiber) => {
         const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
-        const route = fiber.getFiberRef(RouteMetrics.currentRoute)
-        const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.exitResponse(exit).status
-        RouteMetrics.recordRequest(request.method, route ?? RouteMetrics.unmatched, status, Number(clock.unsafeCurrentTimeNanos() - start) / 1e9)
-        return Context.get(fiber.currentContext, ServerSpan)(request, route)
+        const route = fiber.getFiberRef(RouteMetrics.currentRoute) ?? RouteMetrics.unmatched
+        RouteMetrics.recordRequest(request.method, route, statusOf(exit), Number(clock.unsafeCurrentTimeNanos() - start) / 1e9)
+        return Effect.void
       }))
   })
 
-/** Finishes the request's server span (route name, redacted query); a no-op unless traces are exported. */
-class ServerSpan extends Context.Reference<ServerSpan>()("pic2video/ServerSpan", {
-  defaultValue: (): (request: HttpServerRequest.HttpServerRequest, route: string | undefined) => Effect.Effect<void> => () => Effect.void
+const statusOf = (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>) =>
+  Exit.isSuccess(exit) ? exit.value.status : HttpServerError.exitResponse(exit).status
+
+/** Renames the current OpenTelemetry span; provided only while traces are exported. */
+class SpanRenamer extends Context.Reference<SpanRenamer>()("pic2video/SpanRenamer", {
+  defaultValue: (): (name: string) => Effect.Effect<void> => () => Effect.void
 }) {}
+
+const serverSpan = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
+  Effect.withFiberRuntime((fiber) => {
+    const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+    const rename = Context.get(fiber.currentContext, SpanRenamer)
+    const q = request.url.indexOf("?")
+    return Effect.useSpan(
+      request.method,
+      { kind: "server", parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers)), captureStackTrace: false },
+      (span) => {
+        span.attribute("http.request.method", request.method)
+        span.attribute("url.path", q === -1 ? request.url : request.url.slice(0, q))
+        span.attribute("url.scheme", "http")
+        if (q !== -1) span.attribute("url.query", redactedQuery(request.url.slice(q + 1)))
+        if (Option.isSome(request.remoteAddress)) span.attribute("client.address", request.remoteAddress.value)
+        if (request.headers["user-agent"] !== undefined) span.attribute("user_agent.original", request.headers["user-agent"])
+        return Effect.onExit(Effect.withParentSpan(app, span), (exit) =>
+          Effect.withFiberRuntime((after) => {
+            const status = statusOf(exit)
+            span.attribute("http.response.status_code", status)
+            if (status >= 500) span.attribute("error.type", String(status))
+            const route = after.getFiberRef(RouteMetrics.currentRoute)
+            if (route === undefined) return Effect.void
+            span.attribute("http.route", route)
+            return Effect.withParentSpan(rename(`${request.method} ${route}`), span)
+          }))
+      }
+    )
+  })
 
 /** Query parameters whose values are credentials (a sign-in link's token, an OAuth code and state). */
 const secretParameters = /^(token|code|state|key|secret|password|access_token|refresh_token)$/i
 
-export const redactedQuery = (url: string): { readonly full: string; readonly query: string } | undefined => {
-  const q = url.indexOf("?")
-  if (q === -1) return undefined
-  const params = new URLSearchParams(url.slice(q + 1))
+/** The query as the span shows it: a credential's value is `REDACTED`. */
+export const redactedQuery = (query: string): string => {
+  const params = new URLSearchParams(query)
   let changed = false
   for (const name of [...new Set(params.keys())]) {
     if (secretParameters.test(name)) {
@@ -181,23 +215,8 @@ export const redactedQuery = (url: string): { readonly full: string; readonly qu
       changed = true
     }
   }
-  return changed ? { full: `${url.slice(0, q)}?${params}`, query: params.toString() } : undefined
+  return changed ? params.toString() : query
 }
 
-const finishServerSpan = (currentOtelSpan: Effect.Effect<{ updateName(name: string): unknown; setAttribute(key: string, value: string): unknown }, unknown>) =>
-  (request: HttpServerRequest.HttpServerRequest, route: string | undefined) =>
-    Effect.match(currentOtelSpan, {
-      onFailure: () => undefined,
-      onSuccess: (span) => {
-        if (route !== undefined) {
-          span.updateName(`${request.method} ${route}`)
-          span.setAttribute("http.route", route)
-        }
-        // the platform wrote the URL with its query as it came; a credential in it is overwritten
-        const redacted = redactedQuery(request.url)
-        if (redacted !== undefined) {
-          span.setAttribute("url.query", redacted.query)
-          span.setAttribute("url.full", `${Option.match(HttpServerRequest.toURL(request), { onNone: () => "", onSome: (u) => u.origin })}${redacted.full}`)
-        }
-      }
-    })
+const renameOtelSpan = (currentOtelSpan: Effect.Effect<{ updateName(name: string): unknown }, unknown>) => (name: string) =>
+  Effect.match(currentOtelSpan, { onFailure: () => undefined, onSuccess: (span) => void span.updateName(name) })
