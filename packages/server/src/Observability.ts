@@ -2,7 +2,7 @@ import { type HttpApp, HttpServerError, HttpServerRequest, type HttpServerRespon
 import { ReadsTraced } from "@pic2video/api/Http"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import * as Gauges from "@pic2video/cluster/metrics/Gauges"
-import { Config, Context, Effect, Exit, Layer, Option, Runtime } from "effect"
+import { Config, Context, Effect, Exit, Layer, Option, Runtime, Tracer as EffectTracer } from "effect"
 import { createServer } from "node:http"
 import { hostname } from "node:os"
 import * as JsonLogger from "./observability/JsonLogger.ts"
@@ -70,10 +70,20 @@ export const layerTelemetry = (role: Role) =>
         serviceName: `pic2video-${role}`,
         attributes: { "service.instance.id": `${hostname()}:${process.pid}` }
       },
-      metricReader: reader,
-      // the exporter reads the OTEL_EXPORTER_OTLP_* variables itself (endpoint, headers, timeout)
-      spanProcessor: tracing ? new BatchSpanProcessor(new SemanticSpanNames(new OTLPTraceExporter())) : undefined
+      metricReader: reader
     }))
+    // Effect's spans become OpenTelemetry spans, exported in batches; the exporter reads the
+    // OTEL_EXPORTER_OTLP_* variables itself (endpoint, headers, timeout). Unlike @effect/opentelemetry's
+    // own tracer layer, this one does not enter an OpenTelemetry context on every step of every fiber
+    // while a span is open (its `context` hook, there so OpenTelemetry instrumentations of other
+    // libraries see Effect's span; this service has none): that alone cost more than the spans.
+    const tracer = () =>
+      Layer.unwrapEffect(
+        Effect.map(Tracer.make, (otel) => Layer.setTracer(EffectTracer.make({ span: otel.span, context: (execution) => execution() })))
+      ).pipe(
+        Layer.provide(Tracer.layerTracer),
+        Layer.provide(NodeSdk.layerTracerProvider(new BatchSpanProcessor(new SemanticSpanNames(new OTLPTraceExporter()))))
+      )
     const exposition = Option.map(c.metricsPort, (port) => ({
       host: c.metricsHost,
       port,
@@ -81,7 +91,7 @@ export const layerTelemetry = (role: Role) =>
     }))
     yield* Effect.logDebug(`telemetry: metrics ${metrics ? "on" : "off"}, traces ${tracing ? "on" : "off"}`)
     return Layer.mergeAll(
-      sdk,
+      tracing ? Layer.provideMerge(tracer(), sdk) : sdk,
       logger,
       Layer.succeed(MetricsExposition, exposition),
       Layer.succeed(ReadsTraced, tracing),
