@@ -11,7 +11,7 @@ import * as Multipart from "./Multipart.ts"
 
 /**
  * The Pic-to-Video client. Every call is one of the HttpApi definition's endpoints, made by
- * `HttpApiClient` from that definition (packages/api/src/Api.ts), so paths, bodies and success
+ * `HttpApiClient` from that definition (packages/domain/src/api/Api.ts), so paths, bodies and success
  * types cannot drift from the server. On top of it: retries that honour `Retry-After`, an
  * automatic `Idempotency-Key` for creates, polling with backoff and a deadline, uploads from bytes,
  * and downloads as a stream. fetch only: Node 24, Deno 2 and browsers.

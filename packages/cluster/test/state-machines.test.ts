@@ -159,7 +159,8 @@ const command = (label: string, step: Step, needsRender = false): fc.AsyncComman
 const pick = (m: Model, i: number) => m.renders[i % m.renders.length].id
 
 const asset = (id: string): Renders.Asset => ({
-  blobKey: `renders/${id}.mp4`, contentType: "video/mp4", width: 1080, height: 1920, byteSize: 1000, durationSec: 1
+  blobKey: `renders/${id}.mp4`, contentType: "video/mp4", width: 1080, height: 1920, byteSize: 1000, durationSec: 1,
+  posterBlobKey: `renders/${id}.poster.jpg`
 })
 
 /** The transitions a render goes through, each the very call its owner makes. */

@@ -43,9 +43,32 @@ export const chargeRefusal = (s: Standing): ChargeRefusal | undefined =>
     ? "quota_exceeded"
     : undefined
 
+/** How many charges in a row the rule allows from here: the room under the cap and in the allowance. */
+export const room = (s: Standing): { readonly cap: number; readonly allowance: number } => ({
+  cap: s.spendCap === null ? Infinity : Math.max(0, s.spendCap - s.chargedInWindow),
+  allowance: s.included === null ? Infinity : Math.max(0, s.included - s.used)
+})
+
+/**
+ * The same rule asked once for `count` charges in a row (the portal's "Render selected" asks before it
+ * creates each render of a batch): undefined when every one of them would be allowed, else the refusal
+ * the first refused one would meet (the cap before the allowance, as `chargeRefusal`). Each charge is
+ * still decided on its own when it happens.
+ */
+export const chargeRefusalFor = (s: Standing, count: number): ChargeRefusal | undefined => {
+  const r = room(s)
+  return count <= Math.min(r.cap, r.allowance) ? undefined : r.cap <= r.allowance ? "spend_cap_reached" : "quota_exceeded"
+}
+
 export const refusalMessage = (refusal: ChargeRefusal, included: number | null): string =>
   refusal === "spend_cap_reached"
     ? "this key's 24-hour spend cap is used up"
     : included === 0
     ? "the plan includes no renders"
     : "the billing cycle's render allowance is used up"
+
+/** `refusalMessage` for `chargeRefusalFor`: how many of the `count` would fit (`left`), when more than one was asked for. */
+export const refusalMessageFor = (refusal: ChargeRefusal, included: number | null, count: number, left: number): string =>
+  count <= 1 || (refusal === "quota_exceeded" && included === 0)
+    ? refusalMessage(refusal, included)
+    : `${refusal === "spend_cap_reached" ? "this key's 24-hour spend cap" : "the billing cycle's render allowance"} has room for ${left} more ${left === 1 ? "render" : "renders"}, and ${count} were asked for`

@@ -5,7 +5,7 @@ import { canonicalJson, fingerprint, isValidKey } from "../src/Idempotency.ts"
 import { compareFolderNames, considered, finalStatus, maxFilesPerImport, stoppedReasons } from "../src/ImportState.ts"
 import { cycleStart, planDefaults, plans } from "../src/Plans.ts"
 import { admit, type Window, windowMillis } from "../src/RateLimit.ts"
-import { allowanceLeft, chargedInWindow, chargeRefusal, mayCharge, spendWindowMillis } from "../src/SpendCap.ts"
+import { allowanceLeft, chargedInWindow, chargeRefusal, chargeRefusalFor, mayCharge, spendWindowMillis } from "../src/SpendCap.ts"
 
 const minute = windowMillis
 const day = 24 * 60 * 60 * 1000
@@ -111,6 +111,21 @@ describe("SpendCap", () => {
     const capFull = spendCap !== null && charged >= spendCap
     const allowanceFull = included !== null && used >= included
     expect(r).toBe(capFull ? "spend_cap_reached" : allowanceFull ? "quota_exceeded" : undefined)
+  })
+
+  it.prop("chargeRefusalFor(n): allowed exactly when n charges in a row would each be, else the first refusal met", [
+    fc.option(fc.nat(20), { nil: null }),
+    fc.nat(25),
+    fc.option(fc.nat(20), { nil: null }),
+    fc.nat(25),
+    fc.nat(30)
+  ], ([spendCap, charged, included, used, count]) => {
+    // the charges one by one, each taking one from the window and the allowance
+    let first: ReturnType<typeof chargeRefusal>
+    for (let i = 0; i < count && first === undefined; i++) {
+      first = chargeRefusal({ spendCap, chargedInWindow: charged + i, included, used: used + i })
+    }
+    expect(chargeRefusalFor({ spendCap, chargedInWindow: charged, included, used }, count)).toBe(first)
   })
 })
 

@@ -34,6 +34,12 @@ export const html = (strings: TemplateStringsArray, ...values: ReadonlyArray<Int
 
 export const raw = (value: string) => new Markup(value)
 
+/**
+ * User text inside an attribute (alt, aria-label, title): set apart from the text around it with
+ * Unicode's first-strong isolate, as `<bdi>` does in content, so a right-to-left label cannot reorder it.
+ */
+export const isolated = (text: string) => `\u2068${text}\u2069`
+
 /** An attribute that is present or absent (`checked`, `selected`, `disabled`). */
 export const flag = (on: boolean, name: string) => (on ? raw(` ${name}`) : raw(""))
 

@@ -10,6 +10,7 @@ import { createHash } from "node:crypto"
 import { Form, NotFound, type Signed } from "./Context.ts"
 import { html } from "./Html.ts"
 import { htmlResponse, messagePage, securityHeaders, sentence } from "./Layout.ts"
+import * as Batch from "./pages/Batch.ts"
 import * as Drive from "./pages/Drive.ts"
 import * as Keys from "./pages/Keys.ts"
 import * as Library from "./pages/Library.ts"
@@ -132,10 +133,13 @@ const routes = [
   route("GET", "/portal/renders", Renders.list),
   route("GET", "/portal/renders/new", Renders.newForm),
   route("POST", "/portal/renders", Renders.create),
+  route("GET", "/portal/renders/batch", Batch.form),
+  route("POST", "/portal/renders/batch", Batch.create),
   route("GET", "/portal/renders/{id}", Renders.detail),
   route("GET", "/portal/renders/{id}/video", (s, id) => Renders.file(s, id, "inline")),
   route("GET", "/portal/renders/{id}/download", (s, id) => Renders.file(s, id, "attachment")),
   route("GET", "/portal/renders/{id}/captions.vtt", Renders.captions),
+  route("GET", "/portal/renders/{id}/poster.jpg", Renders.poster),
   route("GET", "/portal/renders/{id}/cancel", Renders.confirmCancel),
   route("POST", "/portal/renders/{id}/cancel", Renders.cancel),
   route("GET", "/portal/drive", Drive.page),

@@ -77,6 +77,49 @@
     })
   }
 
+  // The Library's selection (a plain GET form of checkboxes without script): "Select all on this
+  // page" and a count of the photos ticked. Delegated, as the grid is replaced after an upload.
+  function selectionOf(form) {
+    var boxes = form.querySelectorAll("input[name=media_id]")
+    var n = 0
+    boxes.forEach(function(b) { if (b.checked) n++ })
+    var all = form.querySelector("[data-select-all] input")
+    if (all) {
+      all.checked = n > 0 && n === boxes.length
+      all.indeterminate = n > 0 && n < boxes.length
+    }
+    return n
+  }
+  function showSelection(form, message) {
+    var n = selectionOf(form)
+    var count = form.querySelector("[data-select-count]")
+    if (count) count.textContent = message || (n === 0 ? "No photos selected" : n === 1 ? "1 photo selected" : n + " photos selected")
+  }
+  function initSelection() {
+    document.querySelectorAll("form[data-select]").forEach(function(form) {
+      form.querySelectorAll("[data-select-all], [data-select-count]").forEach(function(node) { node.hidden = false })
+      showSelection(form)
+    })
+  }
+  initSelection()
+  // a page restored by Back keeps its ticks: count them again
+  window.addEventListener("pageshow", initSelection)
+  document.addEventListener("change", function(event) {
+    var form = event.target.closest && event.target.closest("form[data-select]")
+    if (!form) return
+    if (event.target.closest("[data-select-all]")) {
+      var on = event.target.checked
+      form.querySelectorAll("input[name=media_id]").forEach(function(b) { b.checked = on })
+    }
+    showSelection(form)
+  })
+  document.addEventListener("submit", function(event) {
+    var form = event.target
+    if (!form.hasAttribute("data-select") || selectionOf(form) > 0) return
+    event.preventDefault()
+    showSelection(form, "Select one or more photos first.")
+  })
+
   // A select that filters (renders by status) applies itself.
   document.querySelectorAll("select[data-autosubmit]").forEach(function(select) {
     select.addEventListener("change", function() { select.form.requestSubmit() })
@@ -101,6 +144,7 @@
             var next = fresh.getElementById(node.id)
             if (next && next.outerHTML !== node.outerHTML) node.replaceWith(document.importNode(next, true))
           })
+          initSelection()
         })
       })
       .catch(function() {})

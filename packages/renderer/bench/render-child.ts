@@ -1,7 +1,7 @@
 /**
  * One render in its own process, for `bench/render.ts`: the parent samples this process's and its
  * ffmpeg child's memory from /proc while it runs. Argument: JSON {photo, overlay (a PNG path or null),
- * imageClass, seconds, outPath}. Prints one line `RESULT {wallMs, timings, hwmKb, rssBeforeKb, cpuMs,
+ * imageClass, seconds, outPath}; the poster goes beside outPath as NAME.poster.jpg. Prints one line `RESULT {wallMs, timings, hwmKb, rssBeforeKb, cpuMs,
  * renderCpuMs}`: this process's
  * own peak resident memory (VmHWM: main thread and frame worker threads, not ffmpeg; getrusage's maxrss
  * would still hold the forking parent's, which it inherits through exec), its RSS just before the render
@@ -38,7 +38,9 @@ const program = Effect.gen(function* () {
   const rssBeforeKb = Number(/^VmRSS:\s+(\d+)/m.exec(status())?.[1] ?? 0)
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
-  yield* renderVideo({ photo: job.photo, overlay, imageClass: job.imageClass, seconds: job.seconds, outPath: job.outPath, onTimings: (t) => (timings = t) })
+  // with a poster, as the service renders
+  const posterPath = job.outPath.replace(/\.mp4$/, ".poster.jpg")
+  yield* renderVideo({ photo: job.photo, overlay, imageClass: job.imageClass, seconds: job.seconds, outPath: job.outPath, posterPath, onTimings: (t) => (timings = t) })
   const wallMs = performance.now() - t0
   const hwmKb = Number(/^VmHWM:\s+(\d+)/m.exec(status())?.[1] ?? 0)
   const cpu = process.cpuUsage()

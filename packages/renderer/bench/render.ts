@@ -21,7 +21,8 @@
  *           than wall time; the ratio of CPU seconds is what wall time tends to on two busy cores)
  *   zoompan the naive whole-pixel ffmpeg zoompan pipeline on the same base, once (BENCH_ZOOMPAN=0 skips)
  * Per-stage wall time of the renders (medians): prepare (decode, base, overlay), waiting on frames,
- * waiting on ffmpeg's stdin, the encoder's tail after the last frame, probe + verify.
+ * waiting on ffmpeg's stdin, the encoder's tail after the last frame, probe + verify, the poster (its
+ * frame converted and encoded as JPEG, which the service asks of every render).
  * BENCH_PHOTOS=hubble,portrait picks inputs by name. Frames 0/120/239 of each render are saved as PNG.
  * Timings on a shared 2-core VM drift with load: the load average is printed beside every row.
  */
@@ -250,14 +251,14 @@ const program = Effect.gen(function* () {
         `  ${reps.map((r) => r.load.split("/")[0]).join(" ")}`].join(" ")
     )
     const s = (f: (t: RenderTimings) => number) => (m((r) => f(r.render.timings)) / 1000).toFixed(2).padStart(7)
-    stageRows.push([input.name.padEnd(22), s((t) => t.prepareMs), s((t) => t.encodeMs), s((t) => t.waitFramesMs), s((t) => t.waitSinkMs), s((t) => t.tailMs), s((t) => t.verifyMs)].join(" "))
+    stageRows.push([input.name.padEnd(22), s((t) => t.prepareMs), s((t) => t.encodeMs), s((t) => t.waitFramesMs), s((t) => t.waitSinkMs), s((t) => t.tailMs), s((t) => t.verifyMs), s((t) => t.posterMs)].join(" "))
     console.log(rows.at(-1))
   }
   console.log(`\nffmpeg ${renderer.ffmpeg.version} (${renderer.ffmpeg.source}), preset ${renderer.encode.preset}, crf ${renderer.encode.crf}, x264 threads ${renderer.encode.threads} (${x264Params(renderer.encode)}), ${renderer.frameConcurrency} frame workers, ${FRAMES} frames, 1080x1920@30, ${REPEATS} repeats (medians)`)
   console.log(`${"photo".padEnd(22)}  render   floor    x264  ratio  ratio264 rss MB   zoompan cpu s r/f/x264  load(1 min) per repeat`)
   for (const r of rows) console.log(r)
   console.log(`\nstages of the render (medians, s): prepare = decode + base + overlay; encode = ffmpeg running, within it waiting on frames / on ffmpeg's stdin, and the tail after the last frame`)
-  console.log(`${"photo".padEnd(22)} prepare  encode  wFrames  wSink    tail  verify`)
+  console.log(`${"photo".padEnd(22)} prepare  encode  wFrames  wSink    tail  verify  poster`)
   for (const r of stageRows) console.log(r)
   console.log(`\nrss MB = peak sampled sum (node + ffmpeg) / bound (node VmHWM + ffmpeg VmHWM); load average at end ${load()}`)
   console.log(`frames and videos in ${outDir}`)

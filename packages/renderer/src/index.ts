@@ -16,6 +16,7 @@ export { planFraming, type Framing, type FramingKind, type SubjectBox } from "./
 export { OUTPUT, SAFE_BOX } from "./output.ts"
 export { renderVideo, type RenderJob, type RenderResult, type RenderTimings } from "./pipeline.ts"
 export { photoSize } from "./ingest.ts"
+export { POSTER, posterFrame, type PosterResult } from "./poster.ts"
 export { probeVideo, type VideoProbe } from "./probe.ts"
 export { Renderer, type RendererConfig, type RendererShape } from "./Renderer.ts"
 export { verifyProbe } from "./verify.ts"

@@ -11,6 +11,7 @@ import { planMotion } from "./motion-path.ts"
 import { combineMotionWords } from "./motion-words.ts"
 import { OUTPUT } from "./output.ts"
 import { stream as platformStream, temp } from "./platform/index.ts"
+import { type PosterResult, posterFrame, writePoster } from "./poster.ts"
 import { probeVideo } from "./probe.ts"
 import { Renderer } from "./Renderer.ts"
 import { verifyProbe } from "./verify.ts"
@@ -28,6 +29,11 @@ export interface RenderJob {
   readonly renderPrompt?: string | undefined
   readonly seconds: number
   readonly outPath: string
+  /**
+   * Where to write the poster, a JPEG of the clip's middle frame (poster.ts); written, like `outPath`,
+   * only once the video passed verification. None when absent.
+   */
+  readonly posterPath?: string | undefined
   readonly onProgress?: ((framesDone: number, framesTotal: number) => Effect.Effect<void>) | undefined
   /** Where the render's wall time went, once it succeeded (the benchmark prints it). */
   readonly onTimings?: ((t: RenderTimings) => void) | undefined
@@ -46,6 +52,8 @@ export interface RenderTimings {
   readonly tailMs: number
   /** ffprobe and the deliverability check. */
   readonly verifyMs: number
+  /** Converting and encoding the poster's frame (0 without a poster). */
+  readonly posterMs: number
 }
 
 export interface RenderResult {
@@ -54,6 +62,8 @@ export interface RenderResult {
   readonly height: number
   readonly byte_size: number
   readonly content_type: "video/mp4"
+  /** The poster written to `posterPath`, when one was asked for. */
+  readonly poster?: PosterResult | undefined
 }
 
 const ioFailed = (what: string) => (e: unknown) =>
@@ -85,16 +95,25 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
       const t1 = performance.now()
       const stats: FrameStats = { waitFramesMs: 0, waitSinkMs: 0 }
       let fed = t1
+      // the poster's frame is copied on its way to ffmpeg (its slot is reused after the write)
+      const posterAt = job.posterPath === undefined ? -1 : posterFrame(total)
+      let posterBytes: Uint8Array | undefined
 
       // Frames go straight from the worker threads' buffers into ffmpeg's stdin, as yuv420p: ffmpeg
       // only encodes, and the pipe carries half the bytes of RGB.
-      const feed = (stdin: Writable) =>
-        writeFrames(
+      const feed = (stdin: Writable) => {
+        const write = platformStream.flushedWriter(stdin)
+        let index = 0
+        const sink = (frame: Uint8Array) => {
+          if (index++ === posterAt) posterBytes = frame.slice()
+          return write(frame)
+        }
+        return writeFrames(
           base,
           path,
           total,
           { count: renderer.frameConcurrency, niceness: renderer.niceness },
-          platformStream.flushedWriter(stdin),
+          sink,
           (e) => new RenderFailed({ stage: "frames", message: e instanceof Error ? e.message : String(e) }),
           { pixFmt: "yuv420p", overlay },
           stats
@@ -103,6 +122,7 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
           Effect.zipRight(platformStream.end(stdin)),
           Effect.tap(() => (fed = performance.now()))
         )
+      }
 
       // ffmpeg reports progress from a callback; a sliding queue hands the latest count to the caller.
       const progress = yield* Queue.sliding<number>(1)
@@ -129,13 +149,23 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
       if (problems.length > 0) {
         return yield* new RenderFailed({ stage: "verify", message: `output rejected: ${problems.join("; ")}` })
       }
+      const t3 = performance.now()
+      const posterPath = job.posterPath
+      let poster: PosterResult | undefined
+      if (posterPath !== undefined) {
+        if (posterBytes === undefined) return yield* new RenderFailed({ stage: "frames", message: `the poster's frame ${posterAt} was never made` })
+        const posterPartial = yield* temp.partialFile(posterPath)
+        poster = yield* writePoster(posterBytes, posterAt, posterPartial)
+        yield* temp.moveInto(posterPartial, posterPath).pipe(Effect.mapError(ioFailed("move the poster into place")))
+      }
       yield* temp.moveInto(partial, job.outPath).pipe(Effect.mapError(ioFailed("move into place")))
       job.onTimings?.({
         prepareMs: t1 - t0,
         encodeMs: t2 - t1,
         ...stats,
         tailMs: t2 - fed,
-        verifyMs: performance.now() - t2
+        verifyMs: t3 - t2,
+        posterMs: performance.now() - t3
       })
       if (onProgress) yield* onProgress(total, total)
       return {
@@ -143,7 +173,8 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
         width: OUTPUT.width,
         height: OUTPUT.height,
         byte_size: probe.byteSize,
-        content_type: "video/mp4"
+        content_type: "video/mp4",
+        ...(poster === undefined ? {} : { poster })
       } satisfies RenderResult
     })
   ).pipe(Effect.withSpan("renderVideo"))

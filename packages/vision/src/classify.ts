@@ -94,7 +94,7 @@ export const BELIEVED_FACE = 0.6
  * 0.26–0.29 when it is cut by the frame or half hidden (a soldier behind his rifle, women at a
  * machine), and below 0.3 — the old threshold — their confident faces were taken for painted ones.
  * The detector reports nothing under 0.2. Both thresholds were chosen by leave-one-scene-out over
- * the 123 dev photos (README, Accuracy); they are not refitted per fold.
+ * the 123 dev photos (docs/vision-research.md); they are not refitted per fold.
  */
 export const BODY = 0.25
 
@@ -104,7 +104,8 @@ export const BODY = 0.25
  * a welder behind his visor, men bent over an engine — while moulded faces (dolls, figurines) and
  * animals get no shoulders, or ones as narrow as the face. `face`: the least face score it vouches
  * for; `shoulders`: the least mean score of the two shoulders; `span`: their distance apart in face
- * widths. Chosen by leave-one-scene-out over the dev photos (bench/classify-body.ts; README, Accuracy).
+ * widths. Chosen by leave-one-scene-out over the dev photos (docs/vision-research.md; the sweep was
+ * bench/classify-body.ts, in git history at ff0994a).
  */
 export interface PoseRule {
   readonly face: number
@@ -128,8 +129,8 @@ export const POSE_RULE: PoseRule = { face: 0.5, shoulders: 0.34, span: [0.7, 2],
  * Whether the body pose can change what the rules decide with the shipped POSE_RULE: it is read only
  * around a face of at least POSE_RULE.face (posedFace) or inside a person the object detector scores
  * at least BODY (torsoInPerson). Most photos of other classes have neither, and the vision worker
- * skips the pose model for them (its cost: the renderer's README, "How it runs"); the answer is the
- * same (property-tested). A sweep of other PoseRules (bench/classify-body.ts) must run the pose on
+ * skips the pose model for them (its cost: docs/vision-research.md); the answer is the
+ * same (property-tested). A sweep of other PoseRules (bench/classify-body.ts at ff0994a) must run the pose on
  * every photo itself, as its dump does: Vision's evidence has no body where this says no.
  */
 export const poseMatters = (d: Pick<Detections, "faces" | "objects">): boolean =>
@@ -200,7 +201,7 @@ export const classify = (
 /**
  * Animals the object detector is sure of: each scoring ≥ `score`, together covering ≥ `share` of the
  * frame (a bird speck over a lake or sheep dotting a hillside leave a landscape a landscape). Chosen
- * by leave-one-scene-out over the 159 dev photos (README, Accuracy): 129 → 131 for any score 0.3–0.5
+ * by leave-one-scene-out over the 159 dev photos (docs/vision-research.md): 129 → 131 for any score 0.3–0.5
  * with share 0.04, the two gains `other` photos (a cow, dogs at a window), no photo lost.
  */
 export const ANIMAL = { score: 0.3, share: 0.04 } as const

@@ -32,7 +32,7 @@ export interface SceneModel {
 
 /** The classes the model chooses between (not `person`: see above). */
 export const SCENE_CLASSES: ReadonlyArray<ImageClass> = ["doll_figurine", "landscape_nature", "product_object", "interior_space", "other"]
-/** Chosen by leave-one-scene-out over the 84 dev photos (README, Accuracy). */
+/** Chosen by leave-one-scene-out over the 84 dev photos (docs/vision-research.md). */
 export const LAMBDA = 0.01
 export const RULE_WEIGHT = 0.3
 const STEPS = 300

@@ -46,6 +46,45 @@ const progressEveryMillis = 500
 const storeRetry = Schedule.exponential("1 second").pipe(Schedule.intersect(Schedule.recurs(5)))
 const patiently = <A, R>(effect: Effect.Effect<A, StoreUnavailable, R>) => Effect.retry(effect, storeRetry)
 
+/** Where a render's finished files are stored: the video and, beside it, its poster. */
+export const outputKeys = (renderId: string) => ({ video: `renders/${renderId}.mp4`, poster: `renders/${renderId}.poster.jpg` })
+
+/**
+ * Removes a render's stored files, the poster with the video: every place that deletes a render's
+ * video comes here (today one: a render that ended, canceled, while its files were being stored).
+ */
+export const removeOutputs = (keys: { readonly video: string; readonly poster: string | null }) =>
+  Effect.flatMap(BlobStore, (blobs) =>
+    Effect.all([blobs.remove(keys.video), keys.poster === null ? Effect.void : blobs.remove(keys.poster)], { discard: true }))
+
+/**
+ * Stores a finished render's video and poster (local files) and completes the render with them.
+ * False, and neither kept, when the render is no longer processing (canceled meanwhile). A store
+ * still unreachable after the retries fails (the caller fails the render, refunded) with neither kept.
+ */
+export const storeOutputs = (renderId: string, result: RenderResult, files: { readonly video: string; readonly poster: string }) =>
+  Effect.gen(function*() {
+    const blobs = yield* BlobStore
+    const named = outputKeys(renderId)
+    const keys = { video: named.video, poster: result.poster === undefined ? null : named.poster }
+    const stored = Effect.gen(function*() {
+      yield* patiently(blobs.putFile(keys.video, files.video))
+      if (keys.poster !== null) yield* patiently(blobs.putFile(keys.poster, files.poster))
+    })
+    yield* stored.pipe(Effect.tapError(() => removeOutputs(keys)))
+    const completed = yield* Renders.complete(renderId, {
+      blobKey: keys.video,
+      contentType: result.content_type,
+      width: result.width,
+      height: result.height,
+      byteSize: result.byte_size,
+      durationSec: result.duration_sec,
+      posterBlobKey: keys.poster
+    })
+    if (!completed) yield* removeOutputs(keys)
+    return completed
+  })
+
 /** Runs one render to a terminal state; never fails (a fault ends the render as failed and refunded). */
 export const runRender = (renderId: string) =>
   Effect.gen(function*() {
@@ -88,6 +127,8 @@ export const runRender = (renderId: string) =>
       if (photo === undefined) return yield* fail("render_rejected", "the stored photo is no longer available")
       const overlay = row.caption_blob_key === null ? null : (yield* patiently(blobs.getBytes(row.caption_blob_key))) ?? null
       const outPath = yield* blobs.tempPath(".mp4")
+      const posterPath = yield* blobs.tempPath(".jpg")
+      const dropTemps = Effect.promise(() => Promise.all([fs.rm(outPath, { force: true }), fs.rm(posterPath, { force: true })]))
 
       let lastWrite = 0
       // progress runs in the renderer's own fiber, where a failure would be dropped: cancellation
@@ -117,6 +158,7 @@ export const runRender = (renderId: string) =>
         renderPrompt: request.render_prompt,
         seconds: config.renderSeconds,
         outPath,
+        posterPath,
         onProgress
       }).pipe(
         Effect.raceFirst(Deferred.await(canceled)),
@@ -124,7 +166,7 @@ export const runRender = (renderId: string) =>
         Effect.either
       )
       if (outcome._tag === "Left") {
-        yield* Effect.promise(() => fs.rm(outPath, { force: true }))
+        yield* dropTemps
         const e = outcome.left as { _tag: string; message?: string }
         switch (e._tag) {
           case "Canceled":
@@ -138,25 +180,11 @@ export const runRender = (renderId: string) =>
             return yield* fail("render_failed", "generation ran but produced no usable video")
         }
       }
-      const result: RenderResult = outcome.right
-      const blobKey = `renders/${renderId}.mp4`
-      yield* patiently(blobs.putFile(blobKey, outPath)).pipe(
-        Effect.tapError(() => Effect.promise(() => fs.rm(outPath, { force: true }))),
-        Effect.withSpan("render.upload", { attributes: { "p2v.blob.bytes": result.byte_size }, captureStackTrace: false })
+      const completed = yield* storeOutputs(renderId, outcome.right, { video: outPath, poster: posterPath }).pipe(
+        Effect.ensuring(dropTemps),
+        Effect.withSpan("render.upload", { attributes: { "p2v.blob.bytes": outcome.right.byte_size }, captureStackTrace: false })
       )
-      const completed = yield* Renders.complete(renderId, {
-        blobKey,
-        contentType: result.content_type,
-        width: result.width,
-        height: result.height,
-        byteSize: result.byte_size,
-        durationSec: result.duration_sec
-      })
-      if (!completed) {
-        yield* blobs.remove(blobKey)
-        return (yield* Renders.byId(renderId))?.status ?? "missing"
-      }
-      return "completed"
+      return completed ? "completed" : (yield* Renders.byId(renderId))?.status ?? "missing"
     })))
   }).pipe(
     Effect.catchTag("ApiFailure", (e) =>

@@ -39,6 +39,8 @@ export const RenderRow = Schema.Struct({
   asset_height: Schema.NullOr(Schema.Number),
   asset_byte_size: Schema.NullOr(Schema.Number),
   asset_duration_sec: Schema.NullOr(Schema.Number),
+  /** the poster (a JPEG of one frame) of a completed render; null for renders completed before posters */
+  poster_blob_key: Schema.NullOr(Schema.String),
   attempts: Schema.Number,
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -161,18 +163,20 @@ export interface Payer {
   readonly spendCap24h: number | null
 }
 
-/** The early look before the caption work (no locks): the charge transaction decides for real. */
-export const chargeRefusal = (payer: Payer, now = new Date()) =>
+/**
+ * The early look before the caption work (no locks): the charge transaction decides for real. With a
+ * `count`, whether that many charges in a row would be allowed (the portal's batch asks once up front).
+ */
+export const chargeRefusal = (payer: Payer, count = 1, now = new Date()) =>
   Effect.gen(function*() {
     const charged = payer.keyId === null || payer.spendCap24h === null ? 0 : yield* chargedInWindow(payer.keyId, now)
     const account = yield* usage(payer.workspaceId, now)
-    const refusal = SpendCap.chargeRefusal({
-      spendCap: payer.keyId === null ? null : payer.spendCap24h,
-      chargedInWindow: charged,
-      included: account.included,
-      used: account.used
-    })
-    return refusal === undefined ? undefined : Errors.fail(refusal, SpendCap.refusalMessage(refusal, account.included))
+    const spendCap = payer.keyId === null ? null : payer.spendCap24h
+    const standing = { spendCap, chargedInWindow: charged, included: account.included, used: account.used }
+    const refusal = SpendCap.chargeRefusalFor(standing, count)
+    if (refusal === undefined) return undefined
+    const room = SpendCap.room(standing)
+    return Errors.fail(refusal, SpendCap.refusalMessageFor(refusal, account.included, count, refusal === "spend_cap_reached" ? room.cap : room.allowance))
   }).pipe(Effect.orDie)
 
 export interface NewRender {
@@ -272,6 +276,8 @@ export interface Asset {
   readonly height: number
   readonly byteSize: number
   readonly durationSec: number
+  /** stored beside the video; null when the render made none */
+  readonly posterBlobKey: string | null
 }
 
 /** What a transition writes besides the state: the message of an error, the finished file. */
@@ -323,7 +329,8 @@ const decide = (id: string, change: Change): Effect.Effect<Applied, never, SqlCl
             asset_width: asset.width,
             asset_height: asset.height,
             asset_byte_size: asset.byteSize,
-            asset_duration_sec: asset.durationSec
+            asset_duration_sec: asset.durationSec,
+            poster_blob_key: asset.posterBlobKey
           })
         })}
         WHERE id = ${id} AND status = ${current.status} AND progress = ${current.progress} AND attempts = ${current.attempts}

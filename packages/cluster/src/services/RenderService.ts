@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Errors, Idempotency, Ids, RenderState, type Requests } from "@pic2video/domain"
-import { prepareCaption } from "@pic2video/renderer"
+import { POSTER, prepareCaption } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
 import { Effect } from "effect"
 import { ApiKeyEntity } from "../entities/ApiKeyEntity.ts"
@@ -201,6 +201,26 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
         return { path, contentType: "video/mp4", filename: asset.filename }
       })
 
+    /**
+     * Whether the payer can cover the creates under these idempotency keys, asked once before a batch
+     * (the portal's "Render selected"): a key that already made a render will not charge again, so only
+     * the others count; then the one charge rule for that many (`SpendCap.chargeRefusalFor`). Each
+     * create is still decided on its own. Keyless payers only (a key's creates go through the API).
+     */
+    const batchRefusal = (payer: Payer, keys: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const earlier = yield* Effect.forEach(keys, (key) => withSql(Renders.findKeyless(payer.workspaceId, key)))
+        return yield* withSql(Renders.chargeRefusal(payer, earlier.filter((r) => r === undefined).length))
+      })
+
+    /** A completed render's poster (the portal's thumbnails; the API has none): undefined when it has none. */
+    const poster = (workspaceId: string, id: string) =>
+      Effect.gen(function*() {
+        const r = yield* row(workspaceId, id)
+        const blob = r.poster_blob_key === null ? undefined : yield* blobs.open(r.poster_blob_key)
+        return blob === undefined ? undefined : { blob, contentType: POSTER.contentType }
+      })
+
     const usage = (workspaceId: string) =>
       Effect.map(withSql(Renders.usage(workspaceId)), (u) => ({
         object: "usage" as const,
@@ -213,6 +233,8 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
       get,
       download,
       downloadFile,
+      batchRefusal,
+      poster,
       usage,
       cancel: (workspaceId: string, id: string) =>
         Effect.map(withSql(cancel(id, workspaceId)), (r) => Renders.toDocument(r, publicBaseUrl))

@@ -46,8 +46,16 @@ ${notice(archived === undefined ? undefined : archived === "" ? "The photo was a
 </section>
 <section aria-labelledby="photos-h" data-live="library-grid" id="library-grid">
   <h2 id="photos-h">In the library</h2>
-  ${list.rows.length === 0 ? html`<p class="muted">${s.workspace.storage_budget_bytes === 0 ? "No photos." : "No photos yet. Upload some above."}</p>` : html`<ul class="photos" aria-label="Photos">${list.rows.map((m) => html`<li class="photo card">
+  ${list.rows.length === 0 ? html`<p class="muted">${s.workspace.storage_budget_bytes === 0 ? "No photos." : "No photos yet. Upload some above."}</p>` : html`<form method="get" action="/portal/renders/batch" class="select-photos" data-select aria-label="Photos to render">
+  <div class="select-bar">
+    <button type="submit" class="button primary">Render selected</button>
+    <label class="check" data-select-all hidden><input type="checkbox"> Select all on this page</label>
+    <span class="muted small" role="status" data-select-count hidden></span>
+    <span class="muted small" data-select-hint>Tick photos, then Render selected: one render each, one caption for all or one per photo.</span>
+  </div>
+  <ul class="photos" aria-label="Photos">${list.rows.map((m) => html`<li class="photo card">
     <img src="/portal/media/${m.id}/preview" alt="${m.label === "" ? "Photo" : m.label}" loading="lazy" width="${m.width ?? 300}" height="${m.height ?? 300}">
+    <label class="check select-photo"><input type="checkbox" name="media_id" value="${m.id}"> Select<span class="visually-hidden"> <bdi>${m.label === "" ? "untitled photo" : m.label}</bdi></span></label>
     <div class="photo-body">
       <p class="photo-label">${m.label === "" ? html`<span class="muted">Untitled</span>` : m.label}</p>
       <p class="muted small"><span class="nowrap">${m.width ?? "?"} × ${m.height ?? "?"}</span> · <span class="nowrap">${bytes(m.file_size_bytes)}</span> · <span class="nowrap">${dateTime(m.created_at)}</span></p>
@@ -58,7 +66,8 @@ ${notice(archived === undefined ? undefined : archived === "" ? "The photo was a
         <a role="button" class="button quiet small" href="/portal/media/${m.id}/archive" aria-label="Archive ${m.label === "" ? "photo" : m.label}">Archive</a>
       </div>
     </div>
-  </li>`)}</ul>`}
+  </li>`)}</ul>
+  </form>`}
   <nav class="pager" aria-label="Pages">
     ${position === undefined ? "" : html`<a href="/portal/library">First page</a>`}
     ${list.nextCursor === null ? "" : html`<a href="/portal/library?cursor=${encodeURIComponent(list.nextCursor)}">Next page</a>`}

@@ -2,6 +2,7 @@ import { FileSystem, HttpApiError, HttpServerResponse } from "@effect/platform"
 import { toFailure } from "@pic2video/api/ErrorResponse"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
+import * as PortalBatches from "@pic2video/cluster/PortalBatches"
 import * as PortalViews from "@pic2video/cluster/portal/PortalViews"
 import * as Renders from "@pic2video/cluster/Renders"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
@@ -9,7 +10,7 @@ import { Errors, Idempotency, Ids, RenderState, Requests } from "@pic2video/doma
 import * as JsonBody from "@pic2video/domain/JsonBody"
 import { Cause, Effect, Either, ParseResult, Schema } from "effect"
 import { Form, orNotFound, type Signed } from "../Context.ts"
-import { dateTime, flag, html, type Markup } from "../Html.ts"
+import { dateTime, flag, html, isolated, type Markup } from "../Html.ts"
 import { alert, document, htmlResponse, sentence } from "../Layout.ts"
 
 /**
@@ -21,7 +22,7 @@ import { alert, document, htmlResponse, sentence } from "../Layout.ts"
  */
 const pageSize = 25
 const running = (status: string) => (RenderState.activeStatuses as ReadonlyArray<string>).includes(status)
-const decodeBody = Schema.decodeUnknown(Requests.CreateRenderBody)
+export const decodeBody = Schema.decodeUnknown(Requests.CreateRenderBody)
 
 const renderOf = (s: Signed, id: string) =>
   Effect.flatMap(Ids.isRenderId(id) ? Renders.find(s.workspace.id, id) : Effect.succeed(undefined), orNotFound)
@@ -29,7 +30,7 @@ const renderOf = (s: Signed, id: string) =>
 const statusBadge = (status: string) => html`<span class="status ${status}">${status}</span>`
 
 /** A photo's name as the library shows it. */
-const photoName = (m: { readonly id: string; readonly label: string }) => m.label === "" ? `Untitled photo (${m.id.slice(0, 8)})` : m.label
+export const photoName = (m: { readonly id: string; readonly label: string }) => m.label === "" ? `Untitled photo (${m.id.slice(0, 8)})` : m.label
 /** What the service saw in a photo, as the Photo list says it beside the size (nothing until it has looked). */
 const seenNote = (m: MediaLibrary.MediaRow) => {
   const c = MediaInference.seenAs(m)
@@ -43,6 +44,27 @@ const captionStart = (request: Record<string, unknown>) => {
   return chars.length > 60 ? `${chars.slice(0, 60).join("").trimEnd()}…` : quote
 }
 
+/** A refusal recorded for one photo of a batch, in the portal's words where the API's are about keys. */
+const batchRefusal = (code: string, message: string) =>
+  code === "idempotency_conflict"
+    ? "this form was already sent with another caption or options for this photo; open Render selected again to render it with these"
+    : message
+
+/**
+ * The render's poster as a list thumbnail (9:16); before it has one, the photo being rendered, and a
+ * neutral box for a render that ended without one (failed, canceled, or completed before posters).
+ */
+const thumbnail = (r: Renders.RenderRow, photo: MediaLibrary.MediaRow | undefined, caption: string) =>
+  r.poster_blob_key !== null
+    ? html`<img class="poster-thumb" src="/portal/renders/${r.id}/poster.jpg" alt="${posterAlt(caption, photo)}" width="45" height="80" loading="lazy">`
+    : running(r.status) && photo !== undefined
+    ? html`<img class="poster-thumb" src="/portal/media/${photo.id}/preview" alt="" width="45" height="80" loading="lazy">`
+    : html`<span class="poster-thumb none" aria-hidden="true"></span>`
+
+/** A poster's alt text: the caption it shows, else the photo's name (user text, isolated). */
+const posterAlt = (caption: string, photo: MediaLibrary.MediaRow | undefined) =>
+  caption !== "" ? `Poster: “${isolated(caption)}”` : photo !== undefined ? `Poster of ${isolated(photoName(photo))}` : "Poster of the render"
+
 export const list = (s: Signed) =>
   Effect.gen(function*() {
     const raw = s.url.searchParams.get("status") ?? ""
@@ -52,17 +74,40 @@ export const list = (s: Signed) =>
     const before = beforeAt !== null && beforeId !== null && !Number.isNaN(new Date(beforeAt).getTime())
       ? { createdAt: new Date(beforeAt), id: beforeId }
       : undefined
-    const page = yield* PortalViews.listRenders(s.workspace.id, { status, limit: pageSize, before })
+    // ?batch=: the renders one "Render selected" form made (never paged: a batch is one Library page at most)
+    const batchParam = s.url.searchParams.get("batch")
+    const batch = batchParam === null ? undefined : yield* Effect.flatMap(PortalBatches.find(s.workspace.id, batchParam), orNotFound)
+    const page = batch === undefined
+      ? yield* PortalViews.listRenders(s.workspace.id, { status, limit: pageSize, before })
+      : { rows: batch.renders.filter((r) => status === undefined || r.status === status), hasMore: false }
     const last = page.rows[page.rows.length - 1]
     const active = page.rows.some((r) => running(r.status))
     // the photos still in the library (an archived one has no preview to show)
+    const mediaIds = [...page.rows.map((r) => r.media_id), ...(batch?.items.map((i) => i.media_id) ?? [])]
     const photos = new Map(
-      (yield* Effect.forEach([...new Set(page.rows.map((r) => r.media_id))], (id) => MediaLibrary.find(s.workspace.id, id), { concurrency: 4 }))
+      (yield* Effect.forEach([...new Set(mediaIds)], (id) => MediaLibrary.find(s.workspace.id, id), { concurrency: 4 }))
         .flatMap((m) => m === undefined ? [] : [[m.id, m] as const])
     )
+    const refused = batch?.items.filter((i) => i.render_id === null) ?? []
     const body = html`<h1>Renders</h1>
+${
+      batch === undefined ? "" : html`<section class="card" aria-labelledby="batch-h">
+  <h2 id="batch-h">Batch of ${batch.items.length === 1 ? "1 photo" : `${batch.items.length} photos`}</h2>
+  <p>Made with Render selected, ${dateTime(batch.batch.created_at)}: ${batch.renders.length === 1 ? "1 render" : `${batch.renders.length} renders`} created${refused.length === 0 ? "" : `, ${refused.length} not`}.</p>
+  ${
+        refused.length === 0 ? "" : html`<ul class="batch-refused" aria-label="Photos not rendered">${
+          refused.map((i) => {
+            const photo = photos.get(i.media_id)
+            return html`<li><bdi>${photo === undefined ? "A photo no longer in the library" : photoName(photo)}</bdi>: ${sentence(batchRefusal(i.error_code ?? "", i.error_message ?? ""))} <span class="code">(${i.error_code})</span></li>`
+          })
+        }</ul>`
+      }
+  <p><a href="/portal/renders">All renders</a></p>
+</section>`
+    }
 <div class="toolbar">
   <form method="get" action="/portal/renders">
+    ${batch === undefined ? "" : html`<input type="hidden" name="batch" value="${batch.batch.id}">`}
     <div class="field"><label for="status-filter">Status</label>
       <select id="status-filter" name="status" data-autosubmit>
         <option value=""${flag(status === undefined, "selected")}>All</option>
@@ -73,19 +118,16 @@ export const list = (s: Signed) =>
   <a class="button primary" href="/portal/renders/new">New render</a>
 </div>
 <section class="card" id="renders-table" data-live="renders"${active ? html` data-live-active` : ""}>
-  ${page.rows.length === 0 ? html`<p class="muted">${status === undefined ? "No renders yet." : `No ${status} renders.`} <a href="/portal/renders/new">Make one</a> from a photo in your library.</p>` : html`<div class="table-wrap"><table class="cards-on-phone">
+  ${batch === undefined || batch.renders.length === 0 ? "" : html`<p class="muted small" data-testid="batch-progress">${batch.renders.filter((r) => r.status === "completed").length} of ${batch.renders.length} completed${active ? " · updates by itself" : ""}</p>`}
+  ${page.rows.length === 0 ? html`<p class="muted">${status === undefined ? (batch === undefined ? "No renders yet." : "No renders in this batch.") : `No ${status} renders${batch === undefined ? "" : " in this batch"}.`} <a href="/portal/renders/new">Make one</a> from a photo in your library.</p>` : html`<div class="table-wrap"><table class="cards-on-phone">
     <caption class="visually-hidden">Renders</caption>
     <thead><tr><th scope="col">Render</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Created</th></tr></thead>
     <tbody>${page.rows.map((r) => {
       const photo = photos.get(r.media_id)
       const caption = captionStart(r.request)
       return html`<tr>
-      <th scope="row"><div class="render-cell">${
-        photo === undefined
-          ? html`<span class="thumb none" aria-hidden="true"></span>`
-          : html`<img class="thumb" src="/portal/media/${photo.id}/preview" alt="" width="40" height="40" loading="lazy">`
-      }<div><a href="/portal/renders/${r.id}"><code>${r.id}</code></a>${
-        caption === "" ? html`<span class="muted small row-caption">No caption</span>` : html`<span class="small row-caption">“${caption}”</span>`
+      <th scope="row"><div class="render-cell">${thumbnail(r, photo, caption)}<div><a href="/portal/renders/${r.id}"><code>${r.id}</code></a>${
+        caption === "" ? html`<span class="muted small row-caption">No caption</span>` : html`<span class="small row-caption">“<bdi>${caption}</bdi>”</span>`
       }</div></div></th>
       <td data-label="Status">${statusBadge(r.status)}</td>
       <td data-label="Progress"><progress max="100" value="${r.progress}" aria-label="Progress of ${r.id}">${r.progress}%</progress></td>
@@ -102,6 +144,27 @@ const options = (name: string, values: ReadonlyArray<string>, chosen: string | u
   html`<option value=""${flag(chosen === undefined || chosen === "", "selected")}>Default</option>${
     values.map((v) => html`<option value="${v}"${flag(chosen === v, "selected")}>${v}</option>`)
   }`
+
+/** The caption's look, the motion and metadata: the same fields on the New render and Render selected forms. */
+export const optionFields = (v: (name: string) => string) =>
+  html`<div class="grid fields">
+    <div class="field"><label for="r-style">Caption style</label><select id="r-style" name="caption_style">${options("caption_style", Requests.captionStyles, v("caption_style"))}</select></div>
+    <div class="field"><label for="r-color">Text colour</label><select id="r-color" name="text_color">${options("text_color", Requests.textColors, v("text_color"))}</select></div>
+    <div class="field"><label for="r-size">Text size</label><select id="r-size" name="text_size">${options("text_size", Requests.textSizes, v("text_size"))}</select></div>
+    <div class="field"><label for="r-class">Image class</label><select id="r-class" name="image_class" aria-describedby="r-class-hint">${options("image_class", Requests.imageClasses, v("image_class"))}</select><span class="hint" id="r-class-hint">What the photo shows, which shapes the motion. Default: what the service saw in the photo (the Library says, once it has looked).</span></div>
+  </div>
+  <div class="checks">
+    <label class="check"><input type="checkbox" name="bold" value="true"${flag(v("bold") === "true", "checked")}> Bold</label>
+    <label class="check"><input type="checkbox" name="bold_outline" value="true"${flag(v("bold_outline") === "true", "checked")}> Bold outline</label>
+  </div>
+  <div class="grid fields">
+    <div class="field"><label for="r-theme">Page theme</label><input id="r-theme" name="page_theme" type="text" maxlength="100" value="${v("page_theme")}" aria-describedby="r-theme-hint"><span class="hint" id="r-theme-hint">The name of one of the workspace’s page themes, if it uses them. Empty: none.</span></div>
+    <div class="field"><label for="r-sub">Sub prompt</label><input id="r-sub" name="sub_prompt" type="text" maxlength="150" value="${v("sub_prompt")}" aria-describedby="r-sub-hint"><span class="hint" id="r-sub-hint">Extra motion direction added to the generated one (advice, best effort). Up to 150 characters.</span></div>
+    <div class="field"><label for="r-prompt">Render prompt</label><input id="r-prompt" name="render_prompt" type="text" maxlength="200" value="${v("render_prompt")}" aria-describedby="r-prompt-hint"><span class="hint" id="r-prompt-hint">Replaces the generated motion description (advice, best effort). Up to 200 characters.</span></div>
+  </div>
+  <div class="field"><label for="r-meta">Metadata (JSON)</label>
+    <textarea id="r-meta" name="metadata" spellcheck="false" placeholder='{"campaign": "spring"}' aria-describedby="r-meta-hint">${v("metadata")}</textarea>
+    <span class="hint" id="r-meta-hint">Optional: a JSON object of up to 20 keys; values text, number, true/false or null.</span></div>`
 
 const renderForm = (s: Signed, values: Form | undefined, error: string | undefined, status = 200) =>
   Effect.gen(function*() {
@@ -133,24 +196,7 @@ ${photos.rows.length === 0 ? html`<section class="card"><p>Your library has no p
   </div>
   <div class="field"><label for="r-quote">Quote</label>
     <textarea id="r-quote" name="quote" maxlength="500" aria-describedby="r-quote-hint">${v("quote")}</textarea><span class="hint" id="r-quote-hint">Up to 500 characters. Empty: no caption.</span></div>
-  <div class="grid fields">
-    <div class="field"><label for="r-style">Caption style</label><select id="r-style" name="caption_style">${options("caption_style", Requests.captionStyles, v("caption_style"))}</select></div>
-    <div class="field"><label for="r-color">Text colour</label><select id="r-color" name="text_color">${options("text_color", Requests.textColors, v("text_color"))}</select></div>
-    <div class="field"><label for="r-size">Text size</label><select id="r-size" name="text_size">${options("text_size", Requests.textSizes, v("text_size"))}</select></div>
-    <div class="field"><label for="r-class">Image class</label><select id="r-class" name="image_class" aria-describedby="r-class-hint">${options("image_class", Requests.imageClasses, v("image_class"))}</select><span class="hint" id="r-class-hint">What the photo shows, which shapes the motion. Default: what the service saw in it (the Photo list says, once it has looked).</span></div>
-  </div>
-  <div class="checks">
-    <label class="check"><input type="checkbox" name="bold" value="true"${flag(v("bold") === "true", "checked")}> Bold</label>
-    <label class="check"><input type="checkbox" name="bold_outline" value="true"${flag(v("bold_outline") === "true", "checked")}> Bold outline</label>
-  </div>
-  <div class="grid fields">
-    <div class="field"><label for="r-theme">Page theme</label><input id="r-theme" name="page_theme" type="text" maxlength="100" value="${v("page_theme")}" aria-describedby="r-theme-hint"><span class="hint" id="r-theme-hint">The name of one of the workspace’s page themes, if it uses them. Empty: none.</span></div>
-    <div class="field"><label for="r-sub">Sub prompt</label><input id="r-sub" name="sub_prompt" type="text" maxlength="150" value="${v("sub_prompt")}" aria-describedby="r-sub-hint"><span class="hint" id="r-sub-hint">Extra motion direction added to the generated one (advice, best effort). Up to 150 characters.</span></div>
-    <div class="field"><label for="r-prompt">Render prompt</label><input id="r-prompt" name="render_prompt" type="text" maxlength="200" value="${v("render_prompt")}" aria-describedby="r-prompt-hint"><span class="hint" id="r-prompt-hint">Replaces the generated motion description (advice, best effort). Up to 200 characters.</span></div>
-  </div>
-  <div class="field"><label for="r-meta">Metadata (JSON)</label>
-    <textarea id="r-meta" name="metadata" spellcheck="false" placeholder='{"campaign": "spring"}' aria-describedby="r-meta-hint">${v("metadata")}</textarea>
-    <span class="hint" id="r-meta-hint">Optional: a JSON object of up to 20 keys; values text, number, true/false or null.</span></div>
+  ${optionFields(v)}
   <p class="muted small">A render uses one from the workspace's allowance; a failed or canceled render is refunded.</p>
   <div><button type="submit" class="button primary">Create render</button></div>
 </form>`}`
@@ -160,7 +206,7 @@ ${photos.rows.length === 0 ? html`<section class="card"><p>Your library has no p
 export const newForm = (s: Signed) => renderForm(s, undefined, undefined)
 
 /** The form as the API's JSON body: an empty field or "Default" is a field not sent. */
-const bodyOf = (form: Form): Either.Either<Record<string, unknown>, string> => {
+export const bodyOf = (form: Form): Either.Either<Record<string, unknown>, string> => {
   const body: Record<string, unknown> = { media_id: form.get("media_id") ?? "" }
   for (const name of ["caption_style", "text_color", "text_size", "image_class", "page_theme", "sub_prompt", "render_prompt"]) {
     const value = form.get(name)
@@ -182,7 +228,7 @@ const bodyOf = (form: Form): Either.Either<Record<string, unknown>, string> => {
 }
 
 /** The API's own words for a body it refuses (the same decode, the same message). */
-const decodeFailure = (e: ParseResult.ParseError) =>
+export const decodeFailure = (e: ParseResult.ParseError) =>
   Effect.map(HttpApiError.HttpApiDecodeError.fromParseError(e), (d) => toFailure(Cause.fail(d)).failure)
 
 export const create = (s: Signed) =>
@@ -227,7 +273,7 @@ export const detail = (s: Signed, id: string) =>
 <div id="render-live" data-live="render"${live ? html` data-live-active` : ""}>
 <div class="player">
   <div>${r.status === "completed"
-    ? html`<video controls preload="metadata" playsinline src="/portal/renders/${r.id}/video" aria-label="Video of render ${r.id}">${typeof r.request.quote === "string" && r.request.quote.trim() !== "" ? html`<track kind="captions" srclang="en" label="Caption" src="/portal/renders/${r.id}/captions.vtt">` : ""}</video>`
+    ? html`<video controls preload="metadata" playsinline src="/portal/renders/${r.id}/video"${r.poster_blob_key === null ? "" : html` poster="/portal/renders/${r.id}/poster.jpg"`} aria-label="Video of render ${r.id}">${typeof r.request.quote === "string" && r.request.quote.trim() !== "" ? html`<track kind="captions" srclang="en" label="Caption" src="/portal/renders/${r.id}/captions.vtt">` : ""}</video>`
     : html`<div class="placeholder${live ? "" : " ended"}">${live ? html`<div><p>${r.status === "queued" ? "Waiting to start…" : "Rendering…"}</p><progress max="100" value="${r.progress}" aria-label="Render progress">${r.progress}%</progress></div>` : html`<p>No video: this render ${r.status === "failed" ? "failed" : "was canceled"}.</p>`}</div>`}</div>
   <div class="stack">
     <section class="card">
@@ -302,6 +348,25 @@ export const file = (s: Signed, id: string, disposition: "inline" | "attachment"
       }))
     }
     return yield* Effect.orDie(HttpServerResponse.file(asset.path, { contentType: asset.contentType, headers }))
+  })
+
+/**
+ * A completed render's poster, for this workspace only (a foreign, unknown or poster-less render is
+ * the portal's 404 page). The API has no poster: the portal serves it on its own route.
+ */
+export const poster = (s: Signed, id: string) =>
+  Effect.gen(function*() {
+    const service = yield* RenderService
+    const { blob, contentType } = yield* service.poster(s.workspace.id, id).pipe(
+      Effect.catchIf((e) => e instanceof Errors.ApiFailure && e.code === "render_not_found", () => Effect.succeed(undefined)),
+      Effect.flatMap(orNotFound)
+    )
+    // a render's poster never changes (its key is written once): the browser may keep it
+    return HttpServerResponse.stream(blob.stream, {
+      contentType,
+      contentLength: blob.size,
+      headers: { "cache-control": "private, max-age=86400", ...(blob.etag === undefined ? {} : { etag: blob.etag }) }
+    })
   })
 
 export const confirmCancel = (s: Signed, id: string) =>

@@ -40,7 +40,7 @@ const load = async () => {
  * CenterNet's MobileNetV3 backbone already averages its deepest layer over the frame (720 channels,
  * for a squeeze-and-excite gate). Asking the graph for that tensor in the same pass that Human runs
  * for its detections gives a scene descriptor at no extra network cost; the learned scene model
- * (src/vision/scene-model.ts) reads it. Human has no hook for extra outputs, so its model's
+ * (src/scene-model.ts) reads it. Human has no hook for extra outputs, so its model's
  * `execute` is wrapped; any other call passes through untouched.
  */
 const POOLED_NODE = "tower_0/MobilenetV3/expanded_conv_14/squeeze_excite/Mean"
