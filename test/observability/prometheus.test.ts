@@ -135,6 +135,13 @@ it("a deployment of 1 api + 2 runners, scraped by Prometheus: renders, queue, ro
     expect(route).not.toMatch(/rnd_|9f3c|[0-9a-f]{8}-/)
   }
 
+  // what an operator sees (printed for the record): a runner's own series, and the cluster's answers
+  const runnerText = await exposition(ports["runner-2"])
+  console.log(`runner-2 /metrics (p2v_ series):\n${runnerText.split("\n").filter((l) => l.startsWith("p2v_") && !l.includes("_bucket")).join("\n")}`)
+  for (const q of [`sum(p2v_renders_finished_total{status="completed"})`, `max_over_time(max(p2v_renders{status="queued"})[10m:1s])`, `max(p2v_renders{status="queued"})`, `sum by (instance) (p2v_runner_shards)`]) {
+    console.log(`PromQL ${q} → ${JSON.stringify((await prom.query(q)).map((r) => [r.metric, r.value[1]]))}`)
+  }
+
   // ---- promtool accepts every process's exposition
   for (const [name, port] of Object.entries(ports)) {
     const checked = await promtoolCheck(await exposition(port))
