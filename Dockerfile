@@ -15,4 +15,6 @@ COPY scripts ./scripts
 RUN npm ci --omit=dev
 ENV HOST=0.0.0.0 DATA_DIR=/data PATH=/app/node_modules/.bin:$PATH
 EXPOSE 8080
+# Run it under an init that reaps (`docker run --init`; the compose file sets `init: true`): a runner
+# killed mid-render leaves an exited ffmpeg for PID 1 to reap, and npm does not (docs/operations.md).
 CMD ["npm", "start"]

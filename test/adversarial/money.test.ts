@@ -1,7 +1,9 @@
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inProcessAdmin, keyed } from "../foundation/admin.ts"
 import { type Api, findEncoder, pollToEnd, stopOrKill, uploadPhoto, usedOf } from "../renders/helpers.ts"
-import { client, makeShared, type Service, type Shared, startService } from "../support/service.ts"
+import { client, makeShared, type Service, type Shared, startService, waitFor } from "../support/service.ts"
 
 /**
  * Money and crashes across processes (issue 14, the attacks that held): two `npm start` processes on
@@ -27,6 +29,22 @@ afterAll(async () => {
   await booting.catch(() => undefined)
   await Promise.all(services.map((s) => stopOrKill(s, 1_000, "SIGKILL")))
 })
+
+/** Pids of a process's ffmpeg children. */
+const ffmpegChildren = (pid: number) =>
+  new Promise<Array<number>>((resolve) =>
+    execFile("ps", ["--ppid", String(pid), "-o", "pid=,comm="], (_err, stdout) =>
+      resolve(stdout.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f[1] === "ffmpeg").map((f) => Number(f[0])))))
+
+/** Whether a process still runs (exited and not yet reaped — a zombie — is not running). */
+const running = (pid: number) => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return !["Z", "X"].includes(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]!)
+  } catch {
+    return false
+  }
+}
 
 const live = () => services.filter((s) => s.process.exitCode === null && s.process.signalCode === null)
 
@@ -62,7 +80,11 @@ describe("across two processes", () => {
     const created = await (await apis[0].postJson("/api/v1/renders", { media_id: mediaId, quote: "" })).json()
     expect(created.status, JSON.stringify(created)).toBe("queued")
     const which = await findEncoder(services.map((s) => s.process.pid!), 90_000)
+    const encoders = await ffmpegChildren(services[which].process.pid!)
+    expect(encoders.length).toBeGreaterThan(0)
     services[which].process.kill("SIGKILL")
+    // its ffmpeg dies with it (the frames' pipe closes): none is left running, orphaned, encoding on
+    await waitFor(async () => encoders.every((pid) => !running(pid)), 10_000, `ffmpeg ${encoders.join(", ")} to exit with its runner`)
     // a fresh process takes the dead one's place for the bursts; it boots while the render fails over
     // (it may be the one that finishes it: either way once, charged once)
     const replacement = startService(shared, env)

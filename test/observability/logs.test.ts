@@ -54,8 +54,18 @@ it("LOG_FORMAT=json: a JSON object per line with request and trace ids; no secre
   // ---- the portal: a sign-in link, a bad one, the session, its CSRF token, a key minted there
   const link = await adminOk(svc.env, "portal", "link", ws.id)
   const token = new URL(link.url).searchParams.get("token")!
+  // the link opens a page whose one button posts the token back (the GET itself never signs in)
   expect((await fetch(`${svc.baseUrl}/portal/sign-in?token=${token.slice(0, -4)}AAAA`, { redirect: "manual" })).status).toBe(400)
-  const signIn = await fetch(`${svc.baseUrl}/portal/sign-in?token=${encodeURIComponent(token)}`, { redirect: "manual" })
+  expect((await fetch(`${svc.baseUrl}/portal/sign-in?token=${encodeURIComponent(token)}`, { redirect: "manual" })).status).toBe(200)
+  const post = (t: string) =>
+    fetch(`${svc.baseUrl}/portal/sign-in`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" },
+      body: new URLSearchParams({ token: t }).toString()
+    })
+  expect((await post(`${token.slice(0, -4)}BBBB`)).status).toBe(400)
+  const signIn = await post(token)
   expect(signIn.status).toBe(303)
   const session = /p2v_portal=([^;]+)/.exec(signIn.headers.getSetCookie().join("\n"))![1]
   const cookie = { cookie: `p2v_portal=${session}` }

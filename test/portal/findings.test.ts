@@ -1,3 +1,4 @@
+import * as fs from "node:fs"
 import sharp from "sharp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { keyed } from "../foundation/admin.ts"
@@ -148,5 +149,75 @@ describe.skipIf(noChromium)(suite("portal: findings of the new-user walk"), () =
     await page.waitForURL(/\/portal\/keys\?revoked=/)
     const notice = await page.getByRole("status").filter({ hasText: "was revoked" }).innerText()
     expect(notice).toContain(`Key “Build server” (${ws.key.id}) was revoked.`)
+  })
+  it("user text with bidi controls is shown inertly: isolated runs, and none in options or attributes (issue 24, item 6)", async () => {
+    const rlo = "\u202E"
+    const emulator = portal.emulator!
+    const folder = emulator.addFolder({ name: `Holiday ${rlo}` })
+    emulator.addFile({ name: `beach${rlo}.jpg`, parent: folder, mimeType: "image/jpeg", bytes: await noisy() })
+    const ws = await portal.admin.ok("workspace", "create", "--name", `Studio${rlo}`, "--plan", "studio")
+    const key = await portal.admin.ok("key", "create", ws.id, "--scopes", "media:read,media:write,renders:create,renders:read", "--name", `deploy${rlo}`)
+    const form = new FormData()
+    form.append("file", new Blob([fs.readFileSync(fixture("rocket.jpg"))]), "rocket.jpg")
+    form.append("label", `launch${rlo}`)
+    form.append("tags", `night${rlo}`)
+    const up = await fetch(`${portal.baseUrl}/api/v1/media`, { method: "POST", headers: { authorization: `Bearer ${key.secret}` }, body: form })
+    expect(up.status).toBe(201)
+    const media = await up.json()
+    const created = await api(portal.baseUrl, key.secret).postJson("/api/v1/renders", { media_id: media.id, quote: `Go ${rlo}up`, metadata: { [`team${rlo}`]: `blue${rlo}` } })
+    expect(created.status).toBe(202)
+    const render = await created.json()
+
+    const page = await portal.signIn(ws.id)
+    await page.goto(`${portal.baseUrl}/portal/drive`)
+    await page.getByRole("button", { name: "Connect drive", exact: true }).click()
+    await page.waitForURL(/\/portal\/drive(\?.*)?$/, { timeout: 30_000 })
+    await page.getByRole("list", { name: "Folders" }).getByRole("link", { name: "Holiday" }).click()
+    await page.getByRole("link", { name: "Up" }).waitFor()
+    const folderPage = page.url()
+    await page.getByRole("button", { name: "Import this folder" }).click()
+    await page.waitForURL(/\/portal\/imports\/imp_/)
+    await until(async () => (await page.locator("main").innerText()).includes("completed"), "the import to end", 60_000)
+    const importPage = page.url()
+
+    /** Every text node holding a bidi control sits alone in an isolating element; no option or attribute holds one. */
+    const leaks = () =>
+      page.evaluate(() => {
+        const controls = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/
+        const found: Array<string> = []
+        const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
+        for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+          if (!controls.test(node.textContent ?? "")) continue
+          const parent = node.parentElement!
+          const isolating = ["isolate", "isolate-override", "plaintext"].includes(getComputedStyle(parent).unicodeBidi)
+          if (parent.tagName === "OPTION" || !isolating || parent.textContent !== node.textContent) {
+            found.push(`<${parent.tagName.toLowerCase()}> ${JSON.stringify(parent.textContent)}`)
+          }
+        }
+        // in an attribute, the only controls allowed are a first-strong isolate around text that has none
+        const wrapped = /\u2068[^\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]*\u2069/g
+        for (const element of document.querySelectorAll("*")) {
+          for (const attribute of element.attributes) {
+            if (controls.test(attribute.value.replace(wrapped, ""))) found.push(`${element.tagName.toLowerCase()}[${attribute.name}] ${JSON.stringify(attribute.value)}`)
+          }
+        }
+        if (controls.test(document.title)) found.push(`title ${JSON.stringify(document.title)}`)
+        return found
+      })
+    for (const [path, name] of [
+      ["/portal", "overview"], ["/portal/keys", "keys"], ["/portal/library", "library"], ["/portal/renders", "renders"],
+      [`/portal/renders/new?media_id=${media.id}`, "render-new"], [`/portal/renders/${render.id}`, "render"],
+      [`/portal/media/${media.id}/archive`, "archive"], [`/portal/keys/${key.id}/revoke`, "revoke"],
+      [folderPage, "drive-folder"], [importPage, "import"]
+    ] as const) {
+      await page.goto(path.startsWith("http") ? path : `${portal.baseUrl}${path}`)
+      expect(await leaks(), `${name}: user text with bidi controls not isolated`).toEqual([])
+      await check(page, `bidi-${name}`)
+    }
+    // the text is still there, only isolated: the label and the file's name as sent
+    await page.goto(`${portal.baseUrl}/portal/library`)
+    expect(await page.locator("bdi").allTextContents()).toContain(`launch${rlo}`)
+    await page.goto(importPage)
+    expect(await page.locator("bdi").allTextContents()).toContain(`beach${rlo}.jpg`)
   })
 })

@@ -40,6 +40,8 @@ describe.skipIf(tool === undefined)("docker-compose.yml", () => {
     for (const [s, port] of [["api", "9464"], ["runner-1", "9465"], ["runner-2", "9466"]]) expect(block(s)).toMatch(new RegExp(`METRICS_PORT: "${port}"`))
     // only the database, the object store and the monitoring keep volumes
     for (const s of ["api", "runner-1", "runner-2"]) expect(block(s)).not.toMatch(/volumes:/)
+    // an init as PID 1 reaps the ffmpeg of a runner killed mid-render (issue 24)
+    for (const s of ["api", "runner-1", "runner-2"]) expect(block(s)).toMatch(/^\s+init: true$/m)
   })
 
   it("refuses to run without the keys every process must share", () => {

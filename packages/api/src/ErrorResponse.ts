@@ -12,23 +12,23 @@ export const errorBody = (failure: Errors.ApiFailure, requestId: string) => ({
   request_id: requestId
 })
 
+/**
+ * The headers a failure's answer carries, whichever front end words it (the API's JSON, the portal's
+ * page or line of text): one rule for both.
+ */
+export const failureHeaders = (failure: Errors.ApiFailure): Record<string, string> => ({
+  // RFC 9110 §11.6.1: a 401 names the scheme it wants
+  ...(Errors.statusOf(failure.code) === 401 ? { "www-authenticate": "Bearer" } : {}),
+  ...(failure.retryAfter !== undefined ? { "retry-after": String(failure.retryAfter) } : {}),
+  // a body over a limit may still be arriving, fast or slowly: the connection is never reused
+  // (docs/contract.md H3); whatever the client still sends is drained briefly, then closed
+  ...(failure.code === "payload_too_large" ? { connection: "close" } : {}),
+  ...failure.headers
+})
+
 export const errorResponse = (failure: Errors.ApiFailure, requestId: string) => {
   RouteMetrics.refused(failure.code)
-  return HttpServerResponse.unsafeJson(
-    errorBody(failure, requestId),
-    {
-      status: Errors.statusOf(failure.code),
-      headers: {
-        // RFC 9110 §11.6.1: a 401 names the scheme it wants
-        ...(Errors.statusOf(failure.code) === 401 ? { "www-authenticate": "Bearer" } : {}),
-        ...(failure.retryAfter !== undefined ? { "retry-after": String(failure.retryAfter) } : {}),
-        // a body over a limit may still be arriving, fast or slowly: the connection is never reused
-        // (docs/contract.md H3); whatever the client still sends is drained briefly, then closed
-        ...(failure.code === "payload_too_large" ? { connection: "close" } : {}),
-        ...failure.headers
-      }
-    }
-  )
+  return HttpServerResponse.unsafeJson(errorBody(failure, requestId), { status: Errors.statusOf(failure.code), headers: failureHeaders(failure) })
 }
 
 const tagOf = (u: unknown): string | undefined =>

@@ -8,24 +8,31 @@ import { Effect, Option } from "effect"
  * over it is refused before reading; a chunked body is cut off at the bound), then parsed once and
  * measured against `maxDepth`. The pipeline reads it; nothing else reads the body again.
  */
-const tooLarge = () => Errors.fail("payload_too_large", "a JSON body may be at most 1 MiB")
+const jsonTooLarge = () => Errors.fail("payload_too_large", "a JSON body may be at most 1 MiB")
 
 /** A declared length over the bound, refused before anything is read. */
-export const declaredTooLarge = (request: HttpServerRequest.HttpServerRequest) =>
-  Number(request.headers["content-length"] ?? 0) > Bounds.maxBytes ? Effect.fail(tooLarge()) : Effect.void
+export const declaredTooLarge = (request: HttpServerRequest.HttpServerRequest, maxBytes = Bounds.maxBytes, failure = jsonTooLarge) =>
+  Number(request.headers["content-length"] ?? 0) > maxBytes ? Effect.fail(failure()) : Effect.void
 
-const text = (request: HttpServerRequest.HttpServerRequest) =>
+/**
+ * A small body's text, read at most `maxBytes` (a declared length over it is refused before reading;
+ * a chunked body is cut off at the bound): 413 `payload_too_large` past it, 400 when it cannot be read.
+ * The JSON bodies here, the portal's forms.
+ */
+export const textWithin = (request: HttpServerRequest.HttpServerRequest, maxBytes: number, failure: () => Errors.ApiFailure) =>
   Effect.zipRight(
-    declaredTooLarge(request),
+    declaredTooLarge(request, maxBytes, failure),
     request.text.pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(Bounds.maxBytes)),
+      HttpIncomingMessage.withMaxBodySize(Option.some(maxBytes)),
       Effect.mapError((e) =>
         String((e as { cause?: { message?: unknown } }).cause?.message).includes("maxBytes")
-          ? tooLarge()
+          ? failure()
           : Errors.fail("invalid_request", "the request body cannot be read")
       )
     )
   )
+
+const text = (request: HttpServerRequest.HttpServerRequest) => textWithin(request, Bounds.maxBytes, jsonTooLarge)
 
 /** The body's text and what parsing it gave (the idempotency fingerprint needs both). */
 export const read = (request: HttpServerRequest.HttpServerRequest) =>

@@ -240,12 +240,12 @@ export const layer = HttpApiBuilder.middleware(
         return typeof found?.path === "string" ? FiberRef.set(RouteMetrics.currentRoute, RouteMetrics.template(found.path)) : Effect.void
       })
 
-    const notRouted = (request: HttpServerRequest.HttpServerRequest, requestId: string) =>
+    /** `received`: the path as the client sent it, which the 404 names (not as a URL parser reads it). */
+    const notRouted = (request: HttpServerRequest.HttpServerRequest, received: string, requestId: string) =>
       Effect.map(allowed(request.url), (allow) => {
-        const { pathname } = new URL(request.url, "http://localhost")
         // contract §4.1: the route's own statuses (404/405) with the code invalid_request
         return allow.length === 0
-          ? errorResponse(Errors.fail("invalid_request", `no endpoint at ${pathname}`), requestId).pipe(HttpServerResponse.setStatus(404))
+          ? errorResponse(Errors.fail("invalid_request", `no endpoint at ${pathOf(received)}`), requestId).pipe(HttpServerResponse.setStatus(404))
           : errorResponse(
             Errors.fail("invalid_request", `${request.method} is not allowed here; use ${allow.join(", ")}`, {
               headers: { allow: allow.join(", ") }
@@ -254,10 +254,10 @@ export const layer = HttpApiBuilder.middleware(
           ).pipe(HttpServerResponse.setStatus(405))
       })
 
-    const answer = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest, requestId: string) => {
+    const answer = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest, received: string, requestId: string) => {
       const e = Cause.squash(cause)
       if (e instanceof Replay) return Effect.succeed(replayResponse(e, requestId))
-      if (e instanceof HttpServerError.RouteNotFound) return notRouted(request, requestId)
+      if (e instanceof HttpServerError.RouteNotFound) return notRouted(request, received, requestId)
       return causeToResponse(cause, requestId)
     }
 
@@ -269,7 +269,7 @@ export const layer = HttpApiBuilder.middleware(
         yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeader(res, "x-request-id", requestId)))
         // provided only when adjusted: each provideService copies the request's whole context
         const response = yield* (request === received ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)).pipe(
-          Effect.catchAllCause((cause) => answer(cause, request, requestId)),
+          Effect.catchAllCause((cause) => answer(cause, request, received.url, requestId)),
           // every line logged while handling it names the request (and, in JSON, its trace)
           Effect.annotateLogs("request_id", requestId)
         )
@@ -315,22 +315,33 @@ export class ReadsTraced extends Context.Reference<ReadsTraced>()("pic2video/Rea
 export const layerWithoutPlatformSpan = <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
   HttpMiddleware.withTracerDisabledWhen(self, () => true)
 
+/** A request target's path: everything before its query. */
+const pathOf = (url: string) => {
+  const q = url.indexOf("?")
+  return q === -1 ? url : url.slice(0, q)
+}
+
 /**
- * The one place the request is adjusted for the router, because find-my-way refuses a path it
- * cannot percent-decode as if it did not exist: a `%` that starts no valid escape is taken
- * literally (`%25`), so a malformed path id reaches its endpoint, whose lookup answers its own 404
- * (contract §4.8: ids are opaque). Any other request is passed as it came.
+ * The one place the request is adjusted for the router, so that it matches paths exactly as declared
+ * (contract §4.1):
+ * - find-my-way ends a path at `;` or `#` (`/usage;x` would be `/usage`, and `/renders/ID;x` the
+ *   render ID): both are taken as the characters they are (`%3B`, `%23`), so such a path is no
+ *   endpoint's (404), and in an id they are part of the id, which its endpoint does not find (404);
+ * - find-my-way refuses a path it cannot percent-decode as if it did not exist: a `%` that starts no
+ *   valid escape is taken literally (`%25`), so a malformed path id reaches its endpoint, whose lookup
+ *   answers its own 404 (contract §4.8: ids are opaque).
+ * Any other request is passed as it came.
  */
 const routable = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
-  const q = request.url.indexOf("?")
-  const path = q === -1 ? request.url : request.url.slice(0, q)
+  const path = pathOf(request.url)
   const fixed = path.split("/").map((segment) => {
+    let decodable = segment
     try {
       decodeURIComponent(segment)
-      return segment
     } catch {
-      return segment.replace(/%/g, "%25")
+      decodable = segment.replace(/%/g, "%25")
     }
+    return decodable.replace(/;/g, "%3B").replace(/#/g, "%23")
   }).join("/")
-  return fixed === path ? request : request.modify({ url: fixed + (q === -1 ? "" : request.url.slice(q)) })
+  return fixed === path ? request : request.modify({ url: fixed + request.url.slice(path.length) })
 }

@@ -13,11 +13,21 @@ const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\
 /** Text PostgreSQL can store as sent: no U+0000 and no lone surrogate (both are refused, not mangled). */
 export const isStorable = (s: string): boolean => !s.includes("\u0000") && !loneSurrogate.test(s)
 
+/** What is wrong with a text of `min` to `max` characters (code points), or undefined. */
+export const lengthProblem = (s: string, min: number, max: number): string | undefined => {
+  if (!isStorable(s)) return "must be well-formed text without U+0000"
+  const n = codePoints(s)
+  return n >= min && n <= max ? undefined : `must be ${min === 0 ? "at most" : `${min} to`} ${max} characters`
+}
+
 export const TextOfLength = (min: number, max: number) =>
-  Schema.String.pipe(
-    Schema.filter((s) => {
-      if (!isStorable(s)) return "must be well-formed text without U+0000"
-      const n = codePoints(s)
-      return n >= min && n <= max ? undefined : `must be ${min === 0 ? "at most" : `${min} to`} ${max} characters`
-    }, { jsonSchema: { minLength: min, maxLength: max } })
-  )
+  Schema.String.pipe(Schema.filter((s) => lengthProblem(s, min, max), { jsonSchema: { minLength: min, maxLength: max } }))
+
+/** An API key's name, wherever it is minted (operator CLI, portal): at most 100 characters. */
+export const maxKeyNameLength = 100
+
+/**
+ * CR LF and a bare CR are line breaks, as LF is: in a caption's lines (the renderer) and in its text
+ * track's cue (captions.vtt, where a blank line would end the cue).
+ */
+export const normaliseLineBreaks = (s: string): string => s.replace(/\r\n?/g, "\n")

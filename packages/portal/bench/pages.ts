@@ -18,6 +18,8 @@ const executablePath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 const browser = await chromium.launch({ executablePath, args: ["--no-sandbox"] })
 const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
 await page.goto(link)
+// the link opens a page whose script signs in (a POST), then lands on the overview
+await page.waitForURL(`${base}/portal`)
 
 const assets: Record<string, number> = {}
 for (const name of ["portal.css", "portal.js"]) {

@@ -1,5 +1,7 @@
 import { Data, Effect } from "effect"
 import type { HttpServerRequest } from "@effect/platform"
+import * as JsonBody from "@pic2video/api/JsonBody"
+import { Errors } from "@pic2video/domain"
 import type { Session } from "@pic2video/cluster/portal/PortalSessions"
 import type { WorkspaceRow } from "@pic2video/cluster/Workspaces"
 import type { Frame, Section } from "./Layout.ts"
@@ -37,3 +39,21 @@ export class Form {
 export class NotFound extends Data.TaggedError("NotFound")<{}> {}
 
 export const orNotFound = <A>(value: A | undefined) => value === undefined ? Effect.fail(new NotFound()) : Effect.succeed(value)
+
+/** A form's body is small: read at most this much (a larger one is 413 and the connection closes). */
+const maxFormBytes = 64 * 1024
+
+/**
+ * An urlencoded form (every value of a repeated name), or why it cannot be read: 413
+ * `payload_too_large` past 64 KiB (read no further), 400 `invalid_request` otherwise.
+ */
+export const readForm = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Form | Errors.ApiFailure> => {
+  const type = (request.headers["content-type"] ?? "").toLowerCase()
+  if (type !== "" && !type.startsWith("application/x-www-form-urlencoded")) {
+    return Effect.succeed(Errors.fail("invalid_request", "the form is not urlencoded"))
+  }
+  return JsonBody.textWithin(request, maxFormBytes, () => Errors.fail("payload_too_large", "the form is larger than 64 KiB")).pipe(
+    Effect.map((text) => new Form([...new URLSearchParams(text).entries()])),
+    Effect.merge
+  )
+}

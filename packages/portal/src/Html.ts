@@ -35,10 +35,32 @@ export const html = (strings: TemplateStringsArray, ...values: ReadonlyArray<Int
 export const raw = (value: string) => new Markup(value)
 
 /**
- * User text inside an attribute (alt, aria-label, title): set apart from the text around it with
- * Unicode's first-strong isolate, as `<bdi>` does in content, so a right-to-left label cannot reorder it.
+ * User text (labels, tags, captions, key, file, folder and workspace names, metadata) in an
+ * element's content: isolated in a `<bdi>`, so its direction, or a bidi control it holds (a name
+ * ending in U+202E RIGHT-TO-LEFT OVERRIDE), cannot reorder the service's text beside it.
  */
-export const isolated = (text: string) => `\u2068${text}\u2069`
+export const isolate = (text: string) => html`<bdi>${text}</bdi>`
+
+/** Embeddings, overrides, isolates and marks: the controls that reorder text (Unicode bidi). */
+const bidiControls = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
+
+/**
+ * User text where no markup can isolate it and an accessible name or an `<option>` is made of it
+ * (aria-label, title, option text): its bidi controls are removed, so it shows in its own order
+ * without reordering what follows it (and reads without stray format characters).
+ */
+export const plain = (text: string) => text.replace(bidiControls, "")
+
+/** A value as JSON text whose bidi controls are written as the escapes they stand for (`\u202e`): the same JSON, shown inertly. */
+export const inertJson = (value: unknown) =>
+  JSON.stringify(value, null, 2).replace(bidiControls, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
+/**
+ * User text inside an attribute shown as text (alt, data-label, which becomes an alt): without its
+ * own bidi controls (see `plain`), set apart from the text around it with Unicode's first-strong
+ * isolate, as `<bdi>` does in content, so a right-to-left label cannot reorder it.
+ */
+export const isolated = (text: string) => `\u2068${plain(text)}\u2069`
 
 /** An attribute that is present or absent (`checked`, `selected`, `disabled`). */
 export const flag = (on: boolean, name: string) => (on ? raw(` ${name}`) : raw(""))

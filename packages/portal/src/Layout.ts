@@ -1,19 +1,15 @@
 import { HttpServerResponse } from "@effect/platform"
-import { html, type Interpolated, type Markup } from "./Html.ts"
+import { failureHeaders } from "@pic2video/api/ErrorResponse"
+import { securityHeaders } from "@pic2video/api/PageHeaders"
+import { Errors } from "@pic2video/domain"
+import { html, type Interpolated, isolate, type Markup, plain } from "./Html.ts"
 
 /**
- * The frame of every portal page and the headers every portal response carries. No inline script
- * or style anywhere: the Content-Security-Policy below allows only the portal's own files.
+ * The frame of every portal page and the headers every portal response carries (the service's page
+ * headers: no inline script or style anywhere, the Content-Security-Policy allows only the portal's
+ * own files).
  */
-export const securityHeaders = {
-  "content-security-policy":
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
-  "x-content-type-options": "nosniff",
-  "x-frame-options": "DENY",
-  // the sign-in link carries its token in the URL: never pass a page's address on
-  "referrer-policy": "no-referrer",
-  "cross-origin-opener-policy": "same-origin"
-} as const
+export { securityHeaders }
 
 export const nav = [
   ["Overview", "/portal"],
@@ -59,7 +55,7 @@ export const document = (frame: Frame): Markup =>
     </nav>
     <form class="signout" method="post" action="/portal/sign-out">
       <input type="hidden" name="csrf" value="${frame.signedIn.csrf}">
-      <span class="workspace" title="Workspace: ${frame.signedIn.workspaceName}">${frame.signedIn.workspaceName}</span>
+      <span class="workspace" title="Workspace: ${plain(frame.signedIn.workspaceName)}">${isolate(frame.signedIn.workspaceName)}</span>
       <button type="submit" class="button quiet">Sign out</button>
     </form>`
   }
@@ -99,5 +95,21 @@ ${frame !== undefined ? html`<p><a href="/portal">Back to the overview</a></p>` 
  */
 export const sentence = (message: string) => message.charAt(0).toUpperCase() + message.slice(1)
 
-export const alert = (message: string | undefined) => message === undefined ? "" : html`<div class="alert" role="alert">${sentence(message)}</div>`
-export const notice = (message: string | undefined) => message === undefined ? "" : html`<div class="notice" role="status">${message}</div>`
+/** An error's message (it may quote what was sent: its bidi controls are removed, see `plain`). */
+export const alert = (message: string | undefined) => message === undefined ? "" : html`<div class="alert" role="alert">${plain(sentence(message))}</div>`
+export const notice = (message: Interpolated | undefined) => message === undefined ? "" : html`<div class="notice" role="status">${message}</div>`
+
+/** A change without its session's CSRF token (another site's form, or a page open too long): nothing changes. */
+export const expiredPage = (frame?: Frame["signedIn"]) =>
+  messagePage(
+    403,
+    "This form has expired",
+    html`<p>The page you sent this from is no longer valid (it was open too long, or it came from elsewhere). Nothing was changed.</p><p>Go back, reload the page and try again.</p>`,
+    frame
+  )
+
+/** A form body that could not be read: too large (413, the connection closes, as the API's) or unreadable. */
+export const formRefusal = (failure: Errors.ApiFailure, frame?: Frame["signedIn"]) =>
+  failure.code === "payload_too_large"
+    ? messagePage(413, "That form is too large", "Send less text in the form.", frame, failureHeaders(failure))
+    : messagePage(400, "That form could not be read", "Send the form from the portal's own page.", frame)

@@ -4,18 +4,20 @@ import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
 import * as Workspaces from "@pic2video/cluster/Workspaces"
 import { Errors, RateLimit } from "@pic2video/domain"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
-import { Cause, Effect, FiberRef, Option } from "effect"
+import { failureHeaders } from "@pic2video/api/ErrorResponse"
+import { Cause, Effect, FiberRef } from "effect"
 import { readFileSync } from "node:fs"
 import { createHash } from "node:crypto"
-import { Form, NotFound, type Signed } from "./Context.ts"
+import { Form, NotFound, readForm, type Signed } from "./Context.ts"
 import { html } from "./Html.ts"
-import { htmlResponse, messagePage, securityHeaders, sentence } from "./Layout.ts"
+import { expiredPage, formRefusal, messagePage, securityHeaders, sentence } from "./Layout.ts"
 import * as Batch from "./pages/Batch.ts"
 import * as Drive from "./pages/Drive.ts"
 import * as Keys from "./pages/Keys.ts"
 import * as Library from "./pages/Library.ts"
 import * as Overview from "./pages/Overview.ts"
 import * as Renders from "./pages/Renders.ts"
+import * as SignIn from "./pages/SignIn.ts"
 
 /**
  * The account portal (served by the API process under /portal, beside the v1 API, never through
@@ -24,19 +26,11 @@ import * as Renders from "./pages/Renders.ts"
  * API never reads a cookie. Every page and action goes through the same code the API and the
  * operator CLI use (keys, uploads, renders, archive, imports, drive).
  */
-export const cookieName = "p2v_portal"
-/**
- * A sign-in link is usually clicked in another site's page (mail, chat). The redirect that follows
- * is then a cross-site request, and the browser withholds the SameSite=Strict session cookie from
- * it. This Lax cookie (no secret: it only says "a sign-in just happened here") lets that one request
- * answer a page that reloads itself from this site, which the browser sends the session with.
- */
-const hopCookie = "p2v_portal_hop"
+export const cookieName = SignIn.cookieName
 
 /** Per workspace, per minute (RateLimit's fixed windows): every request, and mutations apart. */
 export const requestsPerMinute = 600
 export const mutationsPerMinute = 120
-const maxFormBytes = 64 * 1024
 
 const staticFile = (name: string, contentType: string) => {
   const body = readFileSync(new URL(`../static/${name}`, import.meta.url))
@@ -61,15 +55,9 @@ const admit = (bucket: string, limit: number) => {
   return decision
 }
 
-const signedOut = HttpServerResponse.redirect("/portal/signed-out", { status: 303, headers: { "cache-control": "no-store", ...securityHeaders } })
+const signedOut = SignIn.signedOut
 
-const expired = (frame?: Signed["frame"]) =>
-  messagePage(
-    403,
-    "This form has expired",
-    html`<p>The page you sent this from is no longer valid (it was open too long, or it came from elsewhere). Nothing was changed.</p><p>Go back, reload the page and try again.</p>`,
-    frame?.(undefined)
-  )
+const expired = (frame?: Signed["frame"]) => expiredPage(frame?.(undefined))
 
 /** A failure from the shared code paths: its catalogue status, its message and code; never a trace. */
 export const failurePage = (failure: Errors.ApiFailure, frame?: Signed["frame"]) =>
@@ -78,35 +66,11 @@ export const failurePage = (failure: Errors.ApiFailure, frame?: Signed["frame"])
     Errors.statusOf(failure.code) === 404 ? "Not found" : "That did not work",
     html`<p>${sentence(failure.message)} <span class="code">(${failure.code})</span></p>`,
     frame?.(undefined),
-    failure.retryAfter !== undefined ? { "retry-after": String(failure.retryAfter) } : {}
+    failureHeaders(failure)
   )
 
 export const notFoundPage = (frame?: Signed["frame"]) =>
   messagePage(404, "Not found", html`<p>There is nothing here, or it belongs to another workspace.</p>`, frame?.(undefined))
-
-const signIn = (url: URL, secure: boolean) =>
-  Effect.gen(function*() {
-    const tokens = url.searchParams.getAll("token")
-    const started = tokens.length === 1 ? yield* PortalSessions.redeem(tokens[0]) : undefined
-    if (started === undefined) {
-      return messagePage(
-        400,
-        "This sign-in link cannot be used",
-        html`<p>The link has already been used, has expired, or is not valid. A sign-in link works once, for a short time.</p>
-<p>Ask the operator of this service for a new link. If you are still signed in in this browser, <a href="/portal">open the portal</a>.</p>`
-      )
-    }
-    return HttpServerResponse.redirect("/portal", { status: 303, headers: { "cache-control": "no-store", ...securityHeaders } }).pipe(
-      HttpServerResponse.unsafeSetCookie(cookieName, started.session, {
-        httpOnly: true,
-        sameSite: "strict",
-        path: "/portal",
-        secure,
-        expires: started.expiresAt
-      }),
-      HttpServerResponse.unsafeSetCookie(hopCookie, "1", { httpOnly: true, sameSite: "lax", path: "/portal", secure, maxAge: "2 minutes" })
-    )
-  })
 
 type Handler<R> = (s: Signed, ...ids: Array<string>) => Effect.Effect<HttpServerResponse.HttpServerResponse, Errors.ApiFailure | NotFound, R>
 /**
@@ -184,39 +148,22 @@ export const app = Effect.gen(function*() {
       headers: { etag: file.etag, "cache-control": "no-cache", ...securityHeaders }
     })
   }
-  if (path === "/portal/sign-in") {
-    return method === "GET" ? yield* signIn(url, secure) : messagePage(405, "Not allowed", "Open the sign-in link in your browser.", undefined, { allow: "GET, HEAD" })
+  if (path === SignIn.path) {
+    if (method === "GET") return yield* SignIn.open(request, url)
+    if (method === "POST") return yield* SignIn.submit(request, config.publicBaseUrl, secure)
+    return messagePage(405, "Not allowed", "Open the sign-in link in your browser.", undefined, { allow: "GET, HEAD, POST" })
   }
   if (path === "/portal/signed-out") {
     return messagePage(200, "You are signed out", html`<p>Your session has ended (you signed out, it expired, or the workspace is not active).</p>
 <p>To sign in again, ask the operator of this service for a new sign-in link.</p>`)
   }
-
-  const token = request.cookies[cookieName]
   if (path === "/portal/sign-out") {
     if (method !== "POST") return messagePage(405, "Not allowed", "Use the Sign out button.", undefined, { allow: "POST" })
-    const session = yield* PortalSessions.resolve(token)
-    if (session !== undefined) {
-      const form = yield* readForm(request)
-      if (typeof form !== "object" || !PortalSessions.csrfMatches(session, form.get("csrf"))) return expired()
-      yield* PortalSessions.end(token)
-    }
-    return signedOut.pipe(HttpServerResponse.expireCookie(cookieName, { path: "/portal", httpOnly: true, sameSite: "strict", secure }))
+    return yield* SignIn.signOut(request, secure)
   }
 
-  const session = yield* PortalSessions.resolve(token)
-  if (session === undefined) {
-    // just signed in from another site's link: reload once from this site (then the cookie is sent)
-    if (method === "GET" && token === undefined && request.cookies[hopCookie] === "1") {
-      return htmlResponse(html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0"><title>Signing in · pic2video portal</title>
-<link rel="icon" href="/portal/static/icon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/portal/static/portal.css"></head>
-<body><main id="main"><h1>Signing in…</h1><p><a href="${path}">Continue to the portal</a></p></main></body></html>
-`).pipe(HttpServerResponse.expireCookie(hopCookie, { path: "/portal", httpOnly: true, sameSite: "lax", secure }))
-    }
-    return signedOut
-  }
+  const session = yield* PortalSessions.resolve(request.cookies[cookieName])
+  if (session === undefined) return signedOut
   const workspace = yield* Workspaces.find(session.workspaceId)
   if (workspace === undefined) return signedOut
   const frame: Signed["frame"] = (section) => ({ csrf: session.csrf, workspaceName: workspace.name, section })
@@ -249,8 +196,7 @@ export const app = Effect.gen(function*() {
       if (!PortalSessions.csrfMatches(session, request.headers["x-csrf-token"])) return expired(frame)
     } else {
       const read = yield* readForm(request)
-      if (read === "too large") return messagePage(413, "That form is too large", "Send less text in the form.", frame(undefined))
-      if (read === undefined) return messagePage(400, "That form could not be read", "Send the form from the portal's own page.", frame(undefined))
+      if (!(read instanceof Form)) return formRefusal(read, frame(undefined))
       if (!PortalSessions.csrfMatches(session, read.get("csrf") ?? request.headers["x-csrf-token"])) return expired(frame)
       form = read
     }
@@ -283,14 +229,3 @@ const safeDecode = (segment: string) => {
   }
 }
 
-/** An urlencoded form (every value of a repeated name), "too large", or undefined when unreadable. */
-const readForm = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.gen(function*() {
-    const type = (request.headers["content-type"] ?? "").toLowerCase()
-    if (Number(request.headers["content-length"] ?? 0) > maxFormBytes) return "too large" as const
-    if (type !== "" && !type.startsWith("application/x-www-form-urlencoded")) return undefined
-    const text = yield* Effect.option(request.text)
-    if (Option.isNone(text)) return undefined
-    if (text.value.length > maxFormBytes) return "too large" as const
-    return new Form([...new URLSearchParams(text.value).entries()])
-  })

@@ -77,6 +77,11 @@
     })
   }
 
+  // The page a sign-in link opens signs in at once: its form is sent from this site (a POST, which
+  // is what signs in, so a link scanner that only fetches the link uses nothing up).
+  var signIn = document.querySelector("form[data-submit-on-load]")
+  if (signIn) addEventListener("load", function() { signIn.submit() })
+
   // The Library's selection (a plain GET form of checkboxes without script): "Select all on this
   // page" and a count of the photos ticked. Delegated, as the grid is replaced after an upload.
   function selectionOf(form) {
@@ -164,11 +169,16 @@
     var list = document.querySelector("[data-uploads]")
     var zone = form.querySelector("[data-dropzone]")
     var csrf = form.getAttribute("data-csrf")
+    var isolated = function(text) {
+      var bdi = document.createElement("bdi")
+      bdi.textContent = text
+      return bdi
+    }
     var uploadOne = function(file, label) {
       return new Promise(function(resolve) {
         var item = document.createElement("li")
-        var name = document.createElement("span")
-        name.textContent = file.name
+        // a file's name is the person's text: isolated, so its direction cannot reorder ours
+        var name = isolated(file.name)
         var bar = document.createElement("progress")
         bar.max = 100
         bar.value = 0
@@ -193,7 +203,9 @@
           if (!ok) bar.className = "failed"
           outcome.className = "outcome " + (ok ? "ok" : "bad")
           outcome.setAttribute("role", ok ? "status" : "alert")
-          outcome.textContent = ok ? xhr.responseText : file.name + ": " + problem(xhr)
+          // the server's line for a success is "Uploaded NAME": said with the name isolated
+          if (ok) outcome.replaceChildren("Uploaded ", isolated(file.name))
+          else outcome.replaceChildren(isolated(file.name), ": " + problem(xhr))
           item.setAttribute("data-done", "1")
           resolve(ok)
         }
@@ -201,7 +213,7 @@
           bar.className = "failed"
           outcome.className = "outcome bad"
           outcome.setAttribute("role", "alert")
-          outcome.textContent = file.name + ": the upload could not be sent; check the connection and try again"
+          outcome.replaceChildren(isolated(file.name), ": the upload could not be sent; check the connection and try again")
           item.setAttribute("data-done", "1")
           resolve(false)
         }

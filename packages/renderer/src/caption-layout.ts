@@ -1,3 +1,4 @@
+import { normaliseLineBreaks } from "@pic2video/domain/Text"
 import type { CaptionStyle, ResolvedCaption, TextColor, TextSize } from "./CaptionSpec.ts"
 import type { Framing } from "./framing.ts"
 import { type Box, boxHeight, SAFE_BOX } from "./output.ts"
@@ -103,7 +104,7 @@ export const layoutCaption = (c: ResolvedCaption, framing: Framing | undefined):
   const color = TEXT_COLORS[c.color]
   const shadow = { sigma: Math.max(2, sizePx * 0.07), dy: Math.round(sizePx * 0.05), opacity: 0.6 }
   const halo = (outlinePx: number): Halo => ({ sigma: HALO_SIGMA * sizePx, gain: HALO_GAIN, opacity: outlinePx > 0 ? 0 : HALO_OPACITY })
-  const normalised = c.quote.normalize("NFC").replace(/\r\n?/g, "\n")
+  const normalised = normaliseLineBreaks(c.quote.normalize("NFC"))
 
   if (c.style === "meme") {
     const [top, bottom] = splitMeme(normalised.toLocaleUpperCase())

@@ -64,6 +64,8 @@ export interface SceneStats {
   readonly rectilinear: number
   /** Of the edge pixels, the share on near-vertical lines (within 12°): walls, doors, windows, furniture legs, building fronts. A horizon is not one. */
   readonly vertical: number
+  /** The standard deviation of the raster's luma (0..255): how much there is to see at all (0: one flat colour). */
+  readonly spread: number
 }
 
 export interface Subject {
@@ -82,6 +84,22 @@ export interface Inference {
 
 /** Below this, the class falls back to `other` (the subject box is still kept when there is one). */
 export const MIN_CONFIDENCE = 0.45
+
+/**
+ * Too little signal to call anything: a photo under `side` px on its shorter side (the detectors see
+ * a handful of pixels blown up to 640: a 1×1 photo was a product at 0.668), or a flat one, whose luma
+ * varies by less than `spread` levels (one colour, or nearly: a uniform black 99.8 MP photo was called
+ * at confidence 1.0). Real photos are well above both: of the 210 labelled photos
+ * (training/classify-set) and the test fixtures, the least spread is 8.7 (a doll rendered on a plain
+ * backdrop; studio shots of a figure come next at 9.7–10.8) and the smallest shorter side 126 px.
+ */
+export const MIN_SIGNAL = { side: 32, spread: 4 } as const
+
+/** What a photo with too little signal is: `other`, a confidence that says nothing was seen, no subject. */
+export const NO_SIGNAL: Inference = { image_class: "other", confidence: 0, subject: null }
+
+export const tooLittleSignal = (stats: Pick<SceneStats, "spread">, photo: Size): boolean =>
+  Math.min(photo.width, photo.height) < MIN_SIGNAL.side || stats.spread < MIN_SIGNAL.spread
 
 /**
  * A face the detector believes (it frames a person's subject, and one with no body around it is a
@@ -192,6 +210,7 @@ export const classify = (
   photo: Size,
   model?: SceneModel | null
 ): Inference => {
+  if (tooLittleSignal(stats, photo)) return NO_SIGNAL
   const rules = classifyByRules(d, stats, size, photo)
   const animals = rules.image_class === "person" ? null : animalsIn(d, size)
   if (animals === null) return fuse(rules, d.features, model)
@@ -471,7 +490,7 @@ export const sceneStats = (pixels: Uint8Array, width: number, height: number): S
       }
     }
   }
-  const { edges, rectilinear, vertical } = edgeStats(pixels, width, height)
+  const { edges, rectilinear, vertical, spread } = edgeStats(pixels, width, height)
   return {
     skyTop: sky / Math.max(1, skyN),
     green: green / (width * height),
@@ -481,14 +500,27 @@ export const sceneStats = (pixels: Uint8Array, width: number, height: number): S
     vegetation: vegetation / (width * height),
     edges,
     rectilinear,
-    vertical
+    vertical,
+    spread
   }
 }
 
-/** Sobel gradients of the luma: the share of edge pixels, and of those the share near 0° or 90°. */
-const edgeStats = (pixels: Uint8Array, width: number, height: number): { edges: number; rectilinear: number; vertical: number } => {
+/**
+ * Sobel gradients of the luma: the share of edge pixels, and of those the share near 0° or 90°; and
+ * the luma's standard deviation.
+ */
+const edgeStats = (pixels: Uint8Array, width: number, height: number): { edges: number; rectilinear: number; vertical: number; spread: number } => {
   const luma = new Float32Array(width * height)
-  for (let i = 0, j = 0; i < luma.length; i++, j += 3) luma[i] = 0.299 * pixels[j] + 0.587 * pixels[j + 1] + 0.114 * pixels[j + 2]
+  let sum = 0
+  let squares = 0
+  for (let i = 0, j = 0; i < luma.length; i++, j += 3) {
+    const l = 0.299 * pixels[j] + 0.587 * pixels[j + 1] + 0.114 * pixels[j + 2]
+    luma[i] = l
+    sum += l
+    squares += l * l
+  }
+  const mean = sum / Math.max(1, luma.length)
+  const spread = Math.sqrt(Math.max(0, squares / Math.max(1, luma.length) - mean * mean))
   let strong = 0
   let straight = 0
   let upright = 0
@@ -510,7 +542,7 @@ const edgeStats = (pixels: Uint8Array, width: number, height: number): { edges: 
       if (ay <= ax * TAN12 || ax <= ay * TAN12) straight++
     }
   }
-  return { edges: strong / Math.max(1, n), rectilinear: strong === 0 ? 0 : straight / strong, vertical: strong === 0 ? 0 : upright / strong }
+  return { edges: strong / Math.max(1, n), rectilinear: strong === 0 ? 0 : straight / strong, vertical: strong === 0 ? 0 : upright / strong, spread }
 }
 
 /**

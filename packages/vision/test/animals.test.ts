@@ -6,7 +6,7 @@ const size = { width: 640, height: 480 }
 const photo = { width: 1280, height: 960 }
 // An open, green scene: what the rules and the scene model read as a landscape.
 const field: SceneStats = {
-  skyTop: 0.5, green: 0.5, plainBorder: 0, figure: null, figureShare: 0, vegetation: 0.5, edges: 0.2, rectilinear: 0.27, vertical: 0.05
+  skyTop: 0.5, green: 0.5, plainBorder: 0, figure: null, figureShare: 0, vegetation: 0.5, edges: 0.2, rectilinear: 0.27, vertical: 0.05, spread: 40
 }
 const cow = (score: number, box: readonly [number, number, number, number]) => ({ label: "cow", score, box })
 /** A scene model sure of one class whatever the features (how the shipped one took a cow in a field). */

@@ -9,7 +9,7 @@ import { dirname, join } from "node:path"
 
 const size = { width: 640, height: 640 }
 const stats = (plainBorder: number): SceneStats => ({
-  skyTop: 0, green: 0, plainBorder, figure: [150, 40, 340, 600], figureShare: 0.3, vegetation: 0, edges: 0.1, rectilinear: 0.3, vertical: 0.1
+  skyTop: 0, green: 0, plainBorder, figure: [150, 40, 340, 600], figureShare: 0.3, vegetation: 0, edges: 0.1, rectilinear: 0.3, vertical: 0.1, spread: 40
 })
 const rules = (d: Detections, plain = 0) => classifyByRules(d, stats(plain), size, size)
 

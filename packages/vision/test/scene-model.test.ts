@@ -81,7 +81,7 @@ describe("scene model", () => {
   })
 
   it("classify = the rules, then the model; the shipped weights match the detector's 720 features", () => {
-    const stats: SceneStats = { skyTop: 0, green: 0, plainBorder: 0, figure: null, figureShare: 0, vegetation: 0, edges: 0.1, rectilinear: 0.3, vertical: 0.1 }
+    const stats: SceneStats = { skyTop: 0, green: 0, plainBorder: 0, figure: null, figureShare: 0, vegetation: 0, edges: 0.1, rectilinear: 0.3, vertical: 0.1, spread: 40 }
     const size = { width: 640, height: 640 }
     const d: Detections = { faces: [], objects: [], features: sample("interior_space", 0).features }
     expect(classifyByRules(d, stats, size, size).image_class).toBe("other")

@@ -1,11 +1,12 @@
 import { Effect } from "effect"
+import sharp from "sharp"
 import { describe, expect, it } from "vitest"
 import { classify, type Detections, framingInputs, type SceneStats, sceneStats } from "../src/classify.ts"
 import { makeVision } from "../src/Vision.ts"
 
 const size = { width: 640, height: 640 }
 const plainStats: SceneStats = {
-  skyTop: 0, green: 0, plainBorder: 0, figure: null, figureShare: 0, vegetation: 0, edges: 0.1, rectilinear: 0.3, vertical: 0.1
+  skyTop: 0, green: 0, plainBorder: 0, figure: null, figureShare: 0, vegetation: 0, edges: 0.1, rectilinear: 0.3, vertical: 0.1, spread: 40
 }
 const detections = (d: Partial<Detections>): Detections => ({ faces: [], objects: [], ...d })
 
@@ -67,9 +68,9 @@ describe("classify", () => {
   })
 
   it("an open sky over uprights is built (a street, a building), not a landscape; specks of birds do not spoil a field", () => {
-    const street = { ...plainStats, skyTop: 0.8, edges: 0.2, rectilinear: 0.55, vertical: 0.25 }
+    const street = { ...plainStats, skyTop: 0.8, edges: 0.2, rectilinear: 0.55, vertical: 0.25, spread: 40 }
     expect(classify(detections({}), street, size, size).image_class).toBe("other")
-    const meadow = { ...plainStats, skyTop: 0.9, edges: 0.05, rectilinear: 0.45, vertical: 0.05 }
+    const meadow = { ...plainStats, skyTop: 0.9, edges: 0.05, rectilinear: 0.45, vertical: 0.05, spread: 40 }
     const birds = detections({ objects: [{ label: "bird", score: 0.43, box: [300, 200, 20, 15] }, { label: "sheep", score: 0.36, box: [50, 400, 8, 6] }] })
     expect(classify(birds, meadow, size, size).image_class).toBe("landscape_nature")
     // a big animal in front is the animal's photo
@@ -81,7 +82,7 @@ describe("classify", () => {
   })
 
   it("a built scene under no sky with indoor things is a room; a small thing in it is not a product; a pile of things is not one product", () => {
-    const room = { ...plainStats, skyTop: 0.1, edges: 0.2, rectilinear: 0.6, vertical: 0.28 }
+    const room = { ...plainStats, skyTop: 0.1, edges: 0.2, rectilinear: 0.6, vertical: 0.28, spread: 40 }
     const keyboard = detections({ objects: [{ label: "keyboard", score: 0.4, box: [0, 400, 200, 120] }] })
     expect(classify(keyboard, room, size, size).image_class).toBe("interior_space")
     // the same keyboard filling a plain frame is a product shot
@@ -90,6 +91,16 @@ describe("classify", () => {
       objects: [0, 1, 2, 3, 4].map((i) => ({ label: "orange", score: 0.4 - i * 0.03, box: [i * 120, 200, 110, 110] as const }))
     })
     expect(classify(pile, { ...plainStats, edges: 0.25 }, size, size).image_class).toBe("other")
+  })
+})
+
+describe("too little signal", () => {
+  it("under 32 px on the shorter side, or a luma spread under 4 levels, is `other` at 0 whatever was detected", () => {
+    const product = detections({ objects: [{ label: "cup", score: 0.9, box: [100, 100, 400, 400] }] })
+    expect(classify(product, plainStats, size, size).image_class).toBe("product_object")
+    expect(classify(product, plainStats, size, { width: 31, height: 500 })).toEqual({ image_class: "other", confidence: 0, subject: null })
+    expect(classify(product, { ...plainStats, spread: 3.9 }, size, size)).toEqual({ image_class: "other", confidence: 0, subject: null })
+    expect(classify(product, { ...plainStats, spread: 4 }, size, { width: 32, height: 32 }).image_class).toBe("product_object")
   })
 })
 
@@ -111,6 +122,9 @@ describe("sceneStats", () => {
   it("a plain frame has no edges and no vegetation; yellow-green grass in low sun is vegetation", () => {
     const plain = sceneStats(raster(64, 64, () => [128, 128, 128]), 64, 64)
     expect(plain.edges).toBe(0)
+    expect(plain.spread).toBeCloseTo(0, 4)
+    const halves = sceneStats(raster(64, 64, (x) => (x < 32 ? [0, 0, 0] : [255, 255, 255])), 64, 64)
+    expect(halves.spread).toBeCloseTo(127.5, 0)
     expect(plain.vegetation).toBe(0)
     const grass = sceneStats(raster(64, 64, () => [165, 160, 60]), 64, 64)
     expect(grass.vegetation).toBe(1)
@@ -137,6 +151,21 @@ describe("the vision model", () => {
     expect(r.subject!.x).toBeLessThanOrEqual(227)
     expect(r.subject!.x + r.subject!.width).toBeGreaterThanOrEqual(227)
   }, 60_000)
+
+  // issue 24, item 9: a photo with too little signal is `other` at confidence 0 with no subject
+  const solid = (width: number, height: number, background: string, format: "png" | "jpeg") =>
+    sharp({ create: { width, height, channels: 3, background } })[format]().toBuffer().then((b) => new Uint8Array(b))
+  it("a 1×1 photo, a uniform gray one and a uniform black 99.8 MP one are `other` at confidence 0, no subject", async () => {
+    const vision = makeVision()
+    for (const [name, photo] of [
+      ["1×1", await solid(1, 1, "#c08040", "png")],
+      ["uniform gray 800×600", await solid(800, 600, "#808080", "jpeg")],
+      ["uniform black 11552×8640", await solid(11_552, 8_640, "#000000", "jpeg")]
+    ] as const) {
+      const r = await Effect.runPromise(vision.infer(photo))
+      expect({ name, image_class: r.image_class, confidence: r.confidence, subject: r.subject }).toEqual({ name, image_class: "other", confidence: 0, subject: null })
+    }
+  }, 120_000)
 
   it("a missing model fails the call with VisionUnavailable (the caller falls back), it does not throw or hang", async () => {
     const r = await Effect.runPromise(Effect.either(makeVision({ modelDir: "/nonexistent/models" }).infer(new URL("../../../test/fixtures/astronaut.png", import.meta.url).pathname)))

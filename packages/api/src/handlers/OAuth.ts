@@ -2,12 +2,13 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { type CallbackOutcome, Integrations } from "@pic2video/cluster/Integrations"
 import { Effect } from "effect"
 import { Api } from "@pic2video/domain/api/Api"
+import { securityHeaders } from "../PageHeaders.ts"
 
 /**
  * `GET /oauth/cloud_drive/callback` (contract §7): where the provider sends the browser after the
  * consent. It needs no key (the single-use state names the workspace) and answers a person, so
- * every outcome is a small HTML page. The URL holds the authorization code: the pages are not
- * cached and send no Referer onwards.
+ * every outcome is a small HTML page, with the headers of every page of the service (the portal's).
+ * The URL holds the authorization code: the pages are not cached and send no Referer onwards.
  */
 const page = (status: number, title: string, text: string) =>
   HttpServerResponse.text(
@@ -20,7 +21,7 @@ const page = (status: number, title: string, text: string) =>
     {
       status,
       contentType: "text/html; charset=utf-8",
-      headers: { "cache-control": "no-store", "referrer-policy": "no-referrer", "x-content-type-options": "nosniff" }
+      headers: { "cache-control": "no-store", ...securityHeaders }
     }
   )
 
@@ -60,7 +61,7 @@ const backTo = (outcome: CallbackOutcome) =>
   outcome.returnTo !== undefined && outcome.returnTo.startsWith("/portal/")
     ? HttpServerResponse.redirect(`${outcome.returnTo}?connect=${outcome._tag.toLowerCase()}`, {
       status: 303,
-      headers: { "cache-control": "no-store", "referrer-policy": "no-referrer" }
+      headers: { "cache-control": "no-store", ...securityHeaders }
     })
     : pageFor(outcome)
 

@@ -1,14 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { Errors } from "@pic2video/domain"
-import { Effect } from "effect"
+import { Data, Effect } from "effect"
 import { Buffer } from "node:buffer"
 import { randomBytes, timingSafeEqual } from "node:crypto"
 import { KeyHasher } from "../config/KeyHasher.ts"
 import * as Workspaces from "../repositories/Workspaces.ts"
 
 /**
- * Sign-in to the account portal. The operator issues a single-use link (`admin portal link`); opening
- * it starts a browser session. Link tokens and session ids are 256 random bits; only their HMAC under
+ * Sign-in to the account portal. The operator issues a single-use link (`admin portal link`); the page
+ * it opens signs in with a POST from the portal's own page, which starts a browser session. Link tokens and session ids are 256 random bits; only their HMAC under
  * the service's key (the one API key secrets use) is stored, so the database alone signs nobody in,
  * and a lookup by that keyed hash leaks nothing usable about the token through its timing. The
  * workspace's status is read with the session on every request: an inactive workspace's sessions
@@ -55,11 +55,31 @@ export const issueLink = (workspaceId: string, ttlMinutes: number, publicBaseUrl
     }
   })
 
+/** What a sign-in asks of a link. */
+export interface Redeeming {
+  /** Spend it and start a session; false: only say whose it is (the page a link opens spends nothing). */
+  readonly spend: boolean
+  /**
+   * Spend it only if it is this workspace's link (the browser is signed in to it already); another
+   * workspace's link is then only named, so the person is asked before their session is replaced.
+   */
+  readonly onlyFor?: string | undefined
+}
+
+export type Redeemed =
+  | { readonly _tag: "Started"; readonly session: string; readonly workspaceId: string; readonly expiresAt: Date }
+  | { readonly _tag: "Usable"; readonly workspaceId: string }
+
+/** A usable link that was asked about and not spent: its claim is rolled back. */
+class Unspent extends Data.TaggedError("Unspent")<{ readonly workspaceId: string }> {}
+
 /**
- * Spends the link (once, while live, for an active workspace) and starts a session. Undefined when
- * the link cannot be used — used, expired, unknown, or its workspace inactive — and then nothing starts.
+ * The link's one rule (once, while live, for an active workspace), asked by claiming it: spent, it
+ * starts a session ("Started"); only asked about (see Redeeming), the claim is rolled back ("Usable").
+ * Undefined when the link cannot be used — used, expired, unknown, or its workspace inactive — and
+ * then nothing starts.
  */
-export const redeem = (token: string) =>
+export const redeem = (token: string, redeeming: Redeeming = { spend: true }) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const hash = yield* hashOf(token)
@@ -73,6 +93,9 @@ export const redeem = (token: string) =>
           AND w.id = l.workspace_id AND w.status = 'active'
         RETURNING l.workspace_id, l.token_hash`
       if (claimed === undefined || !timingSafeEqual(Buffer.from(claimed.token_hash), hash)) return undefined
+      if (!redeeming.spend || (redeeming.onlyFor !== undefined && redeeming.onlyFor !== claimed.workspace_id)) {
+        return yield* Effect.fail(new Unspent({ workspaceId: claimed.workspace_id }))
+      }
       const session = newToken()
       yield* sql`INSERT INTO portal_sessions ${sql.insert({
         id_hash: yield* hashOf(session),
@@ -81,8 +104,8 @@ export const redeem = (token: string) =>
         last_seen_at: now,
         expires_at: new Date(now.getTime() + sessionAbsoluteMillis)
       })}`
-      return { session, workspaceId: claimed.workspace_id, expiresAt: new Date(now.getTime() + sessionAbsoluteMillis) }
-    }))
+      return { _tag: "Started", session, workspaceId: claimed.workspace_id, expiresAt: new Date(now.getTime() + sessionAbsoluteMillis) } satisfies Redeemed
+    })).pipe(Effect.catchTag("Unspent", (u): Effect.Effect<Redeemed> => Effect.succeed({ _tag: "Usable", workspaceId: u.workspaceId })))
   }).pipe(Effect.orDie)
 
 export interface Session {

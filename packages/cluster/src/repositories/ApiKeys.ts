@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { ApiKeyToken, Errors, Plans, Scopes } from "@pic2video/domain"
+import { ApiKeyToken, Errors, Plans, Scopes, Text } from "@pic2video/domain"
 import { Effect } from "effect"
 import { KeyHasher } from "../config/KeyHasher.ts"
 import * as Workspaces from "./Workspaces.ts"
@@ -64,6 +64,9 @@ export const create = (k: NewKey) =>
         ? `unknown scope ${unknown.join(", ")}; scopes are ${Scopes.scopes.join(", ")}`
         : "at least one scope is required"))
     }
+    // one rule for every way a key is minted (the operator CLI, the portal), counted in code points
+    const nameProblem = Text.lengthProblem(k.name ?? "", 0, Text.maxKeyNameLength)
+    if (nameProblem !== undefined) return yield* Effect.fail(Errors.fail("validation_failed", `name ${nameProblem}`))
     const minted = ApiKeyToken.mintToken()
     const [row] = yield* sql<ApiKeyRow>`
       INSERT INTO api_keys ${sql.insert({

@@ -60,14 +60,14 @@ ${
           )
         }</ul>
   <div class="field"><label for="b-quote">Quote</label>
-    <textarea id="b-quote" name="quote" maxlength="500" aria-describedby="b-quote-hint">${v("quote")}</textarea><span class="hint" id="b-quote-hint">The caption of every photo below, up to 500 characters. Empty: no caption (unless a photo has its own).</span></div>
+    <textarea id="b-quote" name="quote" aria-describedby="b-quote-hint">${v("quote")}</textarea><span class="hint" id="b-quote-hint">The caption of every photo below, up to 500 characters. Empty: no caption (unless a photo has its own).</span></div>
   <details class="per-photo"${values !== undefined && photos.some((m) => v(quoteField(m.id)) !== "") ? html` open` : ""}>
     <summary>A caption per photo</summary>
     <p class="muted small">A photo's own caption replaces the one above for that photo; left empty, the photo has the caption above.</p>
     <div class="stack">${
           photos.map((m, i) =>
             html`<div class="field"><label for="b-quote-${i}">Quote for <bdi>${photoName(m)}</bdi></label>
-      <textarea id="b-quote-${i}" name="${quoteField(m.id)}" maxlength="500" rows="2">${v(quoteField(m.id))}</textarea></div>`
+      <textarea id="b-quote-${i}" name="${quoteField(m.id)}" rows="2">${v(quoteField(m.id))}</textarea></div>`
           )
         }</div>
   </details>

@@ -7,7 +7,7 @@ import { IntegrationService } from "@pic2video/cluster/services/IntegrationServi
 import { Errors, ImportState, Requests } from "@pic2video/domain"
 import { Effect, Either, Option } from "effect"
 import { orNotFound, type Signed } from "../Context.ts"
-import { dateTime, html } from "../Html.ts"
+import { dateTime, html, isolate } from "../Html.ts"
 import { alert, document, htmlResponse, notice } from "../Layout.ts"
 
 /**
@@ -84,14 +84,14 @@ ${connect === undefined ? "" : connect.ok ? notice(connect.text) : alert(connect
   </div>` : ""}
 </section>
 ${browse === undefined ? "" : Either.isLeft(browse) ? html`<section class="card">${alert(`${browse.left.message} (${browse.left.code})`)}<p><a href="/portal/drive">Back to My drive</a></p></section>` : html`<section class="card stack" aria-labelledby="folder-h">
-  <h2 id="folder-h">Folder: ${browse.right.name}</h2>
+  <h2 id="folder-h">Folder: ${isolate(browse.right.name)}</h2>
   ${folderId === "root" ? "" : html`<p><a href="${here(trail[trail.length - 1] ?? "root", trail.slice(0, -1))}">Up</a></p>`}
-  ${browse.right.list.data.length === 0 ? html`<p class="muted">No folders inside this one.</p>` : html`<ul class="folders" aria-label="Folders">${browse.right.list.data.map((f) => html`<li><a href="${here(f.id, folderId === "root" ? [] : [...trail, folderId])}"><span aria-hidden="true">📁</span> ${f.name}</a></li>`)}</ul>`}
+  ${browse.right.list.data.length === 0 ? html`<p class="muted">No folders inside this one.</p>` : html`<ul class="folders" aria-label="Folders">${browse.right.list.data.map((f) => html`<li><a href="${here(f.id, folderId === "root" ? [] : [...trail, folderId])}"><span aria-hidden="true">📁</span> ${isolate(f.name)}</a></li>`)}</ul>`}
   <form method="post" action="/portal/drive/import" class="actions" data-once>
     <input type="hidden" name="csrf" value="${s.session.csrf}">
     <input type="hidden" name="folder_id" value="${folderId}">
     <button type="submit" class="button primary">Import this folder</button>
-    <span class="muted small">Imports the photos directly in “${browse.right.name}”, not its sub-folders.</span>
+    <span class="muted small">Imports the photos directly in “${isolate(browse.right.name)}”, not its sub-folders.</span>
   </form>
 </section>`}
 <section class="card" id="imports" data-live="imports"${active ? html` data-live-active` : ""}>
@@ -153,7 +153,7 @@ export const importDetail = (s: Signed, id: string) =>
 <section class="card">
   <p class="big"><span class="status ${doc.status}">${doc.status}</span></p>
   <dl class="facts">
-    <dt>Folder</dt><dd>${folderName === undefined ? "" : html`${folderName} `}<code class="muted">${doc.folder_id}</code></dd>
+    <dt>Folder</dt><dd>${folderName === undefined ? "" : html`${isolate(folderName)} `}<code class="muted">${isolate(doc.folder_id)}</code></dd>
     <dt>Found</dt><dd>${doc.counts.discovered}</dd>
     <dt>Imported</dt><dd>${doc.counts.imported}</dd>
     <dt>Skipped</dt><dd>${doc.counts.skipped}</dd>
@@ -168,7 +168,7 @@ export const importDetail = (s: Signed, id: string) =>
     <caption>Files</caption>
     <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Reason</th><th scope="col">Photo</th></tr></thead>
     <tbody>${doc.items.map((item) => html`<tr>
-      <th scope="row">${item.name}</th>
+      <th scope="row">${isolate(item.name)}</th>
       <td data-label="Status"><span class="status ${item.status === "imported" ? "completed" : item.status === "failed" ? "failed" : ""}">${item.status}</span></td>
       <td data-label="Reason">${"reason" in item && item.reason !== undefined ? reasonText(item.reason) : html`<span class="muted">—</span>`}</td>
       <td data-label="Photo">${"media_id" in item ? html`<a href="/portal/renders/new?media_id=${item.media_id}">Render it</a>` : html`<span class="muted">—</span>`}</td>

@@ -1,9 +1,9 @@
 import { HttpServerResponse } from "@effect/platform"
 import * as ApiKeys from "@pic2video/cluster/ApiKeys"
-import { Errors, Plans, Scopes } from "@pic2video/domain"
+import { Errors, Plans, Scopes, Text } from "@pic2video/domain"
 import { Effect } from "effect"
 import { type Form, orNotFound, type Signed } from "../Context.ts"
-import { dateTime, flag, html } from "../Html.ts"
+import { dateTime, flag, html, type Interpolated, isolate, plain } from "../Html.ts"
 import { alert, document, htmlResponse, notice } from "../Layout.ts"
 
 /**
@@ -22,7 +22,7 @@ const keyOf = (s: Signed, id: string) =>
 interface View {
   readonly secret?: { readonly name: string; readonly value: string }
   readonly error?: string
-  readonly message?: string
+  readonly message?: Interpolated
   /** what the person had entered, shown again after a refusal */
   readonly values?: Form
 }
@@ -40,7 +40,7 @@ const render = (s: Signed, view: View, status = 200) =>
     const expired = (k: (typeof keys)[number]) => k.expires_at !== null && new Date(k.expires_at).getTime() <= now
     const body = html`<h1>API keys</h1>
 ${view.secret === undefined ? "" : html`<section class="card secret" role="region" aria-label="New key secret">
-  <h2>Key “${view.secret.name}” created</h2>
+  <h2>Key “${isolate(view.secret.name)}” created</h2>
   <p class="warning"><strong>Copy this key now. It will not be shown again.</strong></p>
   <div class="secret-row"><code data-testid="new-key-secret" id="new-key-secret">${view.secret.value}</code>
   <button type="button" class="button" data-copy="new-key-secret" aria-live="polite">Copy key</button></div>
@@ -54,7 +54,7 @@ ${alert(view.error)}
     <caption class="visually-hidden">Keys</caption>
     <thead><tr><th scope="col">Name</th><th scope="col">ID</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Revoked</th><th scope="col">Spend cap</th><th scope="col">Per minute</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
     <tbody>${keys.map((k) => html`<tr${k.revoked_at !== null ? html` class="revoked"` : ""}>
-      <th scope="row" class="key-name">${k.name === "" ? html`<span class="muted">(unnamed)</span>` : k.name}</th>
+      <th scope="row" class="key-name">${k.name === "" ? html`<span class="muted">(unnamed)</span>` : isolate(k.name)}</th>
       <td><code class="nowrap">${k.id}</code></td>
       <td>${k.scopes.map((sc) => html`<span class="chip">${sc}</span> `)}</td>
       <td data-label="Created">${dateTime(new Date(k.created_at))}</td>
@@ -63,7 +63,7 @@ ${alert(view.error)}
       <td data-label="Revoked">${k.revoked_at === null ? html`<span class="muted">no</span>` : html`<span class="status failed">revoked</span> ${dateTime(new Date(k.revoked_at))}`}</td>
       <td data-label="Spend cap" class="nowrap">${k.spend_cap_24h === null ? html`<span class="muted">no cap</span>` : `${k.spend_cap_24h} / 24 h`}</td>
       <td class="small" data-label="Per minute"><span class="nowrap">${k.creates_per_minute} creates,</span> <span class="nowrap">${k.reads_per_minute} reads,</span> <span class="nowrap">${k.uploads_per_minute} uploads</span></td>
-      <td>${k.revoked_at === null ? html`<a role="button" class="button danger small" href="/portal/keys/${encodeURIComponent(k.id)}/revoke" aria-label="Revoke ${k.name === "" ? k.id : k.name}">Revoke</a>` : ""}</td>
+      <td>${k.revoked_at === null ? html`<a role="button" class="button danger small" href="/portal/keys/${encodeURIComponent(k.id)}/revoke" aria-label="Revoke ${k.name === "" ? k.id : plain(k.name)}">Revoke</a>` : ""}</td>
     </tr>`)}</tbody>
   </table></div>`}
 </section>
@@ -74,7 +74,7 @@ ${canHold ? html`<section class="card">
     <input type="hidden" name="csrf" value="${s.session.csrf}">
     <input type="hidden" name="form_id" value="${newFormId()}">
     <div class="field"><label for="key-name">Name</label>
-      <input id="key-name" name="name" type="text" maxlength="100" autocomplete="off" value="${v?.get("name") ?? ""}"></div>
+      <input id="key-name" name="name" type="text" autocomplete="off" aria-describedby="key-name-hint" value="${v?.get("name") ?? ""}"><span class="hint" id="key-name-hint">Up to ${Text.maxKeyNameLength} characters</span></div>
     <fieldset><legend>Scopes</legend>
       <p class="muted small" id="scopes-hint">A key holds exactly the scopes you tick, nothing more.</p>
       <div class="checks">${Scopes.scopes.map((sc) => html`<label class="check"><input type="checkbox" name="scopes" value="${sc}"${flag(v?.all("scopes").includes(sc) ?? false, "checked")} aria-describedby="scopes-hint"> ${sc}</label>`)}</div>
@@ -102,8 +102,8 @@ export const page = (s: Signed) => {
   if (revoked === null) return render(s, {})
   // named as the list names it (its own workspace's key only; anything else is just an id)
   return Effect.flatMap(ApiKeys.find(revoked), (k) => {
-    const name = k !== undefined && k.workspace_id === s.workspace.id && k.name !== "" ? `“${k.name}” (${revoked})` : revoked
-    return render(s, { message: `Key ${name} was revoked. Requests with it are now refused.` })
+    const name = k !== undefined && k.workspace_id === s.workspace.id && k.name !== "" ? html`“${isolate(k.name)}” (${isolate(revoked)})` : isolate(revoked)
+    return render(s, { message: html`Key ${name} was revoked. Requests with it are now refused.` })
   })
 }
 
@@ -136,7 +136,6 @@ export const mint = (s: Signed) =>
         return yield* Effect.fail(Errors.fail("validation_failed", "Expiry must be in the future"))
       }
       const name = form.text("name") ?? ""
-      if (name.length > 100) return yield* Effect.fail(Errors.fail("validation_failed", "Name must be at most 100 characters"))
       return yield* ApiKeys.create({
         workspaceId: s.workspace.id,
         scopes: form.all("scopes"),
@@ -159,7 +158,7 @@ export const mint = (s: Signed) =>
 export const confirmRevoke = (s: Signed, id: string) =>
   Effect.gen(function*() {
     const key = yield* keyOf(s, id)
-    const body = html`<h1>Revoke key ${key.name === "" ? html`<span class="h1-id">${key.id}</span>` : `“${key.name}”`}?</h1>
+    const body = html`<h1>Revoke key ${key.name === "" ? html`<span class="h1-id">${key.id}</span>` : html`“${isolate(key.name)}”`}?</h1>
 <section class="card stack">
   <p>Every request with this key is refused from the moment you revoke it (<span class="code">api_key_revoked</span>). This cannot be undone; a new key can be created at any time.</p>
   <dl class="facts"><dt>ID</dt><dd><code>${key.id}</code></dd><dt>Scopes</dt><dd>${key.scopes.join(", ")}</dd></dl>

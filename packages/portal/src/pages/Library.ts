@@ -1,6 +1,6 @@
 import { HttpApiError, HttpApiSchema, HttpServerResponse, Multipart } from "@effect/platform"
 import { UploadPayload } from "@pic2video/domain/api/Api"
-import { toFailure } from "@pic2video/api/ErrorResponse"
+import { failureHeaders, toFailure } from "@pic2video/api/ErrorResponse"
 import * as UploadBody from "@pic2video/api/UploadBody"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
@@ -8,7 +8,7 @@ import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { Cursor, Errors, Ids, Requests } from "@pic2video/domain"
 import { Effect, Exit, Schema } from "effect"
 import { orNotFound, type Signed } from "../Context.ts"
-import { bytes, dateTime, html } from "../Html.ts"
+import { bytes, dateTime, html, isolate, isolated, plain } from "../Html.ts"
 import { document, htmlResponse, notice } from "../Layout.ts"
 
 /**
@@ -28,7 +28,7 @@ export const page = (s: Signed) =>
     const list = yield* MediaLibrary.list(s.workspace.id, pageSize, position)
     const archived = s.url.searchParams.get("archived") === null ? undefined : s.url.searchParams.get("label") ?? ""
     const body = html`<h1>Library</h1>
-${notice(archived === undefined ? undefined : archived === "" ? "The photo was archived." : `The photo “${archived}” was archived.`)}
+${notice(archived === undefined ? undefined : archived === "" ? "The photo was archived." : html`The photo “${isolate(archived)}” was archived.`)}
 <section class="card" aria-labelledby="upload-h">
   <h2 id="upload-h">Add to the library</h2>
   ${s.workspace.storage_budget_bytes === 0 ? html`<p class="notice" role="note">This workspace's plan (${s.workspace.plan}) holds no photos: an upload is refused (<span class="code">quota_exceeded</span>). Ask the operator to move the workspace to a paid plan.</p>` : ""}
@@ -38,7 +38,7 @@ ${notice(archived === undefined ? undefined : archived === "" ? "The photo was a
       <input id="photos" name="file" type="file" multiple accept="image/jpeg,image/png,image/webp,image/gif" aria-describedby="photos-hint">
       <p id="photos-hint" class="muted small">${Requests.photoTypesText}, up to ${Requests.maxUploadMiB} MiB each. Choose files or drop them here.</p>
     </div>
-    <div class="field"><label for="upload-label">Label (optional)</label><input id="upload-label" name="label" type="text" maxlength="${Requests.maxLabelLength}" autocomplete="off" aria-describedby="upload-label-hint"><span class="hint" id="upload-label-hint">Empty: each photo is labelled with its file name.</span></div>
+    <div class="field"><label for="upload-label">Label (optional)</label><input id="upload-label" name="label" type="text" autocomplete="off" aria-describedby="upload-label-hint"><span class="hint" id="upload-label-hint">Up to ${Requests.maxLabelLength} characters. Empty: each photo is labelled with its file name.</span></div>
     <div><button type="submit" class="button primary">Upload</button></div>
     <noscript><p class="alert" role="alert">Uploading needs JavaScript in this browser.</p></noscript>
   </form>
@@ -54,16 +54,16 @@ ${notice(archived === undefined ? undefined : archived === "" ? "The photo was a
     <span class="muted small" data-select-hint>Tick photos, then Render selected: one render each, one caption for all or one per photo.</span>
   </div>
   <ul class="photos" aria-label="Photos">${list.rows.map((m) => html`<li class="photo card">
-    <img src="/portal/media/${m.id}/preview" alt="${m.label === "" ? "Photo" : m.label}" loading="lazy" width="${m.width ?? 300}" height="${m.height ?? 300}">
-    <label class="check select-photo"><input type="checkbox" name="media_id" value="${m.id}"> Select<span class="visually-hidden"> <bdi>${m.label === "" ? "untitled photo" : m.label}</bdi></span></label>
+    <img src="/portal/media/${m.id}/preview" alt="${m.label === "" ? "Photo" : isolated(m.label)}" loading="lazy" width="${m.width ?? 300}" height="${m.height ?? 300}">
+    <label class="check select-photo"><input type="checkbox" name="media_id" value="${m.id}"> Select<span class="visually-hidden"> ${m.label === "" ? "untitled photo" : isolate(m.label)}</span></label>
     <div class="photo-body">
-      <p class="photo-label">${m.label === "" ? html`<span class="muted">Untitled</span>` : m.label}</p>
+      <p class="photo-label">${m.label === "" ? html`<span class="muted">Untitled</span>` : isolate(m.label)}</p>
       <p class="muted small"><span class="nowrap">${m.width ?? "?"} × ${m.height ?? "?"}</span> · <span class="nowrap">${bytes(m.file_size_bytes)}</span> · <span class="nowrap">${dateTime(m.created_at)}</span></p>
       <p class="muted small">${seen(m)}</p>
-      ${m.tags.length === 0 ? "" : html`<p>${m.tags.map((t) => html`<span class="chip">${t}</span> `)}</p>`}
+      ${m.tags.length === 0 ? "" : html`<p>${m.tags.map((t) => html`<span class="chip">${isolate(t)}</span> `)}</p>`}
       <div class="actions">
-        <a class="button small" href="/portal/renders/new?media_id=${m.id}" aria-label="Render ${m.label === "" ? "photo" : m.label}">Render</a>
-        <a role="button" class="button quiet small" href="/portal/media/${m.id}/archive" aria-label="Archive ${m.label === "" ? "photo" : m.label}">Archive</a>
+        <a class="button small" href="/portal/renders/new?media_id=${m.id}" aria-label="Render ${m.label === "" ? "photo" : plain(m.label)}">Render</a>
+        <a role="button" class="button quiet small" href="/portal/media/${m.id}/archive" aria-label="Archive ${m.label === "" ? "photo" : plain(m.label)}">Archive</a>
       </div>
     </div>
   </li>`)}</ul>
@@ -118,8 +118,8 @@ export const upload = (s: Signed) =>
     if (Exit.isSuccess(exit)) return outcome(201, `Uploaded ${exit.value.name}`)
     const { failure, unexpected } = toFailure(exit.cause)
     if (unexpected) yield* Effect.logError("portal upload failed", exit.cause)
-    const response = outcome(Errors.statusOf(failure.code), `${failure.message} (${failure.code})`)
-    return failure.headers?.connection === "close" ? HttpServerResponse.setHeader(response, "connection", "close") : response
+    // the API's headers for it: past the size limit the reader stopped reading, and the connection closes
+    return HttpServerResponse.setHeaders(outcome(Errors.statusOf(failure.code), `${failure.message} (${failure.code})`), failureHeaders(failure))
   })
 
 const photoOf = (s: Signed, id: string) => Effect.flatMap(MediaLibrary.find(s.workspace.id, id), orNotFound)
@@ -137,10 +137,10 @@ export const preview = (s: Signed, id: string) =>
 export const confirmArchive = (s: Signed, id: string) =>
   Effect.gen(function*() {
     const m = yield* photoOf(s, id)
-    const name = m.label === "" ? "this photo" : `“${m.label}”`
+    const name = m.label === "" ? "this photo" : html`“${isolate(m.label)}”`
     const body = html`<h1>Archive ${name}?</h1>
 <section class="card stack">
-  <div class="confirm-photo"><img src="/portal/media/${m.id}/preview" alt="${m.label === "" ? "Photo" : m.label}" width="${m.width ?? 300}" height="${m.height ?? 300}"></div>
+  <div class="confirm-photo"><img src="/portal/media/${m.id}/preview" alt="${m.label === "" ? "Photo" : isolated(m.label)}" width="${m.width ?? 300}" height="${m.height ?? 300}"></div>
   <p>An archived photo leaves the library and frees its storage; it can no longer be rendered. Renders already made from it keep their videos.</p>
   <form method="post" action="/portal/media/${m.id}/archive" class="actions" data-once>
     <input type="hidden" name="csrf" value="${s.session.csrf}">

@@ -4,7 +4,7 @@ import * as Renders from "@pic2video/cluster/Renders"
 import { Effect } from "effect"
 import type { Signed } from "../Context.ts"
 import { Plans } from "@pic2video/domain"
-import { bytes, dateTime, html } from "../Html.ts"
+import { bytes, dateTime, html, isolate } from "../Html.ts"
 import { document, htmlResponse } from "../Layout.ts"
 
 /** Plan, this cycle's allowance and renders, storage, and each key's 24-hour spend window. */
@@ -23,7 +23,7 @@ export const page = (s: Signed) =>
     <h2 id="plan-h">Plan</h2>
     <p class="big">${ws.plan}</p>
     <dl class="facts">
-      <dt>Workspace</dt><dd>${ws.name} <code class="muted small nowrap">${ws.id}</code></dd>
+      <dt>Workspace</dt><dd>${isolate(ws.name)} <code class="muted small nowrap">${ws.id}</code></dd>
       <dt>Cycle start</dt><dd>${dateTime(usage.cycleStart)}</dd>
     </dl>
   </section>
@@ -77,7 +77,7 @@ export const page = (s: Signed) =>
       <thead><tr><th scope="col">Key</th><th scope="col" class="num">Last 24 h</th></tr></thead>
       <tbody>${
           windows.map(({ key, n }) =>
-            html`<tr><th scope="row">${key.name === "" ? key.id : key.name}</th><td class="num">${
+            html`<tr><th scope="row">${key.name === "" ? key.id : isolate(key.name)}</th><td class="num">${
               key.spend_cap_24h === null ? html`${n} <span class="muted">(no cap)</span>` : `${n} of ${key.spend_cap_24h}`
             }</td></tr>`
           )

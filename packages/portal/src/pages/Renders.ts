@@ -6,11 +6,11 @@ import * as PortalBatches from "@pic2video/cluster/PortalBatches"
 import * as PortalViews from "@pic2video/cluster/portal/PortalViews"
 import * as Renders from "@pic2video/cluster/Renders"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
-import { Errors, Idempotency, Ids, RenderState, Requests } from "@pic2video/domain"
+import { Errors, Idempotency, Ids, RenderState, Requests, Text } from "@pic2video/domain"
 import * as JsonBody from "@pic2video/domain/JsonBody"
 import { Cause, Effect, Either, ParseResult, Schema } from "effect"
 import { Form, orNotFound, type Signed } from "../Context.ts"
-import { dateTime, flag, html, isolated, type Markup } from "../Html.ts"
+import { dateTime, flag, html, inertJson, isolate, isolated, type Markup, plain } from "../Html.ts"
 import { alert, document, htmlResponse, sentence } from "../Layout.ts"
 
 /**
@@ -127,7 +127,7 @@ ${
       const caption = captionStart(r.request)
       return html`<tr>
       <th scope="row"><div class="render-cell">${thumbnail(r, photo, caption)}<div><a href="/portal/renders/${r.id}"><code>${r.id}</code></a>${
-        caption === "" ? html`<span class="muted small row-caption">No caption</span>` : html`<span class="small row-caption">“<bdi>${caption}</bdi>”</span>`
+        caption === "" ? html`<span class="muted small row-caption">No caption</span>` : html`<span class="small row-caption">“${isolate(caption)}”</span>`
       }</div></div></th>
       <td data-label="Status">${statusBadge(r.status)}</td>
       <td data-label="Progress"><progress max="100" value="${r.progress}" aria-label="Progress of ${r.id}">${r.progress}%</progress></td>
@@ -158,9 +158,9 @@ export const optionFields = (v: (name: string) => string) =>
     <label class="check"><input type="checkbox" name="bold_outline" value="true"${flag(v("bold_outline") === "true", "checked")}> Bold outline</label>
   </div>
   <div class="grid fields">
-    <div class="field"><label for="r-theme">Page theme</label><input id="r-theme" name="page_theme" type="text" maxlength="100" value="${v("page_theme")}" aria-describedby="r-theme-hint"><span class="hint" id="r-theme-hint">The name of one of the workspace’s page themes, if it uses them. Empty: none.</span></div>
-    <div class="field"><label for="r-sub">Sub prompt</label><input id="r-sub" name="sub_prompt" type="text" maxlength="150" value="${v("sub_prompt")}" aria-describedby="r-sub-hint"><span class="hint" id="r-sub-hint">Extra motion direction added to the generated one (advice, best effort). Up to 150 characters.</span></div>
-    <div class="field"><label for="r-prompt">Render prompt</label><input id="r-prompt" name="render_prompt" type="text" maxlength="200" value="${v("render_prompt")}" aria-describedby="r-prompt-hint"><span class="hint" id="r-prompt-hint">Replaces the generated motion description (advice, best effort). Up to 200 characters.</span></div>
+    <div class="field"><label for="r-theme">Page theme</label><input id="r-theme" name="page_theme" type="text" value="${v("page_theme")}" aria-describedby="r-theme-hint"><span class="hint" id="r-theme-hint">The name of one of the workspace’s page themes, if it uses them (up to 100 characters). Empty: none.</span></div>
+    <div class="field"><label for="r-sub">Sub prompt</label><input id="r-sub" name="sub_prompt" type="text" value="${v("sub_prompt")}" aria-describedby="r-sub-hint"><span class="hint" id="r-sub-hint">Extra motion direction added to the generated one (advice, best effort). Up to 150 characters.</span></div>
+    <div class="field"><label for="r-prompt">Render prompt</label><input id="r-prompt" name="render_prompt" type="text" value="${v("render_prompt")}" aria-describedby="r-prompt-hint"><span class="hint" id="r-prompt-hint">Replaces the generated motion description (advice, best effort). Up to 200 characters.</span></div>
   </div>
   <div class="field"><label for="r-meta">Metadata (JSON)</label>
     <textarea id="r-meta" name="metadata" spellcheck="false" placeholder='{"campaign": "spring"}' aria-describedby="r-meta-hint">${v("metadata")}</textarea>
@@ -190,12 +190,12 @@ ${photos.rows.length === 0 ? html`<section class="card"><p>Your library has no p
   <input type="hidden" name="csrf" value="${s.session.csrf}">
   <input type="hidden" name="idempotency_key" value="${values?.get("idempotency_key") ?? crypto.randomUUID()}">
   <div class="photo-pick">
-    ${shown === undefined ? html`<span id="r-photo-thumb-none" class="thumb big none" aria-hidden="true"></span>` : html`<img id="r-photo-thumb" class="thumb big" src="/portal/media/${shown.id}/preview" alt="${shown.label === "" ? "Photo" : shown.label}" width="96" height="96">`}
+    ${shown === undefined ? html`<span id="r-photo-thumb-none" class="thumb big none" aria-hidden="true"></span>` : html`<img id="r-photo-thumb" class="thumb big" src="/portal/media/${shown.id}/preview" alt="${shown.label === "" ? "Photo" : isolated(shown.label)}" width="96" height="96">`}
     <div class="field"><label for="r-photo">Photo</label>
-    <select id="r-photo" name="media_id" required data-preview="r-photo-thumb">${missing ? html`<option value="" selected disabled>Choose a photo</option>` : ""}${photos.rows.map((m) => html`<option value="${m.id}" data-label="${m.label === "" ? "Photo" : m.label}"${flag(chosen === m.id, "selected")}>${photoName(m)} — ${m.width ?? "?"} × ${m.height ?? "?"}${seenNote(m)}</option>`)}</select></div>
+    <select id="r-photo" name="media_id" required data-preview="r-photo-thumb">${missing ? html`<option value="" selected disabled>Choose a photo</option>` : ""}${photos.rows.map((m) => html`<option value="${m.id}" data-label="${m.label === "" ? "Photo" : isolated(m.label)}"${flag(chosen === m.id, "selected")}>${plain(photoName(m))} — ${m.width ?? "?"} × ${m.height ?? "?"}${seenNote(m)}</option>`)}</select></div>
   </div>
   <div class="field"><label for="r-quote">Quote</label>
-    <textarea id="r-quote" name="quote" maxlength="500" aria-describedby="r-quote-hint">${v("quote")}</textarea><span class="hint" id="r-quote-hint">Up to 500 characters. Empty: no caption.</span></div>
+    <textarea id="r-quote" name="quote" aria-describedby="r-quote-hint">${v("quote")}</textarea><span class="hint" id="r-quote-hint">Up to 500 characters. Empty: no caption.</span></div>
   ${optionFields(v)}
   <p class="muted small">A render uses one from the workspace's allowance; a failed or canceled render is refunded.</p>
   <div><button type="submit" class="button primary">Create render</button></div>
@@ -213,7 +213,7 @@ export const bodyOf = (form: Form): Either.Either<Record<string, unknown>, strin
     if (value !== undefined && value !== "") body[name] = value
   }
   const quote = form.get("quote")
-  if (quote !== undefined && quote !== "") body.quote = quote.replace(/\r\n/g, "\n")
+  if (quote !== undefined && quote !== "") body.quote = Text.normaliseLineBreaks(quote)
   if (form.get("bold") === "true") body.bold = true
   if (form.get("bold_outline") === "true") body.bold_outline = true
   const metadata = form.get("metadata")?.trim()
@@ -259,7 +259,7 @@ const requestRows = (request: Record<string, unknown>): ReadonlyArray<Markup> =>
     bold_outline: "Bold outline", page_theme: "Page theme", image_class: "Image class", sub_prompt: "Sub prompt", render_prompt: "Render prompt"
   }
   return Object.entries(labels).filter(([k]) => request[k] !== undefined).map(([k, label]) =>
-    html`<dt>${label}</dt><dd>${typeof request[k] === "boolean" ? (request[k] ? "yes" : "no") : String(request[k])}</dd>`
+    html`<dt>${label}</dt><dd>${typeof request[k] === "boolean" ? (request[k] ? "yes" : "no") : isolate(String(request[k]))}</dd>`
   )
 }
 
@@ -298,7 +298,7 @@ export const detail = (s: Signed, id: string) =>
         <dt>Photo</dt><dd>${
       media === undefined
         ? html`<span class="muted">archived</span>`
-        : html`<div class="photo-ref"><img class="thumb big" src="/portal/media/${media.id}/preview" alt="" width="64" height="64"><div><span class="photo-label">${photoName(media)}</span><br><a href="/portal/renders/new?media_id=${media.id}">Render this photo again</a></div></div>`
+        : html`<div class="photo-ref"><img class="thumb big" src="/portal/media/${media.id}/preview" alt="" width="64" height="64"><div><span class="photo-label">${isolate(photoName(media))}</span><br><a href="/portal/renders/new?media_id=${media.id}">Render this photo again</a></div></div>`
     }</dd>
         <dt>Made with</dt><dd>${r.api_key_id === null ? "the portal" : html`key <code>${r.api_key_id}</code>`}</dd>
         ${r.idempotency_key === null ? "" : html`<dt>Idempotency key</dt><dd><code>${r.idempotency_key}</code></dd>`}
@@ -310,7 +310,7 @@ export const detail = (s: Signed, id: string) =>
     </section>
     <section class="card">
       <h2>Metadata</h2>
-      ${Object.keys(r.metadata).length === 0 ? html`<p class="muted">None.</p>` : html`<pre>${JSON.stringify(r.metadata, null, 2)}</pre>`}
+      ${Object.keys(r.metadata).length === 0 ? html`<p class="muted">None.</p>` : html`<pre>${inertJson(r.metadata)}</pre>`}
     </section>
   </div>
 </div>
@@ -405,8 +405,8 @@ export const captions = (s: Signed, id: string) =>
     const r = yield* renderOf(s, id)
     const quote = typeof r.request.quote === "string" ? r.request.quote.trim() : ""
     if (r.status !== "completed" || quote === "") return yield* orNotFound(undefined)
-    // a cue's text cannot hold a blank line or "-->"
-    const text = quote.replace(/\r?\n\s*\n/g, "\n").replace(/-->/g, "→")
+    // a cue's text cannot hold a blank line (CR and CR LF end lines too) or "-->"
+    const text = Text.normaliseLineBreaks(quote).replace(/\n\s*\n/g, "\n").replace(/-->/g, "→")
     return HttpServerResponse.text(`WEBVTT\n\n${vttTime(0)} --> ${vttTime(r.asset_duration_sec ?? 0)}\n${text}\n`, {
       contentType: "text/vtt; charset=utf-8",
       headers: { "cache-control": "private, no-store" }
