@@ -31,7 +31,8 @@ it("LOG_FORMAT=json: a JSON object per line with request and trace ids; no secre
     LOG_FORMAT: "json",
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
     OTEL_BSP_SCHEDULE_DELAY: "200",
-    RENDER_NICE: "0"
+    RENDER_NICE: "0",
+    RENDER_X264_PRESET: "superfast"
   })
   services.push(svc)
 
@@ -137,7 +138,7 @@ it("LOG_FORMAT=json: a JSON object per line with request and trace ids; no secre
   expect(processing.trace_id).toBe(accepted.trace_id)
   expect(processing.request_id).toBeUndefined()
   expect(receiver.spans().some((s) => s.spanId === processing.span_id)).toBe(true)
-})
+}, 240_000)
 
 it("the default log format stays the human one", async () => {
   const svc = await startService(shared, { API_KEY_HASH_KEY: randomBytes(32).toString("base64"), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString("base64") })

@@ -31,7 +31,8 @@ export const layerClient = Layer.unwrapScoped(
     const url = Option.isSome(config.databaseUrl)
       ? config.databaseUrl.value
       : Redacted.make(yield* Embedded.connectOrStart(config.dataDir))
-    const pool = new pg.Pool({ connectionString: Redacted.value(url), max: maxConnections, types: int8AsNumber })
+    // application_name: what pg_stat_activity shows an operator for these connections
+    const pool = new pg.Pool({ connectionString: Redacted.value(url), max: maxConnections, types: int8AsNumber, application_name: "pic2video" })
     // an idle client's error (the server restarting) is reported on its next use, not as a crash
     pool.on("error", () => {})
     const acquire = Effect.acquireRelease(
