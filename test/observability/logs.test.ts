@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto"
-import { afterAll, beforeAll, expect, it } from "vitest"
-import { type OtlpReceiver, startOtlpReceiver } from "../support/otlp-receiver.ts"
-import { adminOk, client, makeShared, photo, type Service, type Shared, startService, waitFor } from "../support/service.ts"
+import { expect, it } from "vitest"
+import { adminOk, client, photo, startService, waitFor } from "../support/service.ts"
+import { useDeployment } from "./support.ts"
 
 /**
  * Issue 27, logs: LOG_FORMAT=json writes one JSON object per line (time, level, message, the request
@@ -10,31 +10,19 @@ import { adminOk, client, makeShared, photo, type Service, type Shared, startSer
  * (good and bad), a portal sign-in link and its session, a key minted in the portal, and the
  * service's own keys, then looks for every one of them in everything the process printed.
  */
-let shared: Shared
-let receiver: OtlpReceiver
-const services: Array<Service> = []
-
-beforeAll(async () => {
-  shared = await makeShared()
-  receiver = await startOtlpReceiver()
-})
-
-afterAll(async () => {
-  for (const s of services) await s.stop("SIGKILL").catch(() => {})
-  await receiver?.close()
-})
+const deployment = useDeployment()
 
 it("LOG_FORMAT=json: a JSON object per line with request and trace ids; no secret, token, key or sign-in link in the output", async () => {
   const keys = { API_KEY_HASH_KEY: randomBytes(32).toString("base64"), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString("base64") }
-  const svc = await startService(shared, {
+  const svc = await startService(deployment.shared, {
     ...keys,
     LOG_FORMAT: "json",
-    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+    OTEL_EXPORTER_OTLP_ENDPOINT: deployment.receiver.endpoint,
     OTEL_BSP_SCHEDULE_DELAY: "200",
     RENDER_NICE: "0",
     RENDER_X264_PRESET: "superfast"
   })
-  services.push(svc)
+  deployment.services.push(svc)
 
   // ---- API keys: one that works, a well-formed one that does not, garbage
   const ws = await adminOk(svc.env, "workspace", "create", "--name", "Logged", "--plan", "studio")
@@ -87,7 +75,7 @@ it("LOG_FORMAT=json: a JSON object per line with request and trace ids; no secre
   await new Promise((r) => setTimeout(r, 1000))
   const output = svc.output()
   // the exported spans carry the requests' URLs and headers: never a credential either
-  const spans = JSON.stringify(receiver.spans().map((s) => ({ name: s.name, attributes: s.attributes })))
+  const spans = JSON.stringify(deployment.receiver.spans().map((s) => ({ name: s.name, attributes: s.attributes })))
   expect(spans).toContain("/portal/sign-in")
   expect(spans).toContain("token=REDACTED")
   const secrets = {
@@ -133,16 +121,16 @@ it("LOG_FORMAT=json: a JSON object per line with request and trace ids; no secre
   // the same request's id is the one the client got
   expect(created.headers.get("x-request-id")).toBe(accepted.request_id)
   // the runner's lines of that render are in the same trace, with no request id
-  await waitFor(async () => receiver.spans().some((s) => s.traceId === accepted.trace_id && s.name === "Render.Start"), 20_000, "the render's spans")
+  await waitFor(async () => deployment.receiver.spans().some((s) => s.traceId === accepted.trace_id && s.name === "Render.Start"), 20_000, "the render's spans")
   const processing = entries.find((e) => typeof e.message === "string" && e.message.startsWith(`render ${renderId} processing`))
   expect(processing.trace_id).toBe(accepted.trace_id)
   expect(processing.request_id).toBeUndefined()
-  expect(receiver.spans().some((s) => s.spanId === processing.span_id)).toBe(true)
+  expect(deployment.receiver.spans().some((s) => s.spanId === processing.span_id)).toBe(true)
 }, 240_000)
 
 it("the default log format stays the human one", async () => {
-  const svc = await startService(shared, { API_KEY_HASH_KEY: randomBytes(32).toString("base64"), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString("base64") })
-  services.push(svc)
+  const svc = await startService(deployment.shared, { API_KEY_HASH_KEY: randomBytes(32).toString("base64"), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString("base64") })
+  deployment.services.push(svc)
   const listening = svc.output().split("\n").find((l) => l.includes("Listening on"))
   expect(listening).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO \(#\d+\): Listening on: 127\.0\.0\.1:\d+$/)
   await svc.stop()

@@ -3,7 +3,8 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { type Prometheus, prometheusBinary, promtoolBinary, promtoolCheck, startPrometheus } from "../support/prometheus.ts"
-import { adminOk, client, freePort, makeShared, photo, root, type Service, type Shared, startService, waitFor } from "../support/service.ts"
+import { client, freePort, makeShared, root, type Service, type Shared, startService, waitFor } from "../support/service.ts"
+import { keyedWithPhoto } from "./support.ts"
 
 /**
  * Issue 27 against a real Prometheus (Debian's, installed by the project's setup step with the dev
@@ -70,12 +71,7 @@ it("a deployment of 1 api + 2 runners, scraped by Prometheus: renders, queue, ro
   expect((await fetch(`${api.baseUrl}/metrics`)).status).toBe(404)
   expect(JSON.stringify(await (await fetch(`${api.baseUrl}/openapi.json`)).json())).not.toContain("/metrics")
 
-  const ws = await adminOk(api.env, "workspace", "create", "--name", "Observed", "--plan", "studio")
-  const key = await adminOk(api.env, "key", "create", ws.id, "--scopes", "media:read,media:write,renders:create,renders:read")
-  const http = client(api.baseUrl, key.secret)
-  const upload = await http.upload(photo("coffee.png"), { filename: "coffee.png" })
-  expect(upload.status).toBe(201)
-  const mediaId = (await upload.json()).id as string
+  const { http, mediaId } = await keyedWithPhoto(api, "coffee.png")
 
   // refusals and a path nothing routes, so those series have something in them
   expect((await http.get("/api/v1/renders/rnd_doesnotexist")).status).toBe(404)

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto"
-import { afterAll, beforeAll, expect, it } from "vitest"
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver, traceTree } from "../support/otlp-receiver.ts"
-import { adminOk, client, makeShared, photo, type Service, type Shared, startService, waitFor } from "../support/service.ts"
+import { expect, it } from "vitest"
+import { type ReceivedSpan, traceTree } from "../support/otlp-receiver.ts"
+import { startService, waitFor } from "../support/service.ts"
+import { keyedWithPhoto, useDeployment } from "./support.ts"
 
 /**
  * Issue 27, traces: an API process and a runner export spans over OTLP/HTTP (the standard
@@ -11,19 +12,7 @@ import { adminOk, client, makeShared, photo, type Service, type Shared, startSer
  * transition: one trace id across both processes. An upload likewise: the upload's span, storing the
  * photo, and the classification that follows it.
  */
-let shared: Shared
-let receiver: OtlpReceiver
-const services: Array<Service> = []
-
-beforeAll(async () => {
-  shared = await makeShared()
-  receiver = await startOtlpReceiver()
-})
-
-afterAll(async () => {
-  for (const s of services) await s.stop("SIGKILL").catch(() => {})
-  await receiver?.close()
-})
+const deployment = useDeployment()
 
 const ancestors = (span: ReceivedSpan, all: ReadonlyArray<ReceivedSpan>) => {
   const byId = new Map(all.map((s) => [s.spanId, s]))
@@ -40,30 +29,24 @@ it("one render is one trace from the API's server span to the runner's stages; a
     TOKEN_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
     RENDER_SECONDS: "1",
     RENDER_NICE: "0",
-    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+    OTEL_EXPORTER_OTLP_ENDPOINT: deployment.receiver.endpoint,
     OTEL_TRACES_SAMPLER: "always_on",
     // the batch processor's delay, shortened so the test does not wait 5 s per batch
     OTEL_BSP_SCHEDULE_DELAY: "200"
   }
-  const api = await startService(shared, env, "api")
-  services.push(api)
-  const runner = await startService(shared, env, "runner")
-  services.push(runner)
-
-  const ws = await adminOk(api.env, "workspace", "create", "--name", "Traced", "--plan", "studio")
-  const key = await adminOk(api.env, "key", "create", ws.id, "--scopes", "media:read,media:write,renders:create,renders:read")
-  const http = client(api.baseUrl, key.secret)
+  const api = await startService(deployment.shared, env, "api")
+  deployment.services.push(api)
+  const runner = await startService(deployment.shared, env, "runner")
+  deployment.services.push(runner)
 
   // ---- an upload: its server span, the store, the classification after the answer
-  const upload = await http.upload(photo("rocket.jpg"), { filename: "rocket.jpg" })
-  expect(upload.status).toBe(201)
-  const mediaId = (await upload.json()).id as string
-  const uploadRoot = () => receiver.spans().find((s) => s.name === "POST /api/v1/media" && s.kind === 2)
+  const { secret, http, mediaId } = await keyedWithPhoto(api, "rocket.jpg")
+  const uploadRoot = () => deployment.receiver.spans().find((s) => s.name === "POST /api/v1/media" && s.kind === 2)
   await waitFor(async () => {
     const root = uploadRoot()
-    return root !== undefined && receiver.spans().some((s) => s.traceId === root.traceId && s.name === "vision.infer")
+    return root !== undefined && deployment.receiver.spans().some((s) => s.traceId === root.traceId && s.name === "vision.infer")
   }, 90_000, "the upload's trace with its classification")
-  const uploadTrace = receiver.spans().filter((s) => s.traceId === uploadRoot()!.traceId)
+  const uploadTrace = deployment.receiver.spans().filter((s) => s.traceId === uploadRoot()!.traceId)
   for (const name of ["MediaLibrary.ingest", "media.store", "media.classify", "vision.infer"]) {
     const span = uploadTrace.find((s) => s.name === name)
     expect(span, `${name} in the upload's trace:\n${traceTree(uploadTrace)}`).toBeDefined()
@@ -81,9 +64,9 @@ it("one render is one trace from the API's server span to the runner's stages; a
     return doc.status === "completed"
   }, 120_000, "the render to complete")
 
-  const root = receiver.spans().find((s) => s.name === "POST /api/v1/renders" && s.kind === 2)!
+  const root = deployment.receiver.spans().find((s) => s.name === "POST /api/v1/renders" && s.kind === 2)!
   expect(root, "the create's server span").toBeDefined()
-  const inTrace = () => receiver.spans().filter((s) => s.traceId === root.traceId)
+  const inTrace = () => deployment.receiver.spans().filter((s) => s.traceId === root.traceId)
   // the entity's span ends last, once the render is written completed: wait for the runner's batch with it
   await waitFor(
     async () =>
@@ -103,7 +86,7 @@ it("one render is one trace from the API's server span to the runner's stages; a
   expect(root.attributes["http.route"]).toBe("/api/v1/renders")
   expect(root.attributes["http.response.status_code"]).toBe(202)
   expect(root.attributes["url.path"]).toBe("/api/v1/renders")
-  expect(JSON.stringify(root.attributes)).not.toContain(key.secret)
+  expect(JSON.stringify(root.attributes)).not.toContain(secret)
 
   // one trace id across the two processes
   expect(new Set(trace.map((s) => s.service))).toEqual(new Set(["pic2video-api", "pic2video-runner"]))
@@ -138,6 +121,6 @@ it("one render is one trace from the API's server span to the runner's stages; a
   expect(statements.some((s) => s.name === "UPDATE renders" && s.attributes["db.collection.name"] === "renders")).toBe(true)
 
   // reads are traced too while traces are exported (and the poll is named by its route)
-  expect(receiver.spans().some((s) => s.name === "GET /api/v1/renders/{id}" && s.attributes["http.route"] === "/api/v1/renders/{id}")).toBe(true)
-  expect(receiver.rejected()).toEqual([])
+  expect(deployment.receiver.spans().some((s) => s.name === "GET /api/v1/renders/{id}" && s.attributes["http.route"] === "/api/v1/renders/{id}")).toBe(true)
+  expect(deployment.receiver.rejected()).toEqual([])
 })
