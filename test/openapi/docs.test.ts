@@ -48,11 +48,63 @@ describe("/docs", () => {
   })
 })
 
+/** Lines wider than a terminal's 80 columns (issue 25): none in either CLI's help. */
+const over80 = (text: string) => text.split("\n").filter((line) => [...line].length > 80)
+
 describe("admin --help", () => {
-  it("prints the commands and exits 0", () => {
+  it("prints the commands and exits 0, within 80 columns", () => {
     const r = spawnSync(process.execPath, [Path.join(root, "packages/server/src/bin/admin.ts"), "--help"], { encoding: "utf8" })
     expect(r.status).toBe(0)
     expect(r.stdout).toContain("key create WORKSPACE_ID --scopes")
     expect(r.stderr).toBe("")
+    expect(over80(r.stdout)).toEqual([])
+  })
+})
+
+describe("p2v --help", () => {
+  // not spawnSync: a blocked worker misses vitest's heartbeats
+  const p2v = (...args: Array<string>) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(process.execPath, [Path.join(root, "packages/client/src/bin/p2v.ts"), ...args], { env: { PATH: process.env.PATH ?? "" } }, (_e, stdout, stderr) =>
+        resolve({ status: child.exitCode, stdout, stderr }))
+    })
+
+  it("lists each command's usage with its description below, within 80 columns", async () => {
+    const r = await p2v("--help")
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stderr).toBe("")
+    expect(r.stdout).toMatch(/\n {2}status \[--wait\] \[--deadline integer\] \[--json\] <RENDER_ID>\n {6}Show a render's status/)
+    expect(r.stdout).toMatch(/\n {2}render \[options\] <MEDIA_ID\|FILE>\n/)
+    expect(r.stdout).toMatch(/--first-byte-timeout SECONDS\n.*Default 60/)
+    expect(r.stdout).toMatch(/\n {2}7 {4}unexpected answer from the service/)
+    expect(r.stdout).not.toMatch(/\x1b/)
+    expect(over80(r.stdout)).toEqual([])
+  })
+
+  it("gives each command's help within 80 columns, its options listed once", async () => {
+    // in this process (what `p2v COMMAND --help` prints, without starting a process per command)
+    const { helpFor } = await import("../../packages/client/src/Cli.ts")
+    const commands = [["upload"], ["render"], ["status"], ["download"], ["media"], ["media", "list"], ["import"], ["usage"]]
+    const helps = commands.map((command) => helpFor([...command, "--help"])!)
+    for (const [i, command] of commands.entries()) {
+      expect(helps[i].missing).toBe(false)
+      expect(helps[i].text).toMatch(new RegExp(`^Usage: p2v ${command.join(" ")}\\b`))
+      expect(over80(helps[i].text), command.join(" ")).toEqual([])
+    }
+    expect(helpFor(["render", "--quote", "x", "-h"])?.text).toBe(helps[1].text)
+    expect(helpFor(["--idle-timeout", "5", "usage", "--help"])?.text).toBe(helps[7].text)
+    expect(helpFor(["usage"])).toBeUndefined()
+    const render = (await p2v("render", "--help")).stdout
+    expect(render).toContain("[--image-class CHOICE]")
+    expect(render).toMatch(/--image-class CHOICE\n {6}One of the following: person, doll_figurine,/)
+    expect(render).not.toMatch(/This setting is optional|A user-defined piece of text/)
+  })
+
+  it("shows the help with exit 2 when no command is given", async () => {
+    const [r, media] = await Promise.all([p2v(), p2v("media")])
+    expect(r.status).toBe(2)
+    expect(r.stdout).toMatch(/^p2v 0\.1\.0: the Pic-to-Video API from a shell\./)
+    expect(media.status).toBe(2)
+    expect(media.stdout).toMatch(/^Usage: p2v media COMMAND\n/)
   })
 })

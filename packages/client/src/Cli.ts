@@ -1,11 +1,14 @@
-import { Args, Command, Options } from "@effect/cli"
+import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { Requests } from "@pic2video/domain"
-import { Console, Effect, HashMap, Option } from "effect"
+import { Config, Console, Duration, Effect, HashMap, Option } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import * as Client from "./Client.ts"
-import { ApiError, TransportError, WaitTimeout } from "./Errors.ts"
+import { ApiError, TransportError, UnexpectedAnswer, WaitTimeout } from "./Errors.ts"
 import { downloadToFile, uploadFile } from "./Files.ts"
+import * as Help from "./Help.ts"
+import { size as sizeText } from "./Guard.ts"
+import { printable } from "./Printable.ts"
 import * as Progress from "./Progress.ts"
 
 /**
@@ -24,12 +27,15 @@ export const exitCodes = {
   unsuccessful: 4,
   /** --wait reached its deadline; the render or import goes on */
   deadline: 5,
-  /** the service could not be reached, or answered something that is not the API */
+  /** the service could not be reached, or did not answer in time */
   unreachable: 6,
+  /** the service answered something that is not the API: not JSON, too large, too deep, a redirect to another origin, an unknown shape */
+  unexpectedAnswer: 7,
   /** Ctrl-C: stopped waiting; nothing was canceled */
   interrupted: 130
 } as const
 
+/** Bad arguments; an empty message: the help has been printed instead. */
 export class UsageError extends Error {}
 /** A finished render or import that did not succeed; its document has been printed. */
 export class Unsuccessful extends Error {}
@@ -47,14 +53,44 @@ const env = () => {
   return { apiKey, baseUrl }
 }
 
-const client = Effect.suspend(() => Effect.try({ try: env, catch: (e) => e as UsageError })).pipe(
-  Effect.flatMap((o) => Client.makeWithFetch(o))
-)
+/** A number of seconds, from its flag, else its environment variable, else the client's default. */
+const seconds = (flag: string, variable: string, fallback: Duration.DurationInput, what: string) => {
+  const byDefault = Duration.toSeconds(fallback)
+  return Options.float(flag).pipe(
+    Options.withPseudoName("SECONDS"),
+    Options.withFallbackConfig(Config.number(variable).pipe(Config.withDefault(byDefault))),
+    Options.withDescription(`${what} Default ${byDefault} (${variable}).`),
+    Options.mapEffect((n) => n > 0 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${flag} must be more than 0`))))
+  )
+}
+
+/** `p2v`'s own options, before the command: how long to wait for the service. */
+const root = Command.make("p2v", {
+  firstByteTimeout: seconds(
+    "first-byte-timeout",
+    "P2V_FIRST_BYTE_TIMEOUT",
+    Client.defaults.firstByteTimeout,
+    "Seconds to wait for an answer to begin (connecting included)."
+  ),
+  idleTimeout: seconds("idle-timeout", "P2V_IDLE_TIMEOUT", Client.defaults.idleTimeout, "Seconds an answer or an upload may pause.")
+})
+
+const client = Effect.flatMap(root, (o) =>
+  Effect.suspend(() => Effect.try({ try: env, catch: (e) => e as UsageError })).pipe(
+    Effect.flatMap((e) =>
+      Client.makeWithFetch({ ...e, firstByteTimeout: Duration.seconds(o.firstByteTimeout), idleTimeout: Duration.seconds(o.idleTimeout) })
+    )
+  ))
 
 const size = (m: Client.Media) => (m.width === null || m.height === null ? "-" : `${m.width}x${m.height}`)
 const mediaLine = (m: Client.Media) => [m.id, m.created_at, m.mime_type, size(m), JSON.stringify(m.label)].join("  ")
 
-const print = (asJson: boolean, doc: unknown, text: () => string) => Console.log(asJson ? JSON.stringify(doc, null, 2) : text())
+/** stdout: the document as JSON, or as text; either way what the service said is escaped (Printable.ts). */
+const print = (asJson: boolean, doc: unknown, text: () => string) =>
+  Console.log(printable(asJson ? JSON.stringify(doc, null, 2) : text(), { lines: true }))
+
+/** A line on stderr that carries what the service said. */
+const note = (line: string) => process.stderr.write(`${printable(line)}\n`)
 
 /** Waits for a render, drawing its progress; Ctrl-C stops the wait and says how to look again. */
 const waitForRender = (c: Client.Client, id: string, minutes: number, mode: Progress.Mode) => {
@@ -67,21 +103,21 @@ const waitForRender = (c: Client.Client, id: string, minutes: number, mode: Prog
     Effect.onInterrupt(() =>
       Effect.sync(() => {
         progress.done()
-        process.stderr.write(`stopped waiting; ${id} goes on (p2v status ${id})\n`)
+        note(`stopped waiting; ${id} goes on (p2v status ${id})`)
       })
     ),
     Effect.tapError(() => Effect.sync(() => progress.done()))
   )
 }
 
-const download = (c: Client.Client, id: string, out: string, mode: Progress.Mode) => {
+/** Saves the MP4; `size` is the render's `asset.byte_size`, which bounds the download exactly. */
+const download = (c: Client.Client, id: string, out: string, mode: Progress.Mode, size: number | null) => {
   const progress = Progress.reporter(mode)
   return downloadToFile(c, id, out, (n, total) =>
     progress.update(
       total === null ? `downloading ${Progress.bytes(n)}` : `${Progress.bar(n / total)} ${Progress.bytes(n)} of ${Progress.bytes(total)}`,
       total === null ? "downloading" : n === total ? "downloaded" : "downloading"
-    )
-  ).pipe(Effect.tap((f) => Effect.sync(() => progress.done(`saved ${f.path} (${Progress.bytes(f.bytes)})`))))
+    ), { size }).pipe(Effect.tap((f) => Effect.sync(() => progress.done(`saved ${f.path} (${Progress.bytes(f.bytes)})`))))
 }
 
 /**
@@ -196,13 +232,13 @@ const render = Command.make(
       if (!o.wait && Option.isNone(o.out)) {
         return yield* print(o.json, created.render, () => id)
       }
-      if (mode !== "quiet") process.stderr.write(`render ${id} queued${created.replayed ? " (replayed)" : ""}\n`)
+      if (mode !== "quiet") note(`render ${id} queued${created.replayed ? " (replayed)" : ""}`)
       const done = yield* waitForRender(c, id, o.deadline, mode)
       if (done.status !== "completed") {
         yield* print(o.json, done, () => `${id} ${done.status}: ${done.error?.code ?? ""} ${done.error?.message ?? ""}`.trim())
         return yield* Effect.fail(new Unsuccessful(done.status))
       }
-      if (Option.isSome(o.out)) yield* download(c, id, o.out.value, mode)
+      if (Option.isSome(o.out)) yield* download(c, id, o.out.value, mode, done.asset?.byte_size ?? null)
       yield* print(o.json, done, () => `${id} completed${Option.isSome(o.out) ? ` -> ${o.out.value}` : ""}`)
     })
 ).pipe(Command.withDescription("Create a render (the only call that costs money); --wait to follow it, --out to save the MP4."))
@@ -234,7 +270,9 @@ const downloadCommand = Command.make(
   ({ id, out, json }) =>
     Effect.gen(function*() {
       const c = yield* client
-      const f = yield* download(c, id, Option.getOrElse(out, () => `${id}.mp4`), Progress.modeFor(json))
+      // the render says how long its video is: the download may not be longer
+      const r = yield* c.getRender(id)
+      const f = yield* download(c, id, Option.getOrElse(out, () => `${id}.mp4`), Progress.modeFor(json), r.asset?.byte_size ?? null)
       yield* print(json, f, () => f.path)
     })
 ).pipe(Command.withDescription("Save a completed render's MP4."))
@@ -254,9 +292,10 @@ const mediaList = Command.make(
     })
 ).pipe(Command.withDescription("List photos, newest first."))
 
+const mediaCommands = [mediaList] as const
 const media = Command.make("media").pipe(
   Command.withDescription("The photo library."),
-  Command.withSubcommands([mediaList])
+  Command.withSubcommands(mediaCommands)
 )
 
 const importCommand = Command.make(
@@ -279,7 +318,7 @@ const importCommand = Command.make(
       }).pipe(
         Effect.onInterrupt(() => Effect.sync(() => {
           progress.done()
-          process.stderr.write(`stopped waiting; ${created.id} goes on\n`)
+          note(`stopped waiting; ${created.id} goes on`)
         })),
         Effect.tapError(() => Effect.sync(() => progress.done()))
       )
@@ -297,25 +336,79 @@ const usage = Command.make("usage", { json }, ({ json }) =>
       (u.aesthetic_quotes.included === null ? "" : ` of ${u.aesthetic_quotes.included} included`))
   })).pipe(Command.withDescription("Renders charged in the current billing cycle."))
 
-export const p2v = Command.make("p2v").pipe(
-  Command.withDescription(
-    "The Pic-to-Video API from a shell. P2V_API_KEY: the API key; P2V_BASE_URL: the service (default http://localhost:8080). " +
-      "Exit codes: 0 ok, 1 unexpected, 2 usage, 3 refused by the service, 4 render/import failed, 5 deadline, 6 unreachable, 130 Ctrl-C."
-  ),
-  Command.withSubcommands([upload, render, status, downloadCommand, media, importCommand, usage])
+const commands = [upload, render, status, downloadCommand, media, importCommand, usage] as const
+
+export const p2v = root.pipe(
+  Command.withDescription("the Pic-to-Video API from a shell."),
+  Command.withSubcommands(commands)
 )
 
-export const run = Command.run(p2v, { name: "p2v", version: "0.1.0" })
+const version = "0.1.0"
+
+/** After the commands in `p2v --help`. */
+const footer = `Environment:
+  P2V_API_KEY   the API key (required)
+  P2V_BASE_URL  the service (default http://localhost:8080)
+
+Limits: an answer must begin within --first-byte-timeout and may pause at most --idle-timeout; \
+a JSON answer is at most ${sizeText(Client.defaults.maxJsonBytes)}; a download is at most the render's \
+byte_size (${sizeText(Client.defaults.maxDownloadBytes)} when unknown); a redirect to another origin is \
+refused; control characters the service sends are printed as \\uXXXX escapes.
+
+Exit codes:
+  0    done
+  1    unexpected failure
+  2    bad arguments, or P2V_API_KEY not set
+  3    refused by the service (error: CODE: message (request ID))
+  4    the render or import ended failed or canceled
+  5    --wait reached its --deadline; the render goes on
+  6    the service could not be reached, or did not answer in time
+  7    unexpected answer from the service: not JSON, too large, nested too deep, a redirect to another origin, not the API's shape
+  130  Ctrl-C (nothing is canceled)`
+
+/** The commands as help finds them by name: the lists given to `withSubcommands`. */
+const tree: Help.Node = {
+  command: p2v,
+  children: commands.map((c) => ({ command: c, children: c === media ? mediaCommands.map((m) => ({ command: m, children: [] })) : [] }))
+}
+
+const cli = Command.run(p2v, { name: "p2v", version })
+
+/**
+ * The help these arguments (after `p2v`) ask for, if any, laid out by Help.ts for 80 columns;
+ * `missing`: a command needs a subcommand and was given none (exit 2).
+ */
+export const helpFor = (args: ReadonlyArray<string>): { readonly text: string; readonly missing: boolean } | undefined => {
+  const asked = Help.requested(tree, args, ["--first-byte-timeout", "--idle-timeout"])
+  if (asked === undefined) return undefined
+  return { text: asked.path.length === 1 ? Help.root(tree, { version, footer }) : Help.command(asked.path), missing: asked.missing }
+}
+
+/** Runs `p2v` with these arguments (`process.argv`): the help is ours, everything else @effect/cli's. */
+export const run = (argv: ReadonlyArray<string>) => {
+  const help = helpFor(argv.slice(2))
+  if (help === undefined) return cli(argv)
+  return Effect.zipRight(Console.log(help.text), help.missing ? Effect.fail(new UsageError("")) : Effect.void)
+}
 
 /** The exit code for how a command ended, with the message for stderr. */
 export const outcome = (e: unknown): { readonly code: number; readonly message?: string } => {
+  const said = described(e)
+  // one line, and nothing the service said reaches the terminal unescaped
+  return said.message === undefined ? said : { code: said.code, message: printable(said.message) }
+}
+
+const described = (e: unknown): { readonly code: number; readonly message?: string } => {
   if (e instanceof ApiError) {
     return { code: exitCodes.refused, message: `error: ${e.code}: ${e.message}${e.requestId !== null ? ` (request ${e.requestId})` : ""}` }
   }
   if (e instanceof TransportError) return { code: exitCodes.unreachable, message: `error: ${e.message}` }
+  if (e instanceof UnexpectedAnswer) {
+    return { code: exitCodes.unexpectedAnswer, message: `error: ${e.message}${e.requestId !== null ? ` (request ${e.requestId})` : ""}` }
+  }
   if (e instanceof WaitTimeout) return { code: exitCodes.deadline, message: `error: ${e.id} is still ${e.status} at the deadline; it goes on` }
   if (e instanceof Unsuccessful) return { code: exitCodes.unsuccessful }
-  if (e instanceof UsageError) return { code: exitCodes.usage, message: `error: ${e.message}` }
+  if (e instanceof UsageError) return e.message === "" ? { code: exitCodes.usage } : { code: exitCodes.usage, message: `error: ${e.message}` }
   if (typeof e === "object" && e !== null && (e as any)._tag !== undefined && String((e as any)._tag).match(/^(MissingValue|InvalidValue|InvalidArgument|UnclusteredFlag|MultipleValuesDetected|MissingFlag|MissingSubcommand|CommandMismatch|CorrectedFlag|NoBuiltInMatch|HelpRequested)$/)) {
     // @effect/cli has printed the problem and the help already
     return { code: exitCodes.usage }

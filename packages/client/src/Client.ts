@@ -1,12 +1,13 @@
-import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { Api } from "@pic2video/domain/api/Api"
 // domain modules, not its index (which brings node:crypto): this file runs in browsers
 import type * as Requests from "@pic2video/domain/Requests"
 import * as ImportState from "@pic2video/domain/ImportState"
 import * as RenderState from "@pic2video/domain/RenderState"
 import * as Resources from "@pic2video/domain/Resources"
-import { Duration, Effect, FiberRef, Layer, Option, Schema, Stream } from "effect"
-import { ApiError, type ErrorCode, TransportError, WaitTimeout } from "./Errors.ts"
+import { Duration, Effect, FiberRef, Layer, Option, ParseResult, Schema, Stream } from "effect"
+import { ApiError, type ErrorCode, TransportError, UnexpectedAnswer, WaitTimeout } from "./Errors.ts"
+import * as Guard from "./Guard.ts"
 import * as Multipart from "./Multipart.ts"
 
 /**
@@ -14,7 +15,8 @@ import * as Multipart from "./Multipart.ts"
  * `HttpApiClient` from that definition (packages/domain/src/api/Api.ts), so paths, bodies and success
  * types cannot drift from the server. On top of it: retries that honour `Retry-After`, an
  * automatic `Idempotency-Key` for creates, polling with backoff and a deadline, uploads from bytes,
- * and downloads as a stream. fetch only: Node 24, Deno 2 and browsers.
+ * and downloads as a stream. Under both, the guard (Guard.ts): every answer bounded in time, size
+ * and nesting, no redirect to another origin. fetch only: Node 24, Deno 2 and browsers.
  */
 export interface ClientOptions {
   /** An API key (`P2V_API_KEY`). */
@@ -33,7 +35,29 @@ export interface ClientOptions {
    * (elsewhere it fails), and the upload is sent as a FormData, its progress reported when it is done.
    */
   readonly streamUploads?: boolean
+  /**
+   * Longest wait for an answer to begin: connecting, then from the request (or an upload's last
+   * byte) to the answer's status line. Default 60 s. Not applied to an upload sent as a FormData
+   * (`streamUploads` off), whose progress fetch does not tell: bound it with a `signal`.
+   */
+  readonly firstByteTimeout?: Duration.DurationInput
+  /** Longest pause while an answer's body arrives, or while an upload's body is taken. Default 30 s. */
+  readonly idleTimeout?: Duration.DurationInput
+  /** Largest JSON answer (or error body) read. Default 8 MiB. */
+  readonly maxJsonBytes?: number
+  /** Largest download or preview read when its size is not known (see `DownloadOptions`). Default 256 MiB. */
+  readonly maxDownloadBytes?: number
 }
+
+/** The documented defaults of the limits above. */
+export const defaults = Guard.defaults
+
+const limitsOf = (options: ClientOptions): Guard.Limits => ({
+  firstByteMillis: Duration.toMillis(options.firstByteTimeout ?? Guard.defaults.firstByteTimeout),
+  idleMillis: Duration.toMillis(options.idleTimeout ?? Guard.defaults.idleTimeout),
+  maxJsonBytes: options.maxJsonBytes ?? Guard.defaults.maxJsonBytes,
+  maxDownloadBytes: options.maxDownloadBytes ?? Guard.defaults.maxDownloadBytes
+})
 
 /** A page or a worker: request streams cannot be relied on (see `streamUploads`). */
 const inBrowser = () => "document" in globalThis || "WorkerGlobalScope" in globalThis
@@ -64,6 +88,7 @@ const makeRaw = (options: ClientOptions) =>
       client.pipe(
         HttpClient.mapRequest(HttpClientRequest.bearerToken(options.apiKey)),
         (c) => (options.streamUploads ?? !inBrowser()) ? streamForms(c) : c,
+        Guard.guard(limitsOf(options)),
         failOnError
       ) as unknown as HttpClient.HttpClient
   })
@@ -108,14 +133,28 @@ const ErrorBody = Schema.Struct({
   request_id: Schema.optional(Schema.String)
 })
 
+/** A gateway's own answers: the service behind it was not reached (retried as a network error). */
+const gatewayStatuses: ReadonlyArray<number> = [502, 503, 504]
+
 /** One place turns a non-2xx answer into `ApiError` by its code, with the headers a retry needs. */
 const failOnError = HttpClient.transformResponse(Effect.flatMap((response: HttpClientResponse.HttpClientResponse) => {
   if (response.status < 400) return Effect.succeed(response)
   const retryAfter = Number(response.headers["retry-after"])
+  const label = Guard.describe(response.request)
   return response.json.pipe(
     Effect.flatMap(Schema.decodeUnknown(ErrorBody)),
     Effect.matchEffect({
-      onFailure: () => Effect.fail(new TransportError({ message: `HTTP ${response.status} without the error body` })),
+      onFailure: () =>
+        Effect.fail(
+          gatewayStatuses.includes(response.status)
+            ? new TransportError({ message: `${label}: HTTP ${response.status} from a gateway; the service behind it did not answer` })
+            : new UnexpectedAnswer({
+              reason: "not_the_api",
+              message: `${label}: HTTP ${response.status} without the API's error body`,
+              status: response.status,
+              requestId: response.headers["x-request-id"] ?? null
+            })
+        ),
       onSuccess: (body) =>
         Effect.fail(new ApiError({
           code: body.error.code as ErrorCode,
@@ -128,11 +167,53 @@ const failOnError = HttpClient.transformResponse(Effect.flatMap((response: HttpC
   )
 }))
 
-/** Whatever the derived client failed with, as this client's two error types. */
-const normalize = <C extends ErrorCode>(e: unknown): ApiError<C> | TransportError =>
-  e instanceof ApiError || e instanceof TransportError
-    ? (e as ApiError<C> | TransportError)
-    : new TransportError({ message: e instanceof Error ? e.message : String((e as any)?.message ?? e), cause: e })
+/** The first thing a schema found wrong in an answer, in one line. */
+const firstIssue = (e: ParseResult.ParseError) => {
+  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(e)
+  const line = issue === undefined ? "" : `${issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""}${issue.message}`
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line
+}
+
+/**
+ * Whatever the derived client failed with, as this client's error types. After an answer arrived,
+ * a body or status the endpoint does not give is the answer's fault (`UnexpectedAnswer`), never
+ * "unreachable".
+ */
+const normalize = <C extends ErrorCode>(e: unknown, seen: Guard.Answered): ApiError<C> | TransportError | UnexpectedAnswer => {
+  if (e instanceof ApiError) return e as ApiError<C>
+  const own = Guard.ours(e)
+  if (own !== undefined) return own
+  const answer = seen.answer
+  if (answer !== undefined && (ParseResult.isParseError(e) || (HttpClientError.isHttpClientError(e) && e._tag === "ResponseError"))) {
+    const message = ParseResult.isParseError(e)
+      ? `the answer is not the API's: ${firstIssue(e)}`
+      : `HTTP ${answer.status} is not an answer this endpoint gives`
+    return new UnexpectedAnswer({ reason: "not_the_api", message: `${answer.label}: ${message}`, status: answer.status, requestId: answer.requestId })
+  }
+  if (HttpClientError.isHttpClientError(e) && e._tag === "RequestError" && e.reason === "Transport") {
+    const what = Guard.closedBeforeAnswer(e) ? "the connection was closed before any answer" : "the service could not be reached"
+    return new TransportError({ message: `${Guard.describe(e.request)}: ${what} (${innermost(e.cause)})`, cause: e })
+  }
+  return new TransportError({ message: e instanceof Error ? e.message : String((e as { readonly message?: unknown } | null)?.message ?? e), cause: e })
+}
+
+/** The deepest reason a failed fetch gives ("connect ECONNREFUSED 127.0.0.1:9"), in one line. */
+const innermost = (cause: unknown): string => {
+  let said = String(cause)
+  for (let depth = 0; depth < 6 && typeof cause === "object" && cause !== null; depth++) {
+    const message = (cause as { readonly message?: unknown }).message
+    if (typeof message === "string" && message !== "") said = message
+    cause = (cause as { readonly cause?: unknown }).cause
+  }
+  return said.length > 200 ? `${said.slice(0, 200)}…` : said
+}
+
+/** One try of a call, its failure as this client's errors. */
+const attempt = <A, C extends ErrorCode>(call: Effect.Effect<A, unknown>) =>
+  Effect.suspend(() => {
+    const seen: Guard.Answered = {}
+    return call.pipe(Effect.locally(Guard.answered, seen), Effect.mapError((e) => normalize<C>(e, seen)))
+  })
 
 // ---- retries --------------------------------------------------------------------------------
 
@@ -141,7 +222,7 @@ const retryableCodes: ReadonlyArray<string> = ["rate_limit_exceeded", "service_u
 /** Exponential backoff with full jitter: 0.5 s, 1 s, 2 s … capped, each a random share of the step. */
 const backoff = (attempt: number, cap: number) => Math.random() * Math.min(cap, 500 * 2 ** (attempt - 1))
 
-const retrying = <A, E extends ApiError<any> | TransportError>(
+const retrying = <A, E extends ApiError<any> | TransportError | UnexpectedAnswer>(
   attempt: Effect.Effect<A, E>,
   policy: { readonly maxAttempts: number; readonly maxDelayMillis: number; readonly safeOnNetworkError: boolean }
 ): Effect.Effect<A, E> => {
@@ -151,7 +232,8 @@ const retrying = <A, E extends ApiError<any> | TransportError>(
       let millis: number | undefined
       if (e instanceof ApiError && retryableCodes.includes(e.code)) {
         millis = e.retryAfter !== null ? e.retryAfter * 1000 : backoff(n, policy.maxDelayMillis)
-      } else if (e instanceof TransportError && policy.safeOnNetworkError) {
+      } else if (e instanceof TransportError && policy.safeOnNetworkError && e.timeout !== true) {
+        // a timeout is not retried: the caller's bound on waiting is the timeout, not five of them
         millis = backoff(n, policy.maxDelayMillis)
       }
       if (millis === undefined) return Effect.fail(e)
@@ -190,6 +272,15 @@ export interface WaitOptions<A> {
   readonly onProgress?: (state: A) => void
 }
 
+export interface DownloadOptions {
+  /**
+   * The video's size, the render's `asset.byte_size`, when known: the download must be exactly
+   * this long (longer stops at once, shorter fails at its end). Otherwise `Content-Length` when
+   * sent, and never more than `maxDownloadBytes`.
+   */
+  readonly size?: number | null
+}
+
 export interface CreateOptions {
   /** Sent as `Idempotency-Key`; one is made when absent, and kept across this call's own retries. */
   readonly idempotencyKey?: string
@@ -201,6 +292,7 @@ export const make = (options: ClientOptions) =>
     const http = (yield* HttpClient.HttpClient).pipe(
       HttpClient.mapRequest(HttpClientRequest.prependUrl(options.baseUrl.replace(/\/+$/, ""))),
       HttpClient.mapRequest(HttpClientRequest.bearerToken(options.apiKey)),
+      Guard.guard(limitsOf(options)),
       failOnError
     )
     const policy = {
@@ -208,9 +300,12 @@ export const make = (options: ClientOptions) =>
       maxDelayMillis: Duration.toMillis(options.maxRetryDelay ?? "60 seconds")
     }
     const read = <A, C extends ErrorCode>(call: Effect.Effect<A, unknown>) =>
-      retrying(Effect.mapError(call, (e) => normalize<C>(e)), { ...policy, safeOnNetworkError: true })
+      retrying(attempt<A, C>(call), { ...policy, safeOnNetworkError: true })
     const write = <A, C extends ErrorCode>(call: Effect.Effect<A, unknown>, safeOnNetworkError: boolean) =>
-      retrying(Effect.mapError(call, (e) => normalize<C>(e)), { ...policy, safeOnNetworkError })
+      retrying(attempt<A, C>(call), { ...policy, safeOnNetworkError })
+    /** A call whose success is bytes: bounded by their known size, or the download ceiling. */
+    const asBytes = <A, E, R>(call: Effect.Effect<A, E, R>, size: number | null | undefined) =>
+      Effect.locally(call, Guard.bytesAnswer, { size: size ?? null })
     const getJson = <A, I>(path: string, schema: Schema.Schema<A, I>) =>
       Effect.flatMap(http.get(path), HttpClientResponse.schemaBodyJson(schema))
 
@@ -284,15 +379,16 @@ export const make = (options: ClientOptions) =>
     }
 
     /** Answers once the service has said yes (errors come here), with the body still to read. */
-    const openDownload = (id: string) =>
+    const openDownload = (id: string, download: DownloadOptions = {}) =>
       Effect.map(
         read<HttpClientResponse.HttpClientResponse, CodesOf<Raw["renders"]["downloadRender"]>>(
-          http.get(`/api/v1/renders/${encodeURIComponent(id)}/download`)
+          asBytes(http.get(`/api/v1/renders/${encodeURIComponent(id)}/download`), download.size)
         ),
         (response) => ({
-          /** From `Content-Length`, when sent. */
-          size: Option.getOrNull(Option.filter(Option.fromNullable(response.headers["content-length"]).pipe(Option.map(Number)), Number.isFinite)),
-          stream: Stream.mapError(response.stream, (e) => new TransportError({ message: "the download broke off", cause: e }))
+          /** The size given, else `Content-Length` when sent. */
+          size: download.size ??
+            Option.getOrNull(Option.filter(Option.fromNullable(response.headers["content-length"]).pipe(Option.map(Number)), Number.isFinite)),
+          stream: Stream.mapError(response.stream, (e) => Guard.ours(e) ?? new TransportError({ message: "the download broke off", cause: e }))
         })
       )
 
@@ -308,16 +404,16 @@ export const make = (options: ClientOptions) =>
         })),
       upload,
       preview: (mediaId: string) =>
-        read<Uint8Array, CodesOf<Raw["media"]["previewMedia"]>>(raw.media.previewMedia({ path: { id: mediaId } })),
+        read<Uint8Array, CodesOf<Raw["media"]["previewMedia"]>>(asBytes(raw.media.previewMedia({ path: { id: mediaId } }), null)),
       createRender,
       getRender,
       waitForRender: (id: string, wait: WaitOptions<Render> = {}) => poll(getRender(id), (r) => renderTerminal(r.status), wait),
       /** The finished MP4 in memory (up to a few tens of MB); `downloadStream` for large files. */
-      download: (id: string) =>
-        read<Uint8Array, CodesOf<Raw["renders"]["downloadRender"]>>(raw.renders.downloadRender({ path: { id } })),
+      download: (id: string, download: DownloadOptions = {}) =>
+        read<Uint8Array, CodesOf<Raw["renders"]["downloadRender"]>>(asBytes(raw.renders.downloadRender({ path: { id } }), download.size)),
       openDownload,
       /** The finished MP4 as a stream of chunks. */
-      downloadStream: (id: string) => Stream.unwrap(Effect.map(openDownload(id), (d) => d.stream)),
+      downloadStream: (id: string, download: DownloadOptions = {}) => Stream.unwrap(Effect.map(openDownload(id, download), (d) => d.stream)),
       createImport,
       getImport,
       waitForImport: (id: string, wait: WaitOptions<MediaImport> = {}) => poll(getImport(id), (i) => importTerminal(i.status), wait),

@@ -17,10 +17,29 @@ export class ApiError<C extends ErrorCode = ErrorCode> extends Data.TaggedError(
   readonly retryAfter: number | null
 }> {}
 
-/** The request did not reach the service, or its answer was not the documented shape. */
+/**
+ * The service could not be reached, the connection broke, or the service did not answer in time
+ * (`timeout`: the first-byte or idle timeout passed; not retried).
+ */
 export class TransportError extends Data.TaggedError("TransportError")<{
   readonly message: string
   readonly cause?: unknown
+  readonly timeout?: boolean
+}> {}
+
+/**
+ * The service answered, but not as the API does: this client does not read such an answer and does
+ * not retry it. `reason`: `too_large` (over `maxJsonBytes`, `maxDownloadBytes` or the download's
+ * known size), `too_short` (a download ended before its known size), `not_json`, `too_deep` (JSON
+ * nested deeper than 64 levels), `redirect` (to another origin, or one a browser hides), `not_the_api`
+ * (an answer that is not one of the endpoint's documented shapes or statuses).
+ */
+export class UnexpectedAnswer extends Data.TaggedError("UnexpectedAnswer")<{
+  readonly message: string
+  readonly reason: "too_large" | "too_short" | "not_json" | "too_deep" | "redirect" | "not_the_api"
+  /** The answer's HTTP status. */
+  readonly status: number
+  readonly requestId: string | null
 }> {}
 
 /** `waitForRender` / `waitForImport` reached their deadline; the render or import goes on. */
@@ -31,7 +50,7 @@ export class WaitTimeout extends Data.TaggedError("WaitTimeout")<{
   readonly status: string
 }> {}
 
-export type ClientError<C extends ErrorCode = ErrorCode> = ApiError<C> | TransportError
+export type ClientError<C extends ErrorCode = ErrorCode> = ApiError<C> | TransportError | UnexpectedAnswer
 
 export const isApiError = (u: unknown): u is ApiError => u instanceof ApiError
 

@@ -1,7 +1,7 @@
 import { Effect, Stream } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import type { Client, Media, UploadInput } from "./Client.ts"
+import type { Client, DownloadOptions, Media, UploadInput } from "./Client.ts"
 import { TransportError } from "./Errors.ts"
 
 /**
@@ -26,10 +26,18 @@ export const uploadFile = (client: Client, path: string, options: Omit<UploadInp
 /**
  * Streams the render's MP4 into `path` (written to `path.partial`, renamed when complete, so a
  * broken download never leaves a truncated file under the final name). `onBytes` reports progress.
+ * `size` (the render's `asset.byte_size`) bounds the file exactly; without it, `Content-Length` or
+ * the client's `maxDownloadBytes` does.
  */
-export const downloadToFile = (client: Client, id: string, path: string, onBytes?: (received: number, total: number | null) => void) =>
+export const downloadToFile = (
+  client: Client,
+  id: string,
+  path: string,
+  onBytes?: (received: number, total: number | null) => void,
+  download: DownloadOptions = {}
+) =>
   Effect.gen(function*() {
-    const { size, stream } = yield* client.openDownload(id)
+    const { size, stream } = yield* client.openDownload(id, download)
     const partial = `${path}.partial`
     const io = (what: string) => (e: unknown) => new TransportError({ message: `cannot ${what} ${partial}: ${(e as Error).message}`, cause: e })
     const file = yield* Effect.tryPromise({ try: () => fs.promises.open(partial, "w"), catch: io("create") })

@@ -1,3 +1,5 @@
+import { printable } from "./Printable.ts"
+
 /**
  * What the CLI shows while it waits: a bar redrawn in place on a terminal, one plain line per change
  * otherwise (logs, CI), nothing with --json (stdout carries only the document).
@@ -25,12 +27,14 @@ export interface Reporter {
   readonly done: (line?: string) => void
 }
 
+/** Lines carry what the service said (statuses, ids): escaped (Printable.ts) before the reporter's own controls. */
 export const reporter = (mode: Mode, out: { write: (s: string) => unknown } = process.stderr): Reporter => {
   let lastKey: string | undefined
   let lastLine: string | undefined
   let open = false
   return {
-    update: (line, key = line) => {
+    update: (said, key = said) => {
+      const line = printable(said)
       if (mode === "quiet") return
       if (mode === "tty") {
         out.write(`\r\x1b[2K${line}`)
@@ -41,7 +45,8 @@ export const reporter = (mode: Mode, out: { write: (s: string) => unknown } = pr
       }
       lastKey = key
     },
-    done: (line) => {
+    done: (said) => {
+      const line = said === undefined ? undefined : printable(said)
       if (mode === "quiet") return
       if (mode === "tty") {
         if (line !== undefined) out.write(`\r\x1b[2K${line}`)

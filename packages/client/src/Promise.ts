@@ -3,8 +3,8 @@ import * as Client from "./Client.ts"
 
 /**
  * The same client for code that does not use Effect: every method returns a Promise of the same
- * type, and rejects with the same `ApiError` (by `code`), `TransportError` or `WaitTimeout`
- * instances. Pass `signal` to stop a call (a wait stops waiting; nothing is canceled on the service).
+ * type, and rejects with the same `ApiError` (by `code`), `TransportError`, `UnexpectedAnswer` or
+ * `WaitTimeout` instances. Pass `signal` to stop a call (a wait stops waiting; nothing is canceled on the service).
  */
 export interface CallOptions {
   readonly signal?: AbortSignal
@@ -18,7 +18,7 @@ type Methods = Omit<Client.Client, "raw" | "downloadStream" | "openDownload">
 
 export type PromiseClient = { readonly [K in keyof Methods]: Promised<Methods[K]> } & {
   /** The finished MP4 as a web stream. */
-  readonly downloadStream: (id: string, options?: CallOptions) => Promise<ReadableStream<Uint8Array>>
+  readonly downloadStream: (id: string, download?: Client.DownloadOptions, options?: CallOptions) => Promise<ReadableStream<Uint8Array>>
 }
 
 const run = <A>(effect: Effect.Effect<A, unknown>, options?: CallOptions): Promise<A> =>
@@ -30,7 +30,7 @@ const run = <A>(effect: Effect.Effect<A, unknown>, options?: CallOptions): Promi
 
 /** How many arguments each method takes before the trailing CallOptions. */
 const arity: Record<keyof Methods, number> = {
-  listMedia: 1, upload: 1, preview: 1, createRender: 2, getRender: 1, waitForRender: 2, download: 1,
+  listMedia: 1, upload: 1, preview: 1, createRender: 2, getRender: 1, waitForRender: 2, download: 2,
   createImport: 2, getImport: 1, waitForImport: 2, usage: 0
 }
 
@@ -47,7 +47,7 @@ export const createClient = (options: Client.ClientOptions): PromiseClient => {
   )
   return {
     ...methods,
-    downloadStream: (id: string, call?: CallOptions) =>
-      run(Effect.map(client.openDownload(id), (d) => Stream.toReadableStream(d.stream)), call)
+    downloadStream: (id: string, download?: Client.DownloadOptions, call?: CallOptions) =>
+      run(Effect.map(client.openDownload(id, download), (d) => Stream.toReadableStream(d.stream)), call)
   } as PromiseClient
 }

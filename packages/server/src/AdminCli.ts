@@ -7,7 +7,7 @@ import * as Renders from "@pic2video/cluster/Renders"
 import * as RenderService from "@pic2video/cluster/services/RenderService"
 import * as Workspaces from "@pic2video/cluster/Workspaces"
 import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
-import { Errors, Plans } from "@pic2video/domain"
+import { Errors, Plans, Scopes } from "@pic2video/domain"
 import { Effect } from "effect"
 
 /**
@@ -63,25 +63,39 @@ const bool = (flag: string, value: string | undefined) =>
 const one = (positional: ReadonlyArray<string>, what: string) =>
   positional.length === 3 ? Effect.succeed(positional[2]) : Effect.fail(usage(`expected exactly one ${what}`))
 
-/** `admin --help` (and `-h`, `help`): text, not a document. Add a line here with each new command. */
-export const help = `Usage: npm run admin -- <command> [options]   (environment: DATABASE_URL or DATA_DIR, as the service)
+/**
+ * `admin --help` (and `-h`, `help`): text, not a document, no line over 80 columns (a usage that does
+ * not fit continues under its first option). Add a line here with each new command.
+ */
+export const help = `Usage: npm run admin -- COMMAND [OPTIONS]
+Environment: DATABASE_URL or DATA_DIR, as the service.
 
-Each command prints one JSON document on stdout and exits 0; on failure {"error":{"code","message"}} on stderr, exit 1.
+Each command prints one JSON document on stdout and exits 0; on failure
+{"error":{"code","message"}} on stderr, exit 1.
 
-  workspace create --name NAME --plan PLAN [--included N|unlimited] [--storage-budget-bytes N]
-  workspace update WORKSPACE_ID [--plan PLAN] [--status active|inactive] [--api-enabled true|false] [--included N|unlimited] [--storage-budget-bytes N]
+  workspace create --name NAME --plan PLAN [--included N|unlimited]
+                   [--storage-budget-bytes N]
+  workspace update WORKSPACE_ID [--plan PLAN] [--status active|inactive]
+                   [--api-enabled true|false] [--included N|unlimited]
+                   [--storage-budget-bytes N]
   workspace show WORKSPACE_ID
-  key create WORKSPACE_ID --scopes media:read,media:write,renders:create,renders:read [--name NAME] [--spend-cap-24h N]
-             [--creates-per-minute N] [--reads-per-minute N] [--uploads-per-minute N] [--expires-at ISO-8601]
+  key create WORKSPACE_ID --scopes SCOPE,... [--name NAME] [--spend-cap-24h N]
+             [--creates-per-minute N] [--reads-per-minute N]
+             [--uploads-per-minute N] [--expires-at ISO-8601]
   key revoke KEY_ID
   key list WORKSPACE_ID
   media archive MEDIA_ID
-  media show MEDIA_ID                             the media document plus what the vision model inferred
+  media show MEDIA_ID
+      the media document plus what the vision model inferred
   render cancel RENDER_ID
-  portal link WORKSPACE_ID [--ttl-minutes N]      a single-use sign-in link to the account portal (default 15 minutes)
-  cluster status                                  runners, shards, renders and imports in flight, queue depth
+  portal link WORKSPACE_ID [--ttl-minutes N]
+      a single-use sign-in link to the account portal (default 15 minutes)
+  cluster status
+      runners, shards, renders and imports in flight, queue depth
 
-Plans: ${Plans.plans.join(", ")}. API users have their own CLI: npx p2v --help.
+Scopes: ${Scopes.scopes.join(", ")}.
+Plans: ${Plans.plans.join(", ")}.
+API users have their own CLI: npx p2v --help.
 `
 
 export const wantsHelp = (argv: ReadonlyArray<string>) => argv[0] === "help" || argv.includes("--help") || argv.includes("-h")
