@@ -10,7 +10,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages ./packages
 COPY scripts ./scripts
-# the install step brings Debian's ffmpeg and the fallback fonts (as root, through apt)
+# the install step brings Debian's ffmpeg and the fallback fonts (as root, through apt); without the
+# dev dependencies it installs none of the test tools (Chromium, Prometheus)
 RUN npm ci --omit=dev
 ENV HOST=0.0.0.0 DATA_DIR=/data PATH=/app/node_modules/.bin:$PATH
 EXPOSE 8080

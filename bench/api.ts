@@ -21,7 +21,11 @@
  *      renders execute: BENCH_RENDERS (12) renders are created as it starts, and a writer adds a
  *      captioned one every 5 s while fewer than that many are queued or processing (its create
  *      latencies are printed too). Prints requests, p50/p99/max and errors (non-200 and failed requests).
- *   5. nothing but loopback: every server listens on 127.0.0.1 and everything stops at the end.
+ *   5. nothing but loopback: every server listens on 127.0.0.1 and everything stops at the end;
+ *   7. the cost of observability (bench/observability.ts; BENCH_OBSERVABILITY=0 skips it): the poll
+ *      with metrics off, on, and on with traces at 100 % sampling, side by side;
+ *      `--observability` runs only this part (one photo, one render, then BENCH_OBSERVABILITY_ROUNDS rounds).
+ *   The service runs with metrics on (METRICS_PORT, its /metrics scraped every second), as deployed.
  *   6. `--soak [--minutes N]` (default 10): steps 1 and 4 only, the mixed load for N minutes,
  *      printing each minute the service's RSS, the minute's p50/p99/errors and the sizes of the
  *      service's per-key tables (logged by the service under P2V_TABLE_STATS_SECONDS).
@@ -39,6 +43,7 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { freePort, waitFor } from "../test/support/net.ts"
+import { observabilityCost } from "./observability.ts"
 
 // BENCH_ROOT: run another checkout's service (an A/B against this tree) with this benchmark
 const root = Path.resolve(process.env.BENCH_ROOT ?? Path.join(import.meta.dirname, ".."))
@@ -217,12 +222,14 @@ interface LoopDelaySummary {
   readonly gcMax: number
 }
 
-async function setup(dataDir: string, children: Array<ChildProcess>): Promise<Setup> {
+async function setup(dataDir: string, children: Array<ChildProcess>, photos = 25): Promise<Setup> {
   const port = await freePort()
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? "",
     HOME: process.env.HOME ?? "/tmp",
     PORT: String(port),
+    // metrics on, as deployed (docker-compose, the README): scraped every second below
+    METRICS_PORT: String(await freePort()),
     HOST: "127.0.0.1",
     DATA_DIR: dataDir,
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
@@ -268,6 +275,9 @@ async function setup(dataDir: string, children: Array<ChildProcess>): Promise<Se
   }
   service.stdout!.on("data", collect)
   service.stderr!.on("data", collect)
+  // a Prometheus-like scraper for the whole run
+  const scraper = setInterval(() => void fetch(`http://127.0.0.1:${env.METRICS_PORT}/metrics`).then((r) => r.text()).catch(() => {}), 1000)
+  service.once("exit", () => clearInterval(scraper))
   const base = `http://127.0.0.1:${port}`
   await waitFor(async () => {
     if (service.exitCode !== null) throw new Error(`service exited:\n${serviceOutput}`)
@@ -285,7 +295,7 @@ async function setup(dataDir: string, children: Array<ChildProcess>): Promise<Se
   const auth = { authorization: `Bearer ${secrets[0]}` }
   const fixtures = ["rocket.jpg", "chelsea.png", "coffee.png", "astronaut.png"]
   const mediaIds: Array<string> = []
-  for (let i = 0; i < 25; i++) {
+  for (let i = 0; i < photos; i++) {
     const name = fixtures[i % fixtures.length]
     const form = new FormData()
     form.append("file", new Blob([fs.readFileSync(Path.join(root, "test/fixtures", name))]), name)
@@ -512,6 +522,7 @@ async function main() {
     const loadavg = os.loadavg().map((x) => x.toFixed(2)).join(" ")
     console.log(`bench:api  ${connections} keep-alive connections, closed loop, ${warmupSeconds} s warm-up + ${durationSeconds} s measured each`)
     console.log(`           ${os.cpus().length} CPUs, node ${process.version}, database: ${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded PostgreSQL"}, load average now ${loadavg}`)
+    console.log(`           metrics on (METRICS_PORT ${s.env.METRICS_PORT}, /metrics scraped every second); traces off`)
     console.log("")
     console.log(`${"".padEnd(40)}${"req/s".padStart(10)}${"p50 ms".padStart(10)}${"p99 ms".padStart(10)}${"requests".padStart(10)}${"non-200".padStart(10)}${"CPU ms/req".padStart(12)}${"xact/req".padStart(10)}`)
     const line = (label: string, r: Result) =>
@@ -554,6 +565,9 @@ async function main() {
       )
     }
     if (mix.errors > 0) failed = true
+
+    // 7. observability's cost: the service alone again, under each configuration in turn
+    if (process.env.BENCH_OBSERVABILITY !== "0") await measureObservability(s, renderId)
     if (failed) process.exitCode = 1
   } finally {
     await stopAll()
@@ -610,6 +624,19 @@ if (process.argv[2] === "--bare") {
   server.keepAliveTimeout = 30_000
   server.listen(port, "127.0.0.1", () => process.stdout.write("ready\n"))
   process.on("SIGTERM", () => server.close(() => process.exit(0)))
+} else if (process.argv[2] === "--observability") {
+  const dataDir = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-bench-observability-"))
+  const children: Array<ChildProcess> = []
+  try {
+    const s = await setup(dataDir, children, 1)
+    const auth = { authorization: `Bearer ${s.secrets[0]}` }
+    const renderId = await createRender(s.base, s.secrets[0], s.mediaIds[0], "A poll target")
+    await waitFor(async () => (await (await fetch(`${s.base}/api/v1/renders/${renderId}`, { headers: auth })).json()).status === "completed", 300_000, "the poll target render")
+    console.log(`bench:api --observability  ${connections} keep-alive connections, closed loop, ${warmupSeconds} s warm-up + ${durationSeconds} s measured each; load average now ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`)
+    await measureObservability(s, renderId)
+  } finally {
+    await stopChildren(children, dataDir)
+  }
 } else if (process.argv[2] === "--soak") {
   const i = process.argv.indexOf("--minutes")
   const minutes = i === -1 ? 10 : Number(process.argv[i + 1])
@@ -617,6 +644,23 @@ if (process.argv[2] === "--bare") {
   await soak(minutes)
 } else {
   await main()
+}
+
+/** Stops the set-up service (its data stays), then the poll under each observability configuration. */
+async function measureObservability(s: Setup, renderId: string) {
+  const exited = new Promise((r) => s.service.once("exit", r))
+  s.service.kill("SIGTERM")
+  await exited
+  return observabilityCost({
+    root,
+    env: s.env,
+    pollPath: `/api/v1/renders/${renderId}`,
+    auth: { authorization: `Bearer ${s.secrets[0]}` },
+    load: (name, url, headers, pid) => load(name, url, headers, pid),
+    freePort,
+    waitFor,
+    quantile
+  })
 }
 
 /** SIGTERM each child (newest first), SIGKILL after 15 s, then remove the data directory. */

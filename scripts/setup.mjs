@@ -11,9 +11,12 @@
 // 2. As root on Debian/apt, install Debian's ffmpeg (5.1: newer x264, faster filters than the 2018
 //    npm build) and the fallback fonts Pango needs for colour emoji, Arabic/Hebrew and CJK.
 //    Idempotent: dpkg-query decides what is missing, so a second run costs milliseconds.
-// 3. The same way, Debian's chromium for the portal's browser tests (playwright-core drives it; no
-//    browser is ever downloaded). Its own apt-get run, so a failure leaves ffmpeg and fonts alone;
-//    without it the browser tests skip and say why.
+// 3. The same way, the tools only the tests use, and only when the dev dependencies are installed
+//    (not by `npm ci --omit=dev`, the Dockerfile's install, nor under NODE_ENV=production): Debian's
+//    chromium for the portal's browser tests (playwright-core drives it; no browser is ever
+//    downloaded; without it the browser tests skip and say why), and Debian's prometheus (prometheus
+//    and promtool, for the metrics tests in test/observability). Each its own apt-get run, so a
+//    failure leaves ffmpeg and fonts alone.
 //    The same for libjemalloc2, the allocator the service preloads (packages/server/src/ProcessMemory.ts).
 //    P2V_SKIP_SYSTEM_DEPS=1 skips parts 2 and 3 entirely.
 import { spawnSync } from "node:child_process"
@@ -40,6 +43,23 @@ const SYSTEM_PACKAGES = [
 
 // Only the portal's browser tests use it (test/portal); the service never does.
 const BROWSER_PACKAGES = ["chromium"]
+
+// Only the observability tests use it (test/observability: a real Prometheus scraping the service,
+// promtool checking its exposition); the service never does. Debian's package ships a systemd unit;
+// on a machine without systemd (containers, CI) nothing is started.
+const PROMETHEUS_PACKAGES = ["prometheus"]
+
+/**
+ * Whether npm is installing without the dev dependencies: `--omit=dev` (npm passes it on as
+ * npm_config_omit, and sets NODE_ENV=production for the scripts), `--production`, or NODE_ENV=production
+ * (npm's default omit then) unless `--include=dev`. Run by hand (`node scripts/setup.mjs`), it is not.
+ */
+function devDependenciesOmitted() {
+  const list = (v) => (v ?? "").split(/[\s,]+/).filter((x) => x !== "")
+  if (list(process.env.npm_config_include).includes("dev")) return false
+  return list(process.env.npm_config_omit).includes("dev") || process.env.npm_config_production === "true" ||
+    process.env.NODE_ENV === "production"
+}
 
 // jemalloc: the service preloads it when present (packages/server/src/ProcessMemory.ts, docs/contract.md H4);
 // without it the service keeps glibc's malloc, whose resident set stays high after upload bursts.
@@ -128,7 +148,12 @@ function installSystemDeps() {
     )
   }
   installDebianPackages("ffmpeg and fallback fonts", SYSTEM_PACKAGES, "falling back to the npm ffmpeg")
-  installDebianPackages("chromium", BROWSER_PACKAGES, "the portal's browser tests will skip")
+  if (devDependenciesOmitted()) {
+    log("dev dependencies omitted: not installing the test tools (chromium, prometheus)")
+  } else {
+    installDebianPackages("chromium", BROWSER_PACKAGES, "the portal's browser tests will skip")
+    installDebianPackages("prometheus", PROMETHEUS_PACKAGES, "the observability tests will fail: they need /usr/bin/prometheus and /usr/bin/promtool")
+  }
   installDebianPackages("jemalloc", ALLOCATOR_PACKAGES, "the service keeps the system allocator")
 }
 

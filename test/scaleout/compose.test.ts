@@ -30,13 +30,15 @@ describe.skipIf(tool === undefined)("docker-compose.yml", () => {
   it("validates, with every service on the host network and no shared data volume", () => {
     const r = config({ API_KEY_HASH_KEY: "a2V5", TOKEN_ENCRYPTION_KEY: "a2V5" })
     expect(r.code, r.err).toBe(0)
-    const services = ["api", "minio", "postgres", "runner-1", "runner-2"]
+    const block = (name: string) => r.out.split(new RegExp(`^  ${name}:$`, "m"))[1].split(/^ {0,2}\S/m)[0]
+    const services = ["api", "grafana", "minio", "postgres", "prometheus", "runner-1", "runner-2"]
     for (const s of services) expect(r.out).toMatch(new RegExp(`^  ${s}:$`, "m"))
     expect(r.out.match(/network_mode: host/g)?.length).toBe(services.length)
     expect(r.out).not.toMatch(/^\s+ports:/m)
     expect(r.out).toMatch(/BLOB_STORE_URL: s3:\/\/pic2video/)
-    // only the database and the object store keep volumes
-    const block = (name: string) => r.out.split(new RegExp(`^  ${name}:$`, "m"))[1].split(/^ {0,2}\S/m)[0]
+    // every process of the service serves /metrics on its own port, which Prometheus scrapes
+    for (const [s, port] of [["api", "9464"], ["runner-1", "9465"], ["runner-2", "9466"]]) expect(block(s)).toMatch(new RegExp(`METRICS_PORT: "${port}"`))
+    // only the database, the object store and the monitoring keep volumes
     for (const s of ["api", "runner-1", "runner-2"]) expect(block(s)).not.toMatch(/volumes:/)
     // an init as PID 1 reaps the ffmpeg of a runner killed mid-render (issue 24)
     for (const s of ["api", "runner-1", "runner-2"]) expect(block(s)).toMatch(/^\s+init: true$/m)

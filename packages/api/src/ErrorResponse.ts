@@ -1,6 +1,7 @@
 import { HttpApiError, HttpServerResponse } from "@effect/platform"
 import { Errors, Requests } from "@pic2video/domain"
 import { Cause, Effect, Option, Predicate } from "effect"
+import * as RouteMetrics from "./RouteMetrics.ts"
 
 /**
  * The one place a failure becomes an HTTP error response: the code decides the status (through the
@@ -25,8 +26,10 @@ export const failureHeaders = (failure: Errors.ApiFailure): Record<string, strin
   ...failure.headers
 })
 
-export const errorResponse = (failure: Errors.ApiFailure, requestId: string) =>
-  HttpServerResponse.unsafeJson(errorBody(failure, requestId), { status: Errors.statusOf(failure.code), headers: failureHeaders(failure) })
+export const errorResponse = (failure: Errors.ApiFailure, requestId: string) => {
+  RouteMetrics.refused(failure.code)
+  return HttpServerResponse.unsafeJson(errorBody(failure, requestId), { status: Errors.statusOf(failure.code), headers: failureHeaders(failure) })
+}
 
 const tagOf = (u: unknown): string | undefined =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined

@@ -67,7 +67,9 @@ export const serve = <R>(around: (api: HttpApp.Default) => HttpApp.Default<never
     Layer.provide(Pipeline.layerRouterConfig),
     // the portal's pages call the same services (one instance: layers are shared within a build)
     Layer.provide(Services.layer),
-    Pipeline.layerUntracedReads,
+    Pipeline.layerWithoutPlatformSpan,
     // the operator CLI prints the URLs this process serves under
     Layer.merge(Layer.effectDiscard(Effect.orDie(PublicBaseUrl.record)))
   )
+
+export { ReadsTraced } from "./Pipeline.ts"

@@ -5,7 +5,7 @@ import { KeyHasher } from "@pic2video/cluster/KeyHasher"
 import { Errors, Idempotency as IdempotencyPolicy, RateLimit, Scopes } from "@pic2video/domain"
 import type { Parsed } from "@pic2video/domain/JsonBody"
 import { randomBase62 } from "@pic2video/domain/Random"
-import { Cause, Context, Data, Effect, FiberRef, Layer, Option } from "effect"
+import { Cause, Context, Data, Effect, FiberRef, Layer, Option, Predicate } from "effect"
 import * as FindMyWay from "find-my-way-ts"
 import { Api } from "@pic2video/domain/api/Api"
 import { authenticate, type Caller } from "./Authentication.ts"
@@ -13,6 +13,7 @@ import { causeToResponse, errorResponse } from "./ErrorResponse.ts"
 import * as Idempotency from "./Idempotency.ts"
 import * as JsonBody from "./JsonBody.ts"
 import { Admission, type AdmittedShape, CurrentImport } from "@pic2video/domain/api/Annotations"
+import * as RouteMetrics from "./RouteMetrics.ts"
 import * as RouteTable from "./RouteTable.ts"
 import * as UploadBody from "./UploadBody.ts"
 
@@ -47,12 +48,17 @@ const bodyJson = (response: HttpServerResponse.HttpServerResponse): unknown => {
   }
 }
 
+const outcomes = { New: "new", Replay: "replayed", Conflict: "conflict", InProgress: "in_progress" } as const
+
 /** A remembered outcome: the checks answer it instead of the handler (contract §6). */
 class Replay extends Data.TaggedError("Replay")<{ readonly status: number; readonly body: unknown }> {}
 
 /** A replay with a fresh request id in error bodies (contract §6). */
 const replayResponse = ({ body, status }: Replay, requestId: string) => {
   const fresh = typeof body === "object" && body !== null && "request_id" in body ? { ...body, request_id: requestId } : body
+  const code = typeof fresh === "object" && fresh !== null && "error" in fresh && typeof fresh.error === "object" && fresh.error !== null &&
+      "code" in fresh.error ? fresh.error.code : undefined
+  if (Errors.isErrorCode(code)) RouteMetrics.refused(code)
   return HttpServerResponse.unsafeJson(fresh, { status, headers: { "idempotency-replayed": "true" } })
 }
 
@@ -92,6 +98,7 @@ export const layerAdmission = Layer.effect(
         const json = yield* JsonBody.read(request)
         const fingerprint = IdempotencyPolicy.fingerprintParsed(json.text, json.parsed)
         const begun = yield* records.begin(caller.keyId, route.name, key, fingerprint)
+        RouteMetrics.idempotency[outcomes[begun._tag]].unsafeUpdate(1, [])
         switch (begun._tag) {
           case "Conflict":
             return yield* Effect.fail(Errors.fail("idempotency_conflict", "this Idempotency-Key was used with a different body"))
@@ -148,6 +155,7 @@ export const layerAdmission = Layer.effect(
       const matched = yield* HttpRouter.RouteContext
       const route = RouteTable.forRoute(matched.route)
       if (route === undefined) return yield* Effect.dieMessage(`no endpoint declared for ${matched.route.method} ${matched.route.path}`)
+      yield* FiberRef.set(RouteMetrics.currentRoute, route.template)
       if (route.public) {
         yield* JsonBody.guard(request)
         return { principal: Option.none(), record: Option.none(), body: Option.none() } satisfies AdmittedShape
@@ -163,6 +171,7 @@ export const layerAdmission = Layer.effect(
       const limitHeaders = rateLimitHeaders(admission)
       yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeaders(res, limitHeaders)))
       if (!admission.allowed) {
+        RouteMetrics.rateLimited[route.bucket!].unsafeUpdate(1, [])
         return yield* Effect.fail(Errors.fail("rate_limit_exceeded", "too many requests this minute for this key", {
           retryAfter: admission.resetSeconds
         }))
@@ -210,14 +219,27 @@ export const layer = HttpApiBuilder.middleware(
     const router = yield* HttpApiBuilder.Router
     let finder: FindMyWay.Router<unknown> | undefined
 
+    const routes = Effect.map(router.router, (routes) => {
+      if (finder === undefined) {
+        finder = FindMyWay.make(routerConfig)
+        for (const route of routes.routes) finder.on(route.method, route.path, route)
+      }
+      return finder
+    })
+
     /** Step 1: the methods under which the same router routes this path (none: 404). */
-    const allowed = (url: string) =>
-      Effect.map(router.router, (routes) => {
-        if (finder === undefined) {
-          finder = FindMyWay.make(routerConfig)
-          for (const route of routes.routes) finder.on(route.method, route.path, route)
-        }
-        return methods.filter((m) => finder!.find(m, url) !== undefined)
+    const allowed = (url: string) => Effect.map(routes, (finder) => methods.filter((m) => finder.find(m, url) !== undefined))
+
+    /**
+     * The route of a request no endpoint's checks named (/openapi.json, /docs), for its metrics: the
+     * router's own template, or none (404, 405).
+     */
+    const nameRoute = (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.flatMap(routes, (finder) => {
+        const found: unknown = finder.find(request.method === "HEAD" ? "GET" : request.method, request.url)?.handler
+        return Predicate.hasProperty(found, "path") && typeof found.path === "string"
+          ? FiberRef.set(RouteMetrics.currentRoute, RouteMetrics.template(found.path))
+          : Effect.void
       })
 
     /** `received`: the path as the client sent it, which the 404 names (not as a URL parser reads it). */
@@ -249,8 +271,11 @@ export const layer = HttpApiBuilder.middleware(
         yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeader(res, "x-request-id", requestId)))
         // provided only when adjusted: each provideService copies the request's whole context
         const response = yield* (request === received ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)).pipe(
-          Effect.catchAllCause((cause) => answer(cause, request, received.url, requestId))
+          Effect.catchAllCause((cause) => answer(cause, request, received.url, requestId)),
+          // every line logged while handling it names the request (and, in JSON, its trace)
+          Effect.annotateLogs("request_id", requestId)
         )
+        if ((yield* FiberRef.get(RouteMetrics.currentRoute)) === undefined) yield* nameRoute(request)
         const pending = yield* FiberRef.get(Idempotency.Pending)
         if (Option.isNone(pending)) return response
         return yield* records.finish(pending.value, response.status, bodyJson(response)).pipe(
@@ -259,6 +284,7 @@ export const layer = HttpApiBuilder.middleware(
         )
       })
 
+    if (yield* ReadsTraced) return handle
     return (app: HttpApp.Default) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
         untraced(request) ? Effect.withTracerEnabled(handle(app), false) : handle(app))
@@ -269,17 +295,26 @@ export const layer = HttpApiBuilder.middleware(
 )
 
 /**
- * Reads are not traced: nothing in this service exports spans, and on the hot reads (the poll, the
- * media list, usage) making them (the HTTP server's span with its URL and header attributes, one span
- * per SQL statement with its text) was a measurable part of the request's CPU and allocations (see
+ * Reads are not traced unless the process exports traces: with no exporter nothing would see their
+ * spans, and on the hot reads (the poll, the media list, usage) making them (one span per SQL
+ * statement with its text) was a measurable part of the request's CPU and allocations (see
  * docs/operations.md, "Request-path cost"). Writes keep their spans. X-Request-Id and the logs do not
- * come from spans and are the same either way. `layerUntracedReads` skips the server's span.
+ * come from spans and are the same either way. A process that exports traces (OTEL_EXPORTER_OTLP_*,
+ * packages/server/src/Observability.ts) sets `ReadsTraced`, and then every request is traced.
  */
 export const untraced = (request: HttpServerRequest.HttpServerRequest): boolean =>
   request.method === "GET" || request.method === "HEAD"
 
-export const layerUntracedReads = <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
-  HttpMiddleware.withTracerDisabledWhen(self, untraced)
+export class ReadsTraced extends Context.Reference<ReadsTraced>()("pic2video/ReadsTraced", { defaultValue: () => false }) {}
+
+/**
+ * The platform's own server span (named before routing, every request and response header an
+ * attribute) is never made: the process that exports traces makes the request's server span itself,
+ * as the HTTP semantic conventions name it (packages/server/src/Observability.ts), and one that does
+ * not needs none.
+ */
+export const layerWithoutPlatformSpan = <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+  HttpMiddleware.withTracerDisabledWhen(self, () => true)
 
 /** A request target's path: everything before its query. */
 const pathOf = (url: string) => {

@@ -2,6 +2,7 @@ import { HttpApi, HttpApiSchema, type Multipart } from "@effect/platform"
 import { Context, Option } from "effect"
 import type { Errors, RateLimit, Scopes } from "@pic2video/domain"
 import { Api } from "@pic2video/domain/api/Api"
+import * as RouteMetrics from "./RouteMetrics.ts"
 import { BodyRule, type CurrentImport, Idempotent, PublicEndpoint, RateBucket, ReplayCurrent, RequiredScope } from "@pic2video/domain/api/Annotations"
 
 /**
@@ -14,6 +15,8 @@ export interface Route {
   readonly name: string
   readonly method: string
   readonly path: string
+  /** the path as OpenAPI writes it (`/api/v1/renders/{id}`): the `http_route` of its metrics */
+  readonly template: string
   readonly scope: Scopes.Scope | undefined
   /** the rate-limit bucket (contract §4.5); undefined only on public routes */
   readonly bucket: RateLimit.Bucket | undefined
@@ -45,6 +48,7 @@ const build = (): ReadonlyArray<Route> => {
         name: endpoint.name,
         method: endpoint.method,
         path: endpoint.path,
+        template: RouteMetrics.template(endpoint.path),
         scope,
         bucket,
         public: isPublic,

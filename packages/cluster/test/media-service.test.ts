@@ -22,7 +22,7 @@ const upload = (name: string, fields: { readonly label?: string; readonly tags?:
   Effect.sync(() => {
     const path = Path.join(fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-upload-")), name)
     fs.copyFileSync(fixture(name), path)
-    return { path, filename: name, ...fields }
+    return { path, filename: name, source: "api" as const, ...fields }
   })
 
 describe("MediaService on the test service graph", () => {
@@ -53,7 +53,7 @@ describe("MediaService on the test service graph", () => {
         const ws = yield* WorkspacesRepo.create("library", { plan: "studio" })
         const path = Path.join(fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-upload-")), "notes.png")
         fs.writeFileSync(path, "not a png at all")
-        const refused = yield* Effect.flip(media.upload(ws.id, { path, filename: "notes.png" }))
+        const refused = yield* Effect.flip(media.upload(ws.id, { path, filename: "notes.png", source: "api" }))
         expect(refused.code).toBe("unsupported_media_type")
         expect((yield* media.list(ws.id, {})).data).toEqual([])
         expect((yield* WorkspacesRepo.get(ws.id)).storage_used_bytes).toBe(0)

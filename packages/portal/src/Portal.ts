@@ -3,8 +3,9 @@ import { AppConfig } from "@pic2video/cluster/AppConfig"
 import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
 import { WorkspacesRepo } from "@pic2video/cluster/Workspaces"
 import { Errors, RateLimit } from "@pic2video/domain"
+import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import { failureHeaders } from "@pic2video/api/ErrorResponse"
-import { Cause, Effect } from "effect"
+import { Cause, Effect, FiberRef } from "effect"
 import { readFileSync } from "node:fs"
 import { createHash } from "node:crypto"
 import { Form, NotFound, readForm, type Signed } from "./Context.ts"
@@ -72,46 +73,66 @@ export const notFoundPage = (frame?: Signed["frame"]) =>
   messagePage(404, "Not found", html`<p>There is nothing here, or it belongs to another workspace.</p>`, frame?.(undefined))
 
 type Handler<R> = (s: Signed, ...ids: Array<string>) => Effect.Effect<HttpServerResponse.HttpServerResponse, Errors.ApiFailure | NotFound, R>
-const route = <R>(method: "GET" | "POST", pattern: RegExp, handler: Handler<R>) => [method, pattern, handler] as const
+/**
+ * A route by its template, as metrics name it (`/portal/renders/{id}`): each `{id}` matches one path
+ * segment, passed on to the handler; the overview also answers with a trailing slash.
+ */
+const route = <R>(method: "GET" | "POST", template: string, handler: Handler<R>) => {
+  const pattern = template.replace(/[.]/g, "\\.").replace(/\{[a-z]+\}/g, "([^/]+)")
+  return [method, new RegExp(`^${pattern}${template === "/portal" ? "/?" : ""}$`), handler, template] as const
+}
 
-/** Method and path → handler; `:id` segments are passed on. */
+/** Method and path → handler; `{id}` segments are passed on. */
 const routes = [
-  route("GET", /^\/portal\/?$/, Overview.page),
-  route("GET", /^\/portal\/keys$/, Keys.page),
-  route("POST", /^\/portal\/keys$/, Keys.mint),
-  route("GET", /^\/portal\/keys\/([^/]+)\/revoke$/, Keys.confirmRevoke),
-  route("POST", /^\/portal\/keys\/([^/]+)\/revoke$/, Keys.revoke),
-  route("GET", /^\/portal\/library$/, Library.page),
-  route("POST", /^\/portal\/library\/upload$/, Library.upload),
-  route("GET", /^\/portal\/media\/([^/]+)\/preview$/, Library.preview),
-  route("GET", /^\/portal\/media\/([^/]+)\/archive$/, Library.confirmArchive),
-  route("POST", /^\/portal\/media\/([^/]+)\/archive$/, Library.archive),
-  route("GET", /^\/portal\/renders$/, Renders.list),
-  route("GET", /^\/portal\/renders\/new$/, Renders.newForm),
-  route("POST", /^\/portal\/renders$/, Renders.create),
-  route("GET", /^\/portal\/renders\/batch$/, Batch.form),
-  route("POST", /^\/portal\/renders\/batch$/, Batch.create),
-  route("GET", /^\/portal\/renders\/([^/]+)$/, Renders.detail),
-  route("GET", /^\/portal\/renders\/([^/]+)\/video$/, (s, id) => Renders.file(s, id, "inline")),
-  route("GET", /^\/portal\/renders\/([^/]+)\/download$/, (s, id) => Renders.file(s, id, "attachment")),
-  route("GET", /^\/portal\/renders\/([^/]+)\/captions\.vtt$/, Renders.captions),
-  route("GET", /^\/portal\/renders\/([^/]+)\/poster\.jpg$/, Renders.poster),
-  route("GET", /^\/portal\/renders\/([^/]+)\/cancel$/, Renders.confirmCancel),
-  route("POST", /^\/portal\/renders\/([^/]+)\/cancel$/, Renders.cancel),
-  route("GET", /^\/portal\/drive$/, Drive.page),
-  route("POST", /^\/portal\/drive\/connect$/, Drive.connect),
-  route("POST", /^\/portal\/drive\/disconnect$/, Drive.disconnect),
-  route("POST", /^\/portal\/drive\/import$/, Drive.startImport),
-  route("GET", /^\/portal\/imports\/([^/]+)$/, Drive.importDetail)
+  route("GET", "/portal", Overview.page),
+  route("GET", "/portal/keys", Keys.page),
+  route("POST", "/portal/keys", Keys.mint),
+  route("GET", "/portal/keys/{id}/revoke", Keys.confirmRevoke),
+  route("POST", "/portal/keys/{id}/revoke", Keys.revoke),
+  route("GET", "/portal/library", Library.page),
+  route("POST", "/portal/library/upload", Library.upload),
+  route("GET", "/portal/media/{id}/preview", Library.preview),
+  route("GET", "/portal/media/{id}/archive", Library.confirmArchive),
+  route("POST", "/portal/media/{id}/archive", Library.archive),
+  route("GET", "/portal/renders", Renders.list),
+  route("GET", "/portal/renders/new", Renders.newForm),
+  route("POST", "/portal/renders", Renders.create),
+  route("GET", "/portal/renders/batch", Batch.form),
+  route("POST", "/portal/renders/batch", Batch.create),
+  route("GET", "/portal/renders/{id}", Renders.detail),
+  route("GET", "/portal/renders/{id}/video", (s, id) => Renders.file(s, id, "inline")),
+  route("GET", "/portal/renders/{id}/download", (s, id) => Renders.file(s, id, "attachment")),
+  route("GET", "/portal/renders/{id}/captions.vtt", Renders.captions),
+  route("GET", "/portal/renders/{id}/poster.jpg", Renders.poster),
+  route("GET", "/portal/renders/{id}/cancel", Renders.confirmCancel),
+  route("POST", "/portal/renders/{id}/cancel", Renders.cancel),
+  route("GET", "/portal/drive", Drive.page),
+  route("POST", "/portal/drive/connect", Drive.connect),
+  route("POST", "/portal/drive/disconnect", Drive.disconnect),
+  route("POST", "/portal/drive/import", Drive.startImport),
+  route("GET", "/portal/imports/{id}", Drive.importDetail)
 ]
 /** What the pages need from the service (the database, the key hasher, stored files, the cluster…). */
 type PageContext = Effect.Effect.Context<ReturnType<(typeof routes)[number][2]>>
+
+/** The routes whose template the path fits (one per method), with its `{id}` segments. */
+const routesOf = (path: string) =>
+  routes.flatMap(([m, pattern, handler, template]) => {
+    const match = pattern.exec(path)
+    return match === null ? [] : [{ method: m, handler, template, ids: match.slice(1).map(safeDecode) }]
+  })
+
+/** The route a request is measured under: a page's template, a fixed path, or `unmatched`. */
+const routeLabel = (path: string) =>
+  statics[path] !== undefined || fixedPaths.has(path) ? path : routesOf(path)[0]?.template ?? RouteMetrics.unmatched
+const fixedPaths = new Set(["/portal/sign-in", "/portal/signed-out", "/portal/sign-out"])
 
 /** The portal as one HttpApp: the server's top-level dispatcher sends every /portal request here. */
 export const app = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const url = new URL(request.url, "http://localhost")
   const path = url.pathname
+  yield* FiberRef.set(RouteMetrics.currentRoute, routeLabel(path))
   const method = request.method === "HEAD" ? "GET" : request.method
   const config = yield* AppConfig
   const secure = config.publicBaseUrl.startsWith("https:")
@@ -151,16 +172,14 @@ export const app = Effect.gen(function*() {
   const overall = admit(`all:${workspace.id}`, requestsPerMinute)
   const writes = mutation ? admit(`mutations:${workspace.id}`, mutationsPerMinute) : overall
   if (!overall.allowed || !writes.allowed) {
+    RouteMetrics.rateLimited.portal.unsafeUpdate(1, [])
     const wait = Math.max(overall.allowed ? 0 : overall.resetSeconds, writes.allowed ? 0 : writes.resetSeconds)
     return messagePage(429, "Too many requests", html`<p>This workspace sent too many requests this minute, so this one was not carried out: nothing was changed.</p><p>Wait ${wait} seconds and try again.</p>`, frame(undefined), {
       "retry-after": String(wait)
     })
   }
 
-  const matched = routes.flatMap(([m, pattern, handler]) => {
-    const match = pattern.exec(path)
-    return match === null ? [] : [{ method: m, handler, ids: match.slice(1).map(safeDecode) }]
-  })
+  const matched = routesOf(path)
   if (matched.length === 0) return notFoundPage(frame)
   const chosen = matched.find((r) => r.method === method)
   if (chosen === undefined) {

@@ -117,7 +117,11 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
           (e) => new RenderFailed({ stage: "frames", message: e instanceof Error ? e.message : String(e) }),
           { pixFmt: "yuv420p", overlay },
           stats
-        ).pipe(Effect.zipRight(platformStream.end(stdin)), Effect.tap(() => (fed = performance.now())))
+        ).pipe(
+          Effect.withSpan("frames", { attributes: { "p2v.frames": total, "p2v.frame_workers": renderer.frameConcurrency }, captureStackTrace: false }),
+          Effect.zipRight(platformStream.end(stdin)),
+          Effect.tap(() => (fed = performance.now()))
+        )
       }
 
       // ffmpeg reports progress from a callback; a sliding queue hands the latest count to the caller.
@@ -138,7 +142,8 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
 
       const t2 = performance.now()
       const probe = yield* probeVideo(partial).pipe(
-        Effect.mapError((e) => new RenderFailed({ stage: "verify", message: e.message }))
+        Effect.mapError((e) => new RenderFailed({ stage: "verify", message: e.message })),
+        Effect.withSpan("verify", { captureStackTrace: false })
       )
       const problems = verifyProbe(probe, total / OUTPUT.fps)
       if (problems.length > 0) {

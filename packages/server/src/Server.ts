@@ -17,6 +17,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { answerClientErrors } from "./ClientError.ts"
 import * as HttpTimeouts from "./HttpTimeouts.ts"
 import { layerInfra } from "./Infra.ts"
+import * as Observability from "./Observability.ts"
 
 /**
  * The composition: which parts each process runs (all-in-one, api, runner), wired once. The API
@@ -51,7 +52,7 @@ const withPortal = (api: HttpApp.Default) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     Portal.isPortalPath(new URL(request.url, "http://localhost").pathname) ? Portal.app : api)
 
-export const layerHttp = Http.serve(withPortal).pipe(
+export const layerHttp = Http.serve((api) => Observability.observed(withPortal(api))).pipe(
   HttpServer.withLogAddress,
   Layer.provide(HttpServerLive)
 )
@@ -74,24 +75,32 @@ export const layerEntities = Layer.mergeAll(ApiKeyEntity.layer, RenderEntity.lay
   Layer.provide(Renderer.layerFromEnv)
 )
 
+/**
+ * Every process: its telemetry beneath everything (logger, tracer, metric reader: Observability.ts),
+ * and its /metrics listener (METRICS_PORT) beside its work; the all-in-one process has one for both parts.
+ */
+
 /** `npm start`: the HTTP API and a runner in one process (embedded PostgreSQL unless DATABASE_URL). */
-export const layerAllInOne = layerHttp.pipe(
+export const layerAllInOne = Layer.mergeAll(layerHttp, Observability.layerMetricsServer).pipe(
   Layer.provideMerge(layerEntities),
   Layer.provideMerge(layerDrive),
   Layer.provideMerge(Sharding.layerRunner),
-  Layer.provideMerge(layerInfra)
+  Layer.provideMerge(layerInfra),
+  Layer.provide(Observability.layerTelemetry("all-in-one"))
 )
 
 /** `npm run api`: HTTP only, a client of the cluster; renders run on the runners. */
-export const layerApiOnly = layerHttp.pipe(
+export const layerApiOnly = Layer.mergeAll(layerHttp, Observability.layerMetricsServer).pipe(
   Layer.provideMerge(layerDrive),
   Layer.provideMerge(Sharding.layerClientOnly),
-  Layer.provideMerge(layerInfra)
+  Layer.provideMerge(layerInfra),
+  Layer.provide(Observability.layerTelemetry("api"))
 )
 
 /** `npm run runner`: hosts entities and renders, serves no HTTP. */
-export const layerRunnerOnly = layerEntities.pipe(
+export const layerRunnerOnly = Layer.mergeAll(layerEntities, Observability.layerMetricsServer).pipe(
   Layer.provideMerge(layerDrive),
   Layer.provideMerge(Sharding.layerRunner),
-  Layer.provideMerge(layerInfra)
+  Layer.provideMerge(layerInfra),
+  Layer.provide(Observability.layerTelemetry("runner"))
 )

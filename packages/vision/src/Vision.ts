@@ -1,4 +1,4 @@
-import { Config, Context, Effect, Layer } from "effect"
+import { Config, Context, Effect, Layer, Metric, MetricBoundaries } from "effect"
 import sharp from "sharp"
 import { spawnVisionThread, type VisionThread } from "./platform/vision-workers.ts"
 import { classify, type Detections, type Inference, type SceneStats, sceneStats } from "./classify.ts"
@@ -59,6 +59,16 @@ export interface VisionConfig {
   readonly niceness?: number | undefined
 }
 
+/**
+ * How long one classification takes (decode, statistics and the models on the worker thread), once a
+ * slot is free; exported as a Prometheus histogram by the service's /metrics (docs/operations.md).
+ */
+const inferenceSeconds = Metric.histogram(
+  "p2v_vision_inference_seconds",
+  MetricBoundaries.fromIterable([0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30]),
+  "Seconds one photo classification took, from decode to classes"
+).register()
+
 export const makeVision = (config: VisionConfig = {}): VisionShape => {
   let thread: VisionThread | undefined
   const slots = Effect.unsafeMakeSemaphore(INFER_AT_ONCE)
@@ -81,7 +91,9 @@ export const makeVision = (config: VisionConfig = {}): VisionShape => {
     const { detections, withPose } = await get().detect({ width: info.width, height: info.height, pixels: Uint8Array.from(data) }) // a copy: sharp's buffer is external memory and cannot be transferred
     const size = { width: info.width, height: info.height }
     const inference = classify(detections, stats, size, displayed)
-    return { ...inference, model: withPose ? MODEL_NAME : MODEL_NAME_WITHOUT_POSE, millis: Math.round(performance.now() - started), evidence: { detections, stats, size, photo: displayed } }
+    const millis = performance.now() - started
+    inferenceSeconds.unsafeUpdate(millis / 1000, [])
+    return { ...inference, model: withPose ? MODEL_NAME : MODEL_NAME_WITHOUT_POSE, millis: Math.round(millis), evidence: { detections, stats, size, photo: displayed } }
   }
   return {
     model: MODEL_NAME,

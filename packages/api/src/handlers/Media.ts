@@ -16,6 +16,7 @@ export const layer = HttpApiBuilder.group(Api, "media", (handlers) =>
       .handleRaw("uploadMedia", () =>
         Effect.flatMap(Effect.all([Principal, payload(UploadPayload)]), ([p, payload]) =>
           media.upload(p.workspaceId, {
+            source: "api",
             path: payload.file.path,
             filename: payload.file.name,
             contentType: payload.file.contentType,

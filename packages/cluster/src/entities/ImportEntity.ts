@@ -121,6 +121,7 @@ export const runImport = (importId: string) =>
 
         // the one upload path: size, sniffing, decoding, the label rule and the storage budget
         const ingested = yield* MediaLibrary.ingest({
+          source: "import",
           workspaceId: row.workspace_id,
           path: temp,
           label: labelOf(file.name),

@@ -3,11 +3,12 @@ import { Rpc } from "@effect/rpc"
 import { RenderState } from "@pic2video/domain"
 import { Renderer, renderVideo, type RenderResult } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
-import { Cause, Clock, Context, Deferred, Duration, Effect, Layer, Schedule, Schema } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Schedule, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import { AppConfig } from "../config/AppConfig.ts"
 import { BlobStore, type Unavailable as StoreUnavailable } from "../storage/BlobStore.ts"
 import * as MediaInference from "../media/MediaInference.ts"
+import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import { MediaRepo } from "../repositories/Media.ts"
 import { RendersRepo } from "../repositories/Renders.ts"
 
@@ -103,9 +104,21 @@ export const runRender = (renderId: string) =>
     const fail = (code: "render_failed" | "render_timeout" | "render_rejected", message: string) =>
       Effect.as(renders.endUnsuccessfully(renderId, code, message), "failed")
 
-    return yield* slots.withPermits(1)(Effect.gen(function*() {
+    return yield* slots.withPermits(1)(Effect.scoped(Effect.gen(function*() {
       const row = yield* renders.markProcessing(renderId)
       if (row === undefined) return (yield* renders.byId(renderId))?.status ?? "missing"
+      // from here to the end of this attempt: active, and timed (p2v_render_processing_seconds)
+      const started = yield* Clock.currentTimeMillis
+      WorkMetrics.runnerRendersActive.unsafeModify(1, [])
+      yield* Effect.addFinalizer((exit) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          WorkMetrics.runnerRendersActive.unsafeModify(-1, [])
+          // an attempt interrupted by a shard move or shutdown ends nothing: it runs again elsewhere
+          if (!(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause))) {
+            WorkMetrics.renderProcessingSeconds.unsafeUpdate((now - started) / 1000, [])
+          }
+        })
+      )
       // which runner ran which attempt, for operators (and the join/leave test) to read
       yield* Effect.logInfo(`render ${renderId} processing, attempt ${row.attempts}`)
       const remaining = deadline - (yield* Clock.currentTimeMillis)
@@ -130,7 +143,10 @@ export const runRender = (renderId: string) =>
           lastWrite = now
           // a render canceled meanwhile is no longer processing: stop work at once
           if (!(yield* renders.recordProgress(renderId, RenderState.percentOf(done, total)))) yield* Deferred.fail(canceled, new Canceled())
-        })
+        }).pipe(
+          // twice a second for the whole render: the trace keeps its stages, not these writes
+          Effect.withTracerEnabled(false)
+        )
 
       const { request } = row
       // framed from the inference as it stood when the render was created, as its caption was
@@ -166,10 +182,11 @@ export const runRender = (renderId: string) =>
         }
       }
       const completed = yield* storeOutputs(renderId, outcome.right, { video: outPath, poster: posterPath }).pipe(
-        Effect.ensuring(dropTemps)
+        Effect.ensuring(dropTemps),
+        Effect.withSpan("render.upload", { attributes: { "p2v.blob.bytes": outcome.right.byte_size }, captureStackTrace: false })
       )
       return completed ? "completed" : (yield* renders.byId(renderId))?.status ?? "missing"
-    }))
+    })))
   }).pipe(
     Effect.catchTag("ApiFailure", (e) =>
       Effect.logError(`render ${renderId}: ${e.message}`).pipe(

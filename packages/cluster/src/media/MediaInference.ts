@@ -32,7 +32,8 @@ export const inferAndStore = (mediaId: string, blobKey: string) =>
     yield* repo.storeInference(mediaId, { image_class: r.image_class, confidence: r.confidence, subject: r.subject, model: r.model })
     yield* Effect.logDebug(`vision: media ${mediaId} is ${r.image_class} (${r.confidence}) in ${r.millis} ms`)
   }).pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning(`vision: media ${mediaId} inference not stored`, cause))
+    Effect.catchAllCause((cause) => Effect.logWarning(`vision: media ${mediaId} inference not stored`, cause)),
+    Effect.withSpan("media.classify", { captureStackTrace: false })
   )
 
 /** Starts `inferAndStore` detached from the request that stored the photo: the upload answers at once. */

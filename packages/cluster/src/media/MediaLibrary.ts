@@ -4,6 +4,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import * as Media from "../repositories/Media.ts"
 import { MediaRepo } from "../repositories/Media.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
+import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import * as MediaInference from "./MediaInference.ts"
 import * as Photos from "./Photos.ts"
 
@@ -29,6 +30,8 @@ export const toDocument = (m: MediaRow, publicBaseUrl: string, opts?: { readonly
 })
 
 export interface Incoming {
+  /** how the photo came in: counted by source (`p2v_media_uploaded_total`) once stored */
+  readonly source: WorkMetrics.MediaSource
   readonly workspaceId: string
   /** a local file holding the bytes; it is moved into the store when accepted */
   readonly path: string
@@ -47,7 +50,9 @@ export const ingest = (incoming: Incoming) =>
     const photo = yield* Photos.inspect(incoming.path, incoming)
     const id = Ids.newMediaId()
     const blobKey = `media/${incoming.workspaceId}/${id}`
-    yield* blobs.putFile(blobKey, incoming.path)
+    yield* blobs.putFile(blobKey, incoming.path).pipe(
+      Effect.withSpan("media.store", { attributes: { "p2v.blob.bytes": photo.sizeBytes }, captureStackTrace: false })
+    )
     // the budget check and the insert are one transaction: concurrent uploads never exceed it
     const added = yield* repo.add({
       id,
@@ -69,10 +74,11 @@ export const ingest = (incoming: Incoming) =>
           : Errors.fail("validation_failed", "this drive file is already in the library")
       )
     }
+    WorkMetrics.mediaUploaded[incoming.source].unsafeUpdate(1, [])
     // the vision model looks at the photo after the upload has answered (MediaInference.ts)
     yield* MediaInference.inferInBackground(added.row.id, blobKey)
     return added.row
-  })
+  }).pipe(Effect.withSpan("MediaLibrary.ingest", { attributes: { "p2v.media.source": incoming.source }, captureStackTrace: false }))
 
 /** A workspace's own, non-archived photo; anything else is indistinguishable from unknown. */
 export const find = (workspaceId: string, id: string) => Effect.flatMap(MediaRepo, (repo) => repo.find(workspaceId, id))

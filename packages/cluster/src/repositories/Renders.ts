@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, Idempotency, Plans, RenderState, Requests, Resources, SpendCap } from "@pic2video/domain"
 import { Clock, DateTime, Effect, Option, Schema } from "effect"
+import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import { operation } from "./Repository.ts"
 
 /**
@@ -413,7 +414,8 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
           )),
         // a row the schema refuses, or no row where the statement returns one, is a defect
         Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die }),
-        Effect.withSpan("RendersRepo.charge")
+        Effect.tap((charged) => charged._tag === "Charged" ? Effect.sync(() => WorkMetrics.rendersCreated.unsafeUpdate(1, [])) : Effect.void),
+        Effect.withSpan("RendersRepo.charge", { captureStackTrace: false })
       )
 
     /** The guarded write of one transition, with the refund when it is one; undefined when the row moved on. */
@@ -458,7 +460,7 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
      * is decided again on the new row. A transition into a refunded state gives the allowance back
      * in the same transaction.
      */
-    const apply = (id: string, change: Change): Effect.Effect<Applied> =>
+    const decide = (id: string, change: Change): Effect.Effect<Applied> =>
       Effect.gen(function*() {
         const current = Option.getOrUndefined(yield* selectById(id))
         if (current === undefined) return { _tag: "Refused", row: undefined } satisfies Applied
@@ -466,8 +468,19 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
         if (next === undefined) return { _tag: "Refused", row: current } satisfies Applied
         const written = yield* write(current, next, change, yield* DateTime.nowAsDate)
         // the row moved on since it was read: decide again on what it is now
-        return written === undefined ? yield* apply(id, change) : { _tag: "Applied", row: written } satisfies Applied
-      }).pipe(operation("RendersRepo.apply"))
+        if (written === undefined) return yield* decide(id, change)
+        yield* WorkMetrics.renderTransitioned(current, written)
+        return { _tag: "Applied", row: written } satisfies Applied
+      }).pipe(Effect.orDie)
+
+    // progress is written every half second while a render runs: not a span each time
+    const apply = (id: string, change: Change): Effect.Effect<Applied> =>
+      change.event._tag === "Progressed"
+        ? decide(id, change)
+        : Effect.withSpan(decide(id, change), "RendersRepo.apply", {
+          attributes: { "p2v.render.event": change.event._tag },
+          captureStackTrace: false
+        })
 
     const appliedRow = (a: Applied) => (a._tag === "Applied" ? a.row : undefined)
 

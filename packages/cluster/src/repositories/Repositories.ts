@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { BacklogRepo } from "./Backlog.ts"
 import { ClusterRepo } from "./Cluster.ts"
 import { IdempotencyRepo } from "./IdempotencyRecords.ts"
 import { ImportsRepo } from "./Imports.ts"
@@ -14,4 +15,4 @@ import { WorkspacesRepo } from "./Workspaces.ts"
  * Every repository: the only modules that hold SQL (one service per aggregate, rows decoded with
  * their schemas). Needs the database client.
  */
-export const layer = Layer.mergeAll(ClusterRepo.Default, IdempotencyRepo.Default, ImportsRepo.Default, IntegrationsRepo.Default, MediaRepo.Default, PortalBatchesRepo.Default, PortalSessionsRepo.Default, RendersRepo.Default, SystemRepo.Default, WorkspacesRepo.Default)
+export const layer = Layer.mergeAll(BacklogRepo.Default, ClusterRepo.Default, IdempotencyRepo.Default, ImportsRepo.Default, IntegrationsRepo.Default, MediaRepo.Default, PortalBatchesRepo.Default, PortalSessionsRepo.Default, RendersRepo.Default, SystemRepo.Default, WorkspacesRepo.Default)

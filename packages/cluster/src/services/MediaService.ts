@@ -14,6 +14,8 @@ const decodeTag = Schema.decodeUnknownEither(Requests.UploadTag)
 
 /** An upload as the HTTP layer (or the portal) received it: a local file and its form fields. */
 export interface Upload {
+  /** where it came in (the `p2v_media_uploaded_total` label) */
+  readonly source: "api" | "portal"
   readonly path: string
   readonly filename?: string
   readonly contentType?: string
@@ -58,6 +60,7 @@ export class MediaService extends Effect.Service<MediaService>()("pic2video/Medi
         if (tags.length > Requests.maxTags) return yield* invalid(`tags: at most ${Requests.maxTags} tags`)
         if (tags.some((t) => Either.isLeft(decodeTag(t)))) return yield* invalid("tags: each tag must be 1 to 50 characters, without U+0000")
         const row = yield* withStore(MediaLibrary.ingest({
+          source: file.source,
           workspaceId,
           path: file.path,
           filename: file.filename,

@@ -7,6 +7,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
 import * as MediaInference from "../media/MediaInference.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
+import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import { RenderEntity } from "../entities/RenderEntity.ts"
 import * as Renders from "../repositories/Renders.ts"
 import { MediaRepo } from "../repositories/Media.ts"
@@ -142,13 +143,17 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
           deadline: (yield* Clock.currentTimeMillis) + chargeBudgetMillis
         }).pipe(Effect.tapError(() => captionBlobKey === null ? Effect.void : blobs.remove(captionBlobKey)))
         if (!charged.charged && captionBlobKey !== null) yield* blobs.remove(captionBlobKey)
+        // with the runner's "received" and "processing" lines, a render's way through the cluster
+        if (charged.charged) yield* Effect.logInfo(`render ${charged.renderId} accepted`)
         // charged: from here on the answer is 202 whatever happens; the sweeper resends a lost Start
         yield* entities(charged.renderId).Start({ renderId: charged.renderId }, { discard: true }).pipe(
           Effect.timeout(entityTimeout),
           Effect.catchAllCause((cause) => Effect.logWarning("Start not sent; the sweeper will resend it", cause))
         )
         return { object: "render" as const, id: charged.renderId, status: "queued" as const }
-      })
+      }).pipe(
+        Effect.tapError((e) => e.code === "spend_cap_reached" ? Effect.sync(() => WorkMetrics.spendCapRefusals.unsafeUpdate(1, [])) : Effect.void)
+      )
 
     /** The workspace's own render as stored, or undefined: a foreign, unknown or malformed id is one answer. */
     const find = (workspaceId: string, id: string) => Ids.isRenderId(id) ? repo.find(workspaceId, id) : Effect.succeed(undefined)

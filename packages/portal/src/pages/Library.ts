@@ -103,6 +103,7 @@ export const upload = (s: Signed) =>
         Effect.flatMap(MediaService, (media) =>
           Effect.as(
             media.upload(s.workspace.id, {
+              source: "portal",
               path: payload.file.path,
               filename: payload.file.name,
               contentType: payload.file.contentType,

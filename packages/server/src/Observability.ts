@@ -1,0 +1,232 @@
+import { type HttpApp, HttpServerError, HttpServerRequest, type HttpServerResponse, HttpTraceContext } from "@effect/platform"
+import { ReadsTraced } from "@pic2video/api/Http"
+import * as RouteMetrics from "@pic2video/api/RouteMetrics"
+import * as Gauges from "@pic2video/cluster/metrics/Gauges"
+import { Config, Context, Effect, Exit, Layer, Option, Runtime, Tracer as EffectTracer } from "effect"
+import { createServer } from "node:http"
+import { hostname } from "node:os"
+import * as JsonLogger from "./observability/JsonLogger.ts"
+import * as ProcessMetrics from "./observability/ProcessMetrics.ts"
+
+/**
+ * What an operator sees of a process (docs/operations.md, "Observe and scale"):
+ * - metrics: with METRICS_PORT, Prometheus' text format at `GET /metrics` on a listener of its own
+ *   (METRICS_HOST, 127.0.0.1 by default), never on the API's port and never in /openapi.json; every
+ *   Effect metric of the process, exported through OpenTelemetry's Prometheus exporter;
+ * - traces: with OTEL_EXPORTER_OTLP_ENDPOINT (or …_TRACES_ENDPOINT), spans over OTLP/HTTP, sampled
+ *   as OTEL_TRACES_SAMPLER says, named by OTEL_SERVICE_NAME (default `pic2video-<role>`); without an
+ *   endpoint no tracer is installed and the request path is as cheap as before (reads make no spans);
+ * - logs: LOG_FORMAT=json writes one JSON object per line with the request and trace ids.
+ * The OpenTelemetry SDK is loaded only when metrics or traces are asked for.
+ */
+export type Role = "all-in-one" | "api" | "runner"
+
+const config = Config.all({
+  metricsPort: Config.option(Config.port("METRICS_PORT").pipe(Config.withDescription("port of the Prometheus /metrics listener; unset: none"))),
+  metricsHost: Config.string("METRICS_HOST").pipe(Config.withDefault("127.0.0.1")),
+  logFormat: Config.literal("text", "json")("LOG_FORMAT").pipe(Config.withDefault("text")),
+  otlp: Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  otlpTraces: Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+  serviceName: Config.option(Config.nonEmptyString("OTEL_SERVICE_NAME")),
+  sdkDisabled: Config.boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false))
+})
+
+/** The Prometheus exposition of this process's metrics, when METRICS_PORT is set. */
+export class MetricsExposition extends Context.Tag("pic2video/MetricsExposition")<
+  MetricsExposition,
+  Option.Option<{ readonly host: string; readonly port: number; readonly collect: () => Promise<string> }>
+>() {}
+
+const contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+/**
+ * The process's telemetry: its logger, and (loaded on demand) the OpenTelemetry SDK with the
+ * Prometheus reader and the OTLP span exporter. Provided beneath everything else, so every fiber the
+ * service starts logs and traces through it.
+ */
+export const layerTelemetry = (role: Role) =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const c = yield* config
+    const logger = c.logFormat === "json" ? JsonLogger.layer : Layer.empty
+    const tracing = !c.sdkDisabled && (Option.isSome(c.otlp) || Option.isSome(c.otlpTraces))
+    const metrics = Option.isSome(c.metricsPort)
+    if (!tracing && !metrics) return Layer.mergeAll(logger, Layer.succeed(MetricsExposition, Option.none()))
+
+    const [{ NodeSdk, Tracer }, { PrometheusExporter, PrometheusSerializer }, { BatchSpanProcessor }, { OTLPTraceExporter }, { SemanticSpanNames }] = yield* Effect
+      .promise(() =>
+        Promise.all([
+          import("@effect/opentelemetry"),
+          import("@opentelemetry/exporter-prometheus"),
+          import("@opentelemetry/sdk-trace-base"),
+          import("@opentelemetry/exporter-trace-otlp-http"),
+          import("./observability/SpanNames.ts")
+        ])
+      )
+    const reader = metrics ? new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true }) : undefined
+    const serializer = new PrometheusSerializer("", false, undefined, false, true)
+    const sdk = NodeSdk.layer(() => ({
+      // OTEL_SERVICE_NAME wins when set (a name given here would override it)
+      resource: Option.isSome(c.serviceName) ? undefined : {
+        serviceName: `pic2video-${role}`,
+        attributes: { "service.instance.id": `${hostname()}:${process.pid}` }
+      },
+      metricReader: reader
+    }))
+    // Effect's spans become OpenTelemetry spans, exported in batches; the exporter reads the
+    // OTEL_EXPORTER_OTLP_* variables itself (endpoint, headers, timeout). Unlike @effect/opentelemetry's
+    // own tracer layer, this one does not enter an OpenTelemetry context on every step of every fiber
+    // while a span is open (its `context` hook, there so OpenTelemetry instrumentations of other
+    // libraries see Effect's span; this service has none): that alone cost more than the spans.
+    const tracer = () =>
+      Layer.unwrapEffect(
+        Effect.map(Tracer.make, (otel) => Layer.setTracer(EffectTracer.make({ span: otel.span, context: (execution) => execution() })))
+      ).pipe(
+        Layer.provide(Tracer.layerTracer),
+        Layer.provide(NodeSdk.layerTracerProvider(new BatchSpanProcessor(new SemanticSpanNames(new OTLPTraceExporter()))))
+      )
+    const exposition = Option.map(c.metricsPort, (port) => ({
+      host: c.metricsHost,
+      port,
+      collect: () => reader!.collect().then(({ resourceMetrics }) => serializer.serialize(resourceMetrics))
+    }))
+    yield* Effect.logDebug(`telemetry: metrics ${metrics ? "on" : "off"}, traces ${tracing ? "on" : "off"}`)
+    return Layer.mergeAll(
+      tracing ? Layer.provideMerge(tracer(), sdk) : sdk,
+      logger,
+      Layer.succeed(MetricsExposition, exposition),
+      Layer.succeed(ReadsTraced, tracing),
+      Layer.succeed(Observed, tracing ? "traces" : "metrics"),
+      tracing ? Layer.succeed(SpanRenamer, renameOtelSpan(Tracer.currentOtelSpan)) : Layer.empty
+    )
+  }).pipe(Effect.orDie))
+
+/**
+ * `GET /metrics` on METRICS_HOST:METRICS_PORT: samples the gauges read at scrape time (the cluster's
+ * backlog, this runner's shards, the pool, the process), then writes every metric in Prometheus'
+ * text format 0.0.4. Anything else on that port is 404 (405 for another method on /metrics).
+ */
+export const layerMetricsServer = Layer.scopedDiscard(Effect.gen(function*() {
+  const exposition = yield* MetricsExposition
+  if (Option.isNone(exposition)) return
+  const { collect, host, port } = exposition.value
+  const sampleCluster = yield* Gauges.makeSampler
+  const sampleProcess = yield* ProcessMetrics.make
+  const runtime = yield* Effect.runtime<never>()
+  // a scrape makes no spans of its own (its backlog query would otherwise be traced every 15 s)
+  const sample = () => Runtime.runPromise(runtime)(Effect.withTracerEnabled(Effect.zipRight(sampleProcess, sampleCluster), false))
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "").split("?")[0]
+    if (path !== "/metrics") {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found: metrics are at /metrics\n")
+      return
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { allow: "GET, HEAD" }).end()
+      return
+    }
+    sample().then(collect).then(
+      (text) => res.writeHead(200, { "content-type": contentType, "cache-control": "no-store" }).end(req.method === "HEAD" ? undefined : text),
+      (e) => res.writeHead(500, { "content-type": "text/plain" }).end(`metrics could not be collected: ${e instanceof Error ? e.message : String(e)}\n`)
+    )
+  })
+  yield* Effect.acquireRelease(
+    Effect.async<void, Error>((resume) => {
+      server.once("error", (e) => resume(Effect.fail(e)))
+      server.listen(port, host, () => resume(Effect.void))
+    }),
+    () => Effect.async<void>((resume) => {
+      server.closeAllConnections()
+      server.close(() => resume(Effect.void))
+    })
+  ).pipe(Effect.orDie)
+  yield* Effect.logInfo(`metrics at http://${host}:${port}/metrics`)
+}))
+
+/**
+ * Wraps the HTTP app (API and portal): each answer is counted in
+ * `http_server_request_duration_seconds` under the route its router named (RouteMetrics.ts), and,
+ * when traces are exported, the request gets its server span here, as the HTTP semantic conventions
+ * make it: named `{method} {route}` once routed, with the method, path, scheme, query (credentials
+ * redacted), client address, user agent, route and status, and no header (the platform's own span,
+ * never made, had every header as an attribute: Pipeline.layerWithoutPlatformSpan). An incoming
+ * `traceparent` (or b3) is continued. A process with neither metrics nor traces skips all of it.
+ */
+export const observed = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> => {
+  const measured = measure(app)
+  const traced = serverSpan(measured)
+  return Effect.withFiberRuntime((fiber) => {
+    const mode = Context.get(fiber.currentContext, Observed)
+    return mode === "off" ? app : mode === "metrics" ? measured : traced
+  })
+}
+
+/** What this process's requests are observed for: nothing, metrics (METRICS_PORT), or metrics and traces. */
+class Observed extends Context.Reference<Observed>()("pic2video/Observed", { defaultValue: (): "off" | "metrics" | "traces" => "off" }) {}
+
+const measure = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
+  Effect.clockWith((clock) => {
+    const start = clock.unsafeCurrentTimeNanos()
+    return Effect.onExit(app, (exit) =>
+      Effect.withFiberRuntime((fiber) => {
+        const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+        const route = fiber.getFiberRef(RouteMetrics.currentRoute) ?? RouteMetrics.unmatched
+        RouteMetrics.recordRequest(request.method, route, statusOf(exit), Number(clock.unsafeCurrentTimeNanos() - start) / 1e9)
+        return Effect.void
+      }))
+  })
+
+const statusOf = (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>) =>
+  Exit.isSuccess(exit) ? exit.value.status : HttpServerError.exitResponse(exit).status
+
+/** Renames the current OpenTelemetry span; provided only while traces are exported. */
+class SpanRenamer extends Context.Reference<SpanRenamer>()("pic2video/SpanRenamer", {
+  defaultValue: (): (name: string) => Effect.Effect<void> => () => Effect.void
+}) {}
+
+const serverSpan = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
+  Effect.withFiberRuntime((fiber) => {
+    const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+    const rename = Context.get(fiber.currentContext, SpanRenamer)
+    const q = request.url.indexOf("?")
+    return Effect.useSpan(
+      request.method,
+      { kind: "server", parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers)), captureStackTrace: false },
+      (span) => {
+        span.attribute("http.request.method", request.method)
+        span.attribute("url.path", q === -1 ? request.url : request.url.slice(0, q))
+        span.attribute("url.scheme", "http")
+        if (q !== -1) span.attribute("url.query", redactedQuery(request.url.slice(q + 1)))
+        if (Option.isSome(request.remoteAddress)) span.attribute("client.address", request.remoteAddress.value)
+        if (request.headers["user-agent"] !== undefined) span.attribute("user_agent.original", request.headers["user-agent"])
+        return Effect.onExit(Effect.withParentSpan(app, span), (exit) =>
+          Effect.withFiberRuntime((after) => {
+            const status = statusOf(exit)
+            span.attribute("http.response.status_code", status)
+            if (status >= 500) span.attribute("error.type", String(status))
+            const route = after.getFiberRef(RouteMetrics.currentRoute)
+            if (route === undefined) return Effect.void
+            span.attribute("http.route", route)
+            return Effect.withParentSpan(rename(`${request.method} ${route}`), span)
+          }))
+      }
+    )
+  })
+
+/** Query parameters whose values are credentials (a sign-in link's token, an OAuth code and state). */
+const secretParameters = /^(token|code|state|key|secret|password|access_token|refresh_token)$/i
+
+/** The query as the span shows it: a credential's value is `REDACTED`. */
+export const redactedQuery = (query: string): string => {
+  const params = new URLSearchParams(query)
+  let changed = false
+  for (const name of [...new Set(params.keys())]) {
+    if (secretParameters.test(name)) {
+      params.set(name, "REDACTED")
+      changed = true
+    }
+  }
+  return changed ? params.toString() : query
+}
+
+const renameOtelSpan = (currentOtelSpan: Effect.Effect<{ updateName(name: string): unknown }, unknown>) => (name: string) =>
+  Effect.match(currentOtelSpan, { onFailure: () => undefined, onSuccess: (span) => void span.updateName(name) })
