@@ -1,8 +1,9 @@
 import { FileSystem, HttpApiBuilder, HttpApp, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse, Multipart, Path } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import * as KeyAdmission from "@pic2video/cluster/KeyAdmission"
 import { KeyHasher } from "@pic2video/cluster/KeyHasher"
-import { Errors, Idempotency as IdempotencyPolicy, RateLimit, Scopes } from "@pic2video/domain"
+import { KeyAccessRepo } from "@pic2video/cluster/repositories/KeyAccess"
+import { RenderService } from "@pic2video/cluster/services/RenderService"
+import { Errors, Idempotency as IdempotencyPolicy, Ids, RateLimit, Scopes } from "@pic2video/domain"
 import type { Parsed } from "@pic2video/domain/JsonBody"
 import { randomBase62 } from "@pic2video/domain/Random"
 import { Cause, Context, Data, Effect, FiberRef, Layer, Option, Predicate } from "effect"
@@ -66,10 +67,11 @@ const replayResponse = ({ body, status }: Replay, requestId: string) => {
 export const layerAdmission = Layer.effect(
   Admission,
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const keys = yield* KeyAccessRepo
     const records = yield* Idempotency.IdempotencyRepo
     const hasher = yield* KeyHasher
     const admitTo = yield* KeyAdmission.make
+    const renders = yield* RenderService
     // the services a ReplayCurrent annotation names (checked here, at start, for every endpoint)
     const services = yield* Effect.context<CurrentImport>()
     for (const route of RouteTable.routes) if (route.replayCurrent !== undefined) Context.unsafeGet(services, route.replayCurrent)
@@ -158,11 +160,13 @@ export const layerAdmission = Layer.effect(
       yield* FiberRef.set(RouteMetrics.currentRoute, route.template)
       if (route.public) {
         yield* JsonBody.guard(request)
-        return { principal: Option.none(), record: Option.none(), body: Option.none() } satisfies AdmittedShape
+        return { principal: Option.none(), record: Option.none(), body: Option.none(), render: Option.none() } satisfies AdmittedShape
       }
 
-      // steps 2–4: who is calling, may the account act, does the key hold the scope
-      const caller = yield* authenticate(request.headers.authorization, hasher, sql)
+      // steps 2–4: who is calling, may the account act, does the key hold the scope; a poll's render
+      // is read in the key's statement (contract §14), and answered only once every check has passed
+      const renderId = route.readsRenderWithKey ? renderIdOf(matched.params.id) : undefined
+      const caller = yield* authenticate(request.headers.authorization, hasher, keys, renderId)
       if (route.scope !== undefined && !Scopes.grants(caller.scopes, route.scope)) {
         return yield* Effect.fail(Errors.fail("insufficient_scope", `this endpoint needs the ${route.scope} scope`))
       }
@@ -186,7 +190,8 @@ export const layerAdmission = Layer.effect(
       return {
         principal: Option.some({ keyId: caller.keyId, workspaceId: caller.workspaceId, scopes: caller.scopes, spendCap24h: caller.spendCap24h }),
         record: Option.fromNullable(begun?.record),
-        body: yield* body(route, request, begun?.json)
+        body: yield* body(route, request, begun?.json),
+        render: route.readsRenderWithKey ? Option.some(caller.render && renders.document(caller.render)) : Option.none()
       } satisfies AdmittedShape
     })
 
@@ -315,6 +320,9 @@ export class ReadsTraced extends Context.Reference<ReadsTraced>()("pic2video/Rea
  */
 export const layerWithoutPlatformSpan = <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
   HttpMiddleware.withTracerDisabledWhen(self, () => true)
+
+/** The render id a path names, or null when it is not one (its endpoint answers 404 either way). */
+const renderIdOf = (id: string | undefined) => id !== undefined && Ids.isRenderId(id) ? id : null
 
 /** A request target's path: everything before its query. */
 const pathOf = (url: string) => {
