@@ -34,7 +34,7 @@
  * (30), BENCH_CLIENTS (200), BENCH_KEYS (8), BENCH_RENDERS (12), DATABASE_URL (optional),
  * BENCH_CPU_PROF=DIR (profile the service's main thread, written as DIR/main.cpuprofile after the mixed
  * run, see bench/loop-delay.ts; the measured windows, mixed included, are written beside
- * the profile as window-<name>.txt, in the profile's clock). On a shared 2-core VM the load
+ * the profile as window-<name>.txt, in the profile's clock, with the requests answered in each). On a shared 2-core VM the load
  * generator and the server compete for the same cores; compare within one run.
  */
 import { spawn, type ChildProcess } from "node:child_process"
@@ -218,7 +218,8 @@ async function load(
   clearTimeout(startTimer)
   const cpuAtEnd = cpuSeconds(pid)
   const queriesAtEnd = await options.queries?.()
-  if (profDir) fs.writeFileSync(Path.join(profDir, `window-${name}.txt`), `${windowStart} ${monotonicMicros()}\n`)
+  // the window and the requests answered in it: profile-summary.ts gives µs per request from them
+  if (profDir) fs.writeFileSync(Path.join(profDir, `window-${name}.txt`), `${windowStart} ${monotonicMicros()} ${latencies.length}\n`)
   agent.destroy()
   const xactsAfter = options.transactions ? await transactions() : undefined
   if (!measuring) throw new Error("no request completed inside the measured window")

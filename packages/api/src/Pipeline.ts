@@ -63,6 +63,13 @@ const replayResponse = ({ body, status }: Replay, requestId: string) => {
   return HttpServerResponse.unsafeJson(fresh, { status, headers: { "idempotency-replayed": "true" } })
 }
 
+/**
+ * RateLimit-* of a request once step 5 counted it, for every answer from there on (the 429, the
+ * handler's, a replay, a later refusal); set on the answer by `layer`. Keyed by the request the
+ * pipeline handles, so an entry lives as long as its request.
+ */
+const rateLimitHeadersFor = new WeakMap<HttpServerRequest.HttpServerRequest, Record<string, string>>()
+
 /** Steps 2–7 for the endpoint the router matched. */
 export const layerAdmission = Layer.effect(
   Admission,
@@ -172,8 +179,7 @@ export const layerAdmission = Layer.effect(
       }
       // step 5, with RateLimit-* on every answer from here on
       const admission = yield* admit(caller, route.bucket!)
-      const limitHeaders = rateLimitHeaders(admission)
-      yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeaders(res, limitHeaders)))
+      rateLimitHeadersFor.set(request, rateLimitHeaders(admission))
       if (!admission.allowed) {
         RouteMetrics.rateLimited[route.bucket!].unsafeUpdate(1, [])
         return yield* Effect.fail(Errors.fail("rate_limit_exceeded", "too many requests this minute for this key", {
@@ -273,7 +279,6 @@ export const layer = HttpApiBuilder.middleware(
         const received = yield* HttpServerRequest.HttpServerRequest
         const request = routable(received)
         const requestId = `req_${randomBase62(24)}`
-        yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeader(res, "x-request-id", requestId)))
         // provided only when adjusted: each provideService copies the request's whole context
         const response = yield* (request === received ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)).pipe(
           Effect.catchAllCause((cause) => answer(cause, request, received.url, requestId)),
@@ -282,11 +287,15 @@ export const layer = HttpApiBuilder.middleware(
         )
         if ((yield* FiberRef.get(RouteMetrics.currentRoute)) === undefined) yield* nameRoute(request)
         const pending = yield* FiberRef.get(Idempotency.Pending)
-        if (Option.isNone(pending)) return response
-        return yield* records.finish(pending.value, response.status, bodyJson(response)).pipe(
+        const finished = Option.isNone(pending) ? response : yield* records.finish(pending.value, response.status, bodyJson(response)).pipe(
           Effect.as(response),
           Effect.catchAllCause((cause) => causeToResponse(cause, requestId))
         )
+        // the headers of every answer, set here rather than as pre-response handlers (a FiberRef
+        // change and a closure per request each): X-Request-Id, and RateLimit-* once step 5 ran
+        const limits = rateLimitHeadersFor.get(request)
+        const identified = HttpServerResponse.setHeader(finished, "x-request-id", requestId)
+        return limits === undefined ? identified : HttpServerResponse.setHeaders(identified, limits)
       })
 
     if (yield* ReadsTraced) return handle
