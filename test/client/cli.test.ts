@@ -105,6 +105,10 @@ describe("p2v", () => {
     expect(noKey.stderr).toContain("P2V_API_KEY")
     const badArgs = await p2v("render")
     expect(badArgs.code).toBe(2)
+    // a value the contract refuses is the arguments' fault, found before anything is sent
+    const notAMediaId = await start(["render", "not-a-uuid"], { P2V_BASE_URL: "http://127.0.0.1:9" }).done
+    expect(notAMediaId.code, notAMediaId.stderr).toBe(2)
+    expect(notAMediaId.stderr).toBe(`error: media_id: Expected a Universally Unique Identifier, actual "not-a-uuid" (nothing was sent)\n`)
     const unreachable = await start(["usage"], { P2V_BASE_URL: "http://127.0.0.1:9" }).done
     expect(unreachable.code).toBe(6)
     const noFolder = await p2v("import", "some-folder")
