@@ -12,9 +12,19 @@
  *      previous answer is in (closed loop), WARMUP_S of warm-up then DURATION_S measured:
  *      `GET /api/v1/media?limit=25`, `GET /api/v1/renders/{id}` (the poll), `GET /api/v1/usage`,
  *      and, for context, `/healthz` (no key, no database);
- *   3. starts a bare node:http server in its own process serving those exact bodies, and measures
- *      it the same way; prints each pair and its ratio, the service's CPU time per request (all
- *      threads, from /proc) and, with DATABASE_URL, database transactions per request;
+ *   3. starts, each in its own process, a bare node:http server serving those exact bodies from
+ *      memory, and a bare node:http + `pg` server (a pool of the service's 20) that runs for each
+ *      request exactly the statements the service ran for one such request (recorded from the
+ *      service by bench/query-log.ts over 20 requests in a row, printed), then answers the same
+ *      bytes: the fair limit. Measures them the same way; prints each endpoint's req/s, latency,
+ *      non-200 answers, requests that failed at the socket (no HTTP answer; with the error, whether
+ *      the socket was reused and its idle time), CPU time per request of the server process (all
+ *      threads, from /proc), database round trips (statements) per request, and
+ *      `service / bare` and `service / bare+pg` throughput;
+ *      `--before DIR` runs DIR's service (another checkout, e.g. main's head) beside this one under
+ *      the same load, its own bare+pg server running its own statements; the measurements alternate
+ *      over BENCH_ROUNDS rounds (2 with --before, else 1) and are summed. The load generator honours
+ *      `Keep-Alive: timeout=N` as fetch and browsers do;
  *   4. the mixed run (BENCH_MIXED_S, 30 s): BENCH_CLIENTS (200) simulated clients, each polling its
  *      5 renders every 2 s (one GET each, on a shared keep-alive pool; a client whose previous polls
  *      are unanswered skips the tick, counted as "skipped"), spread over the keys, while
