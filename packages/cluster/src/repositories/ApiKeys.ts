@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { ApiKeyToken, Errors, Plans, Scopes, Text } from "@pic2video/domain"
-import { Effect } from "effect"
+import { DateTime, Effect } from "effect"
 import { KeyHasher } from "../config/KeyHasher.ts"
 import * as Workspaces from "./Workspaces.ts"
 
@@ -68,6 +68,7 @@ export const create = (k: NewKey) =>
     const nameProblem = Text.lengthProblem(k.name ?? "", 0, Text.maxKeyNameLength)
     if (nameProblem !== undefined) return yield* Effect.fail(Errors.fail("validation_failed", `name ${nameProblem}`))
     const minted = ApiKeyToken.mintToken()
+    const createdAt = yield* DateTime.nowAsDate
     const [row] = yield* sql<ApiKeyRow>`
       INSERT INTO api_keys ${sql.insert({
         id: minted.keyId,
@@ -80,7 +81,7 @@ export const create = (k: NewKey) =>
         reads_per_minute: k.readsPerMinute ?? defaultLimits.reads,
         uploads_per_minute: k.uploadsPerMinute ?? defaultLimits.uploads,
         expires_at: k.expiresAt ?? null,
-        created_at: new Date()
+        created_at: createdAt
       })}
       RETURNING *`.pipe(Effect.orDie)
     return { ...toDocument(row), secret: minted.token }
@@ -96,8 +97,9 @@ export const find = (id: string) =>
 export const revoke = (id: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const now = yield* DateTime.nowAsDate
     const rows = yield* sql<ApiKeyRow>`
-      UPDATE api_keys SET revoked_at = coalesce(revoked_at, ${new Date()}) WHERE id = ${id} RETURNING *`.pipe(Effect.orDie)
+      UPDATE api_keys SET revoked_at = coalesce(revoked_at, ${now}) WHERE id = ${id} RETURNING *`.pipe(Effect.orDie)
     if (rows.length === 0) return yield* Effect.fail(Errors.fail("validation_failed", `api key ${id} does not exist`))
     return toDocument(rows[0])
   })
