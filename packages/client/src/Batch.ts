@@ -332,7 +332,10 @@ export const run = (client: Client, options: Options) =>
         if (earlier?.render_id != null) {
           // a render created by an earlier run: followed, not created again
           const found = yield* Effect.either(patiently(client.getRender(earlier.render_id)))
-          if (found._tag === "Right") return { fields, key, mediaId: earlier.media_id!, render: found.right }
+          if (found._tag === "Right") {
+            yield* set(i, { media_id: earlier.media_id, render_id: earlier.render_id })
+            return { fields, key, mediaId: earlier.media_id!, render: found.right }
+          }
           if (!isApiError(found.left, ["render_not_found"])) return yield* Effect.fail(found.left)
         }
         if (state.stopped !== null) return yield* Effect.as(set(i, { status: "left" }), null)

@@ -307,7 +307,7 @@ const batchView = (mode: Progress.Mode, concurrency: number, out: NodeJS.WriteSt
       `p2v batch: ${all.length} photos, concurrency ${concurrency}, ${clock(elapsed)} elapsed, ETA ${eta}`,
       `  done ${done}  rendering ${n("rendering", "downloading")}  queued ${n("queued", "uploading", "uploaded")}  failed ${n("failed", "canceled")}` +
       `  skipped ${n("skipped")}  left ${n("left")}`,
-      ...rows.map((e) => `  ${name(e).padEnd(24).slice(0, 24)} ${Progress.bar(e.progress / 100)} ${e.status}${e.render_id !== null ? ` ${e.render_id}` : ""}`),
+      ...rows.map((e) => `  ${name(e).padEnd(18).slice(0, 18)} ${Progress.bar(e.progress / 100)} ${e.status}${e.render_id !== null ? ` ${e.render_id}` : ""}`),
       ...wait
     ].map((l) => cut(printable(l)))
   }
@@ -362,7 +362,10 @@ const batch = Command.make(
         n >= 1 && n <= 32 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p("--concurrency must be 1 to 32")))
       )
     ),
-    deadline,
+    deadline: Options.integer("deadline").pipe(
+      Options.withDescription("Minutes to wait for one render at most (default 20); it goes on after it, and a re-run collects it."),
+      Options.withDefault(20)
+    ),
     json
   },
   (o) =>
