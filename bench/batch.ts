@@ -2,7 +2,7 @@
  * `npm run bench:batch` — the wall time of `p2v batch` over BENCH_PHOTOS (24) photos at
  * `--concurrency` 1, 2 and 4 (BENCH_CONCURRENCY, comma-separated), against one service process (the
  * all-in-one `bin/start.ts`: one runner, its default RENDER_CONCURRENCY of cores / 2) with
- * RENDER_SECONDS=BENCH_RENDER_SECONDS (2). The database: a fresh one on DATABASE_URL's server when
+ * RENDER_SECONDS=BENCH_RENDER_SECONDS (1, as the tests). The database: a fresh one on DATABASE_URL's server when
  * set, else the service's embedded PostgreSQL. Each concurrency runs the real CLI as a user would,
  * with a fresh key (so nothing is replayed) and an empty --out; the photos are distinct 640x480
  * JPEGs made from the test fixtures. Printed: wall time, renders per minute, and the mean seconds a
@@ -21,7 +21,7 @@ const root = Path.resolve(import.meta.dirname, "..")
 const node = process.execPath
 const photoCount = Number(process.env.BENCH_PHOTOS ?? 24)
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? "1,2,4").split(",").map(Number)
-const renderSeconds = process.env.BENCH_RENDER_SECONDS ?? "2"
+const renderSeconds = process.env.BENCH_RENDER_SECONDS ?? "1"
 const externalDb = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== "" ? process.env.DATABASE_URL : undefined
 
 const run = (file: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
