@@ -103,10 +103,21 @@ describe("p2v batch", () => {
     expect(media.data).toHaveLength(12)
   }, 400_000)
 
-  it("a spend cap of 5: 5 videos, \"stopped by the cap: 7 left\", exit 8; the renders accepted are collected", async () => {
+  it("a spend cap of 5: 5 videos, \"stopped by the cap: 7 left\", exit 8; the renders accepted are collected; --captions per photo", async () => {
     const { secret } = await workspaceWithKey(service.env, { keyArgs: ["--spend-cap-24h", "5"] })
     const out = Path.join(dir, "capped")
-    const r = await start(secret, [photos, "--out", out, "--quote", "Only five", "--concurrency", "2"]).done
+    // a column that is not a render field stops the batch before anything is sent
+    const bad = Path.join(dir, "bad.csv")
+    fs.writeFileSync(bad, "file,qoute\nphoto-01.jpg,typo\n")
+    const refused = await start(secret, [photos, "--out", out, "--captions", bad]).done
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain(`error: ${bad}:1: unknown column "qoute"`)
+    expect(fs.existsSync(out)).toBe(false)
+
+    // per-photo fields, quoted as CSV quotes them, replacing the command line's
+    const captions = Path.join(dir, "captions.csv")
+    fs.writeFileSync(captions, `file,quote,metadata\r\nphoto-01.jpg,"One, ""quoted""",{"row":"1"}\r\nphoto-02.jpg,,"{""row"":""2""}"\r\n`)
+    const r = await start(secret, [photos, "--out", out, "--quote", "Only five", "--concurrency", "2", "--captions", captions]).done
     expect(r.code, r.stderr).toBe(8)
     expect(r.stderr).toContain("stopped by the cap: 7 left (spend_cap_reached: ")
     expect(r.stdout.trim()).toMatch(/^12 photos: 5 completed, 0 failed, 0 skipped, 7 left in \d+:\d\d; manifest /)
@@ -115,6 +126,12 @@ describe("p2v batch", () => {
     expect(manifest.filter((e) => e.status === "completed")).toHaveLength(5)
     expect(manifest.filter((e) => e.status === "left")).toHaveLength(7)
     expect(await used(secret)).toBe(5)
+    const api = client(service.baseUrl, secret)
+    for (const e of manifest.filter((e) => e.status === "completed")) {
+      const render = await (await api.get(`/api/v1/renders/${e.render_id}`)).json()
+      const row = { "photo-01.jpg": { row: "1" }, "photo-02.jpg": { row: "2" } }[Path.basename(e.photo) as string] ?? {}
+      expect(render.metadata, e.photo).toEqual(row)
+    }
   }, 300_000)
 
   it("--concurrency 4 under a rate limit of 10 a minute: the 429s are waited out, none reaches the user as a failure", async () => {

@@ -119,7 +119,7 @@ export const parseCsv = (text: string): Array<Array<string>> => {
         i++
       } else if (c === "\"") quoted = false
       else field += c
-    } else if (c === "\"") quoted = true
+    } else if (c === "\"" && field === "") quoted = true // a quote opens a field only at its start
     else if (c === ",") {
       row.push(field)
       field = ""
@@ -186,6 +186,7 @@ export const readCaptions = (path: string): Effect.Effect<ReadonlyMap<string, Re
       } else {
         const [header, ...records] = parseCsv(text)
         if (header === undefined) throw new BatchInputError({ message: `${path}: empty` })
+        captionOf(Object.fromEntries(header.map((h) => [h.trim(), ""])), `${path}:1`)
         records.forEach((r, n) => rows.push([Object.fromEntries(header.map((h, i) => [h.trim(), r[i] ?? ""])), `${path}:${n + 2}`]))
       }
       const captions = new Map<string, RenderOptions>()
@@ -371,10 +372,12 @@ export const run = (client: Client, options: Options) =>
         let render = p.render
         if (render === null) {
           if (state.stopped !== null) return yield* set(i, { status: "left" })
-          // a create under way is finished even when the batch is stopped: its id goes into the manifest
-          const created = yield* Effect.either(toTheEnd(patiently(
-            client.createRender({ ...p.fields, media_id: p.mediaId }, { idempotencyKey: p.key })
-          )))
+          // a create under way is finished even when the batch is stopped, its id written into the manifest
+          const created = yield* Effect.either(toTheEnd(
+            patiently(client.createRender({ ...p.fields, media_id: p.mediaId }, { idempotencyKey: p.key })).pipe(
+              Effect.tap((c) => set(i, { render_id: c.render.id, status: "rendering", progress: 0 }))
+            )
+          ))
           if (created._tag === "Left") {
             const e = created.left
             if (e instanceof ApiError && isApiError(e, stopCodes)) {
