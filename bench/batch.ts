@@ -6,7 +6,7 @@
  * set, else the service's embedded PostgreSQL. Each concurrency runs the real CLI as a user would,
  * with a fresh key (so nothing is replayed) and an empty --out; the photos are distinct 640x480
  * JPEGs made from the test fixtures. Printed: wall time, renders per minute, and the mean seconds a
- * photo spent from its start to its MP4 (the manifest's `seconds`).
+ * photo held its upload and render slots (the manifest's `seconds`).
  *
  * On a shared 2-core VM every figure depends on what else runs; compare within one run.
  */

@@ -46,7 +46,7 @@ export interface Entry {
   /** The MP4, once saved. */
   readonly output: string | null
   readonly bytes: number | null
-  /** Seconds from the photo's start in the run that finished it to its end. */
+  /** The photo's own time in the run that finished it: uploading, then create to MP4 (not waiting for a slot). */
   readonly seconds: number | null
 }
 
@@ -259,6 +259,30 @@ const patiently = <A, E>(call: Effect.Effect<A, E>, rounds = 10): Effect.Effect<
 /** An `ApiError` with one of these codes (a plain test: its false branch may still be another ApiError). */
 const isApiError = (e: unknown, codes: ReadonlyArray<string>): boolean => e instanceof ApiError && codes.includes(e.code)
 
+/** A photo's own time: while it holds an upload or a render slot, not while it waits for one. */
+interface Stopwatch {
+  readonly timing: <A, E, R>(work: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly seconds: () => number
+}
+const stopwatch = (): Stopwatch => {
+  let spent = 0
+  let since: number | null = null
+  return {
+    timing: (work) =>
+      Effect.suspend(() => {
+        since = Date.now()
+        return Effect.ensuring(
+          work,
+          Effect.sync(() => {
+            spent += Date.now() - since!
+            since = null
+          })
+        )
+      }),
+    seconds: () => (spent + (since === null ? 0 : Date.now() - since)) / 1000
+  }
+}
+
 /**
  * Runs the batch. Fails (leaving the manifest as it stood) only when the batch cannot go on at all:
  * a photo path that does not exist, the service unreachable or answering not as the API, the key
@@ -311,12 +335,12 @@ export const run = (client: Client, options: Options) =>
     const body = (name: string): RenderOptions => ({ ...options.render, ...options.captions?.get(name) })
 
     /** Upload (or find the earlier upload of) photo i; null when it is skipped or left. */
-    const prepare = (i: number, t0: number) =>
+    const prepare = (i: number, t0: Stopwatch) =>
       Effect.gen(function*() {
         const file = files[i]
         const size = fs.statSync(file).size
         const skip = (code: string, message: string) =>
-          Effect.as(set(i, { status: "skipped", error_code: code, error_message: message, seconds: (Date.now() - t0) / 1000 }), null)
+          Effect.as(set(i, { status: "skipped", error_code: code, error_message: message, seconds: t0.seconds() }), null)
         if (size > Requests.maxUploadBytes) return yield* skip("payload_too_large", `over ${Requests.uploadLimitText}`)
         const bytes = new Uint8Array(fs.readFileSync(file))
         if (photoType(bytes) === null) return yield* skip("unsupported_media_type", `not ${Requests.photoTypesText}`)
@@ -367,7 +391,7 @@ export const run = (client: Client, options: Options) =>
       })
 
     /** Create (unless found), wait, download. */
-    const produce = (i: number, t0: number, p: { fields: RenderOptions; key: string; mediaId: string; render: Render | null }) =>
+    const produce = (i: number, t0: Stopwatch, p: { fields: RenderOptions; key: string; mediaId: string; render: Render | null }) =>
       Effect.gen(function*() {
         let render = p.render
         if (render === null) {
@@ -385,7 +409,7 @@ export const run = (client: Client, options: Options) =>
               return yield* set(i, { status: "left", error_code: e.code, error_message: e.message })
             }
             if (e instanceof ApiError && e.status < 500 && e.status !== 401 && e.status !== 403 && e.status !== 429) {
-              return yield* set(i, { status: "failed", error_code: e.code, error_message: e.message, seconds: (Date.now() - t0) / 1000 })
+              return yield* set(i, { status: "failed", error_code: e.code, error_message: e.message, seconds: t0.seconds() })
             }
             return yield* Effect.fail(e)
           }
@@ -409,20 +433,20 @@ export const run = (client: Client, options: Options) =>
             progress: r.progress,
             error_code: r.error?.code ?? r.status,
             error_message: r.error?.message ?? null,
-            seconds: (Date.now() - t0) / 1000
+            seconds: t0.seconds()
           })
         }
         yield* set(i, { status: "downloading", progress: 100 }, false)
         const saved = yield* downloadToFile(client, r.id, outputs[i], undefined, { size: r.asset?.byte_size ?? null })
-        yield* set(i, { status: "completed", output: saved.path, bytes: saved.bytes, seconds: (Date.now() - t0) / 1000 })
+        yield* set(i, { status: "completed", output: saved.path, bytes: saved.bytes, seconds: t0.seconds() })
       })
 
     const photo = (i: number) =>
       Effect.gen(function*() {
-        const t0 = Date.now()
-        const prepared = yield* uploads.withPermits(1)(prepare(i, t0))
+        const t0 = stopwatch()
+        const prepared = yield* uploads.withPermits(1)(t0.timing(prepare(i, t0)))
         if (prepared === null) return
-        yield* renders.withPermits(1)(produce(i, t0, prepared))
+        yield* renders.withPermits(1)(t0.timing(produce(i, t0, prepared)))
       })
 
     yield* Effect.sync(save)
