@@ -56,12 +56,6 @@ export default tseslint.config(
     }
   },
   {
-    // The auth path hands the client to KeyAccess (one round trip per poll, issue 26); it becomes a
-    // repository service once that work has landed.
-    files: ["packages/api/src/Authentication.ts", "packages/api/src/Pipeline.ts"],
-    rules: { "no-restricted-imports": "off" }
-  },
-  {
     // no type assertions in the service's own code; the platform seams say why at the line
     files: ["packages/api/src/**/*.ts", "packages/cluster/src/**/*.ts"],
     rules: { "@typescript-eslint/consistent-type-assertions": ["error", { assertionStyle: "never" }] }
@@ -84,11 +78,5 @@ export default tseslint.config(
         }]
       }
     }]
-    : []),
-  {
-    // Authentication reads P2V_TABLE_STATS_SECONDS through globalThis (Deno-compatible); the auth
-    // path's files change after issue 26 lands
-    files: ["packages/api/src/Authentication.ts"],
-    rules: { "@typescript-eslint/consistent-type-assertions": "off" }
-  }
+    : [])
 )

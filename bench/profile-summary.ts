@@ -2,7 +2,8 @@
  * `node bench/profile-summary.ts PROFILE.cpuprofile [WINDOW.txt] [TOP]` — where a service's time
  * went, from a V8 CPU profile (`BENCH_CPU_PROF=DIR npm run bench:api` writes one, and a window file
  * per measured run): self time by category, by file and by function, restricted to the samples
- * inside the window when one is given ("<start µs> <end µs>", the profile's monotonic clock).
+ * inside the window when one is given ("<start µs> <end µs> [requests]", the profile's monotonic
+ * clock). With the requests answered in the window, each line also gives µs of main-thread CPU per request.
  */
 import * as fs from "node:fs"
 
@@ -65,11 +66,15 @@ const sum = (key: (n: Node) => string) => {
   }
   return [...m].sort((a, b) => b[1] - a[1])
 }
+const requests = window?.[2]
+const perRequest = (us: number) => requests === undefined || !(requests > 0) ? "" : `${(us / requests).toFixed(1).padStart(8)} µs/req`
 const show = (title: string, rows: Array<[string, number]>, n: number) => {
   console.log(`\n${title}`)
-  for (const [k, us] of rows.slice(0, n)) console.log(`${((100 * us) / total).toFixed(1).padStart(6)}%  ${k}`)
+  for (const [k, us] of rows.slice(0, n)) console.log(`${((100 * us) / total).toFixed(1).padStart(6)}%${perRequest(us)}  ${k}`)
 }
+const busy = [...self].filter(([id]) => byId.get(id)!.callFrame.functionName !== "(idle)").reduce((a, [, us]) => a + us, 0)
 console.log(`${file}${window ? ` (window ${((window[1] - window[0]) / 1e6).toFixed(1)} s)` : ""}: ${(total / 1e6).toFixed(2)} s sampled`)
+if (requests !== undefined && requests > 0) console.log(`${requests} requests; main thread busy ${perRequest(busy).trim()} (all but idle)`)
 show("self time by category", sum((n) => categoryOf(n.callFrame.url, n.callFrame.functionName)), 20)
 show("self time by file", sum((n) => fileOf(n.callFrame.url, n.callFrame.functionName)), top)
 show("self time by function", sum((n) => `${n.callFrame.functionName || "(anonymous)"}  ${fileOf(n.callFrame.url, n.callFrame.functionName)}:${n.callFrame.lineNumber + 1}`), top)

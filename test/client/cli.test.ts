@@ -28,6 +28,7 @@ afterAll(async () => {
 
 interface Run {
   readonly code: number | null
+  readonly signal?: NodeJS.Signals | null
   readonly stdout: string
   readonly stderr: string
 }
@@ -41,7 +42,7 @@ const start = (args: ReadonlyArray<string>, extraEnv: Record<string, string> = {
   const out = { stdout: "", stderr: "" }
   child.stdout.on("data", (d) => (out.stdout += d))
   child.stderr.on("data", (d) => (out.stderr += d))
-  const done = new Promise<Run>((resolve) => child.on("exit", (code) => resolve({ code, ...out })))
+  const done = new Promise<Run>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, ...out })))
   return { child, out, done }
 }
 const p2v = (...args: Array<string>) => start(args).done
@@ -104,6 +105,10 @@ describe("p2v", () => {
     expect(noKey.stderr).toContain("P2V_API_KEY")
     const badArgs = await p2v("render")
     expect(badArgs.code).toBe(2)
+    // a value the contract refuses is the arguments' fault, found before anything is sent
+    const notAMediaId = await start(["render", "not-a-uuid"], { P2V_BASE_URL: "http://127.0.0.1:9" }).done
+    expect(notAMediaId.code, notAMediaId.stderr).toBe(2)
+    expect(notAMediaId.stderr).toBe(`error: media_id: Expected a Universally Unique Identifier, actual "not-a-uuid" (nothing was sent)\n`)
     const unreachable = await start(["usage"], { P2V_BASE_URL: "http://127.0.0.1:9" }).done
     expect(unreachable.code).toBe(6)
     const noFolder = await p2v("import", "some-folder")
@@ -117,7 +122,7 @@ describe("p2v", () => {
     await waitFor(async () => /render rnd_\w+ queued/.test(run.out.stderr), 120_000, "the render to be created")
     run.child.kill("SIGINT")
     const r = await run.done
-    expect(r.code).toBe(130)
+    expect(r.code, `signal ${r.signal}; stderr:\n${r.stderr}`).toBe(130)
     const id = /render (rnd_\w+) queued/.exec(r.stderr)![1]
     expect(r.stderr).toContain(`stopped waiting; ${id} goes on (p2v status ${id})`)
     // the render was not canceled: it finishes

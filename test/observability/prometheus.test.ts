@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as Path from "node:path"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { type Prometheus, prometheusBinary, promtoolBinary, promtoolCheck, startPrometheus } from "../support/prometheus.ts"
@@ -77,6 +78,13 @@ it("a deployment of 1 api + 2 runners, scraped by Prometheus: renders, queue, ro
   expect((await http.get("/api/v1/renders/rnd_doesnotexist")).status).toBe(404)
   expect((await client(api.baseUrl, "p2v_sk_wrong").get("/api/v1/usage")).status).toBe(401)
   expect((await http.get("/api/v1/no/such/path/9f3c")).status).toBe(404)
+  // a request Node's parser cannot read never reaches a route, and is counted all the same
+  const refusedByParser = await new Promise<string>((resolve, reject) => {
+    const socket = net.connect(Number(new URL(api.baseUrl).port), "127.0.0.1", () => socket.end("BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n"))
+    let answer = ""
+    socket.on("data", (d) => (answer += d)).on("end", () => resolve(answer)).on("error", reject)
+  })
+  expect(refusedByParser).toMatch(/^HTTP\/1\.1 400 /)
   const replayKey = "observed-replay"
   expect((await http.postJson("/api/v1/renders", { media_id: mediaId, quote: "Seen" }, { "idempotency-key": replayKey })).status).toBe(202)
   expect((await http.postJson("/api/v1/renders", { media_id: mediaId, quote: "Seen" }, { "idempotency-key": replayKey })).status).toBe(202)
@@ -109,6 +117,7 @@ it("a deployment of 1 api + 2 runners, scraped by Prometheus: renders, queue, ro
   expect(await prom.scalar(`sum(p2v_media_uploaded_total{source="api"})`)).toBe(1)
   expect(await prom.scalar(`sum(p2v_api_refusals_total{code="render_not_found"})`)).toBe(1)
   expect(await prom.scalar(`sum(p2v_api_refusals_total{code="invalid_api_key"})`)).toBe(1)
+  expect(await prom.scalar(`sum(p2v_http_protocol_errors_total)`)).toBe(1)
   expect(await prom.scalar(`sum(p2v_idempotency_total{outcome="new"})`)).toBe(1)
   expect(await prom.scalar(`sum(p2v_idempotency_total{outcome="replayed"})`)).toBe(1)
   await eventually("a classification timed", `sum(p2v_vision_inference_seconds_count)`, (v) => v !== undefined && v >= 1, 60_000)

@@ -1,10 +1,11 @@
 import { Access, ApiKeyToken, Errors } from "@pic2video/domain"
-import type { SqlClient } from "@effect/sql"
 import type { KeyHasher } from "@pic2video/cluster/KeyHasher"
 import * as RateWindows from "@pic2video/cluster/RateWindows"
-import * as KeyAccess from "@pic2video/cluster/repositories/KeyAccess"
+import type { KeyAccessRepo } from "@pic2video/cluster/repositories/KeyAccess"
+import type { RenderRow } from "@pic2video/cluster/Renders"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
+import { env } from "node:process"
 import type { PrincipalShape } from "@pic2video/domain/api/Annotations"
 
 /**
@@ -16,6 +17,8 @@ import type { PrincipalShape } from "@pic2video/domain/api/Annotations"
  */
 export interface Caller extends PrincipalShape {
   readonly limits: { readonly reads: number; readonly creates: number; readonly uploads: number }
+  /** the render read with the key, when one was asked for (`withRender`): KeyAccessRepo.findKeyAccountAndRender */
+  readonly render: RenderRow | undefined
 }
 
 const invalid = Errors.fail("invalid_api_key", "the API key is not valid")
@@ -52,11 +55,20 @@ const sameBytes = (a: Uint8Array, b: Uint8Array) => {
  * when that is set (`npm run bench:soak` watches them stay bounded).
  */
 export const tableSizes = () => ({ verifiedSecrets: verified.size, lastUsed: lastUsedFlush.size, rateWindows: RateWindows.size() })
-const statsEvery = Number((globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.P2V_TABLE_STATS_SECONDS ?? 0) * 1000
+const statsEvery = Number(env.P2V_TABLE_STATS_SECONDS ?? 0) * 1000
 let statsAt = 0
 
-/** The database client and the hasher come as arguments: see `KeyAccess.findKeyAndAccount`. */
-export const authenticate = (authorization: string | undefined, hasher: KeyHasher["Type"], sql: SqlClient.SqlClient) =>
+/**
+ * The key reads and the hasher come as arguments, not from the context: providing them per request
+ * copied the request's whole context (a Map of every service) twice per request (issue 15).
+ * `withRender`: the render id the path names (null: not a render id), read in the key's statement.
+ */
+export const authenticate = (
+  authorization: string | undefined,
+  hasher: KeyHasher["Type"],
+  keys: KeyAccessRepo,
+  withRender?: string | null
+) =>
   Effect.gen(function*() {
     // an empty header sends no key, as much as an absent one
     if (authorization === undefined || authorization.trim() === "") {
@@ -65,8 +77,11 @@ export const authenticate = (authorization: string | undefined, hasher: KeyHashe
     const token = Access.bearerToken(authorization)
     const parsed = token === undefined ? undefined : ApiKeyToken.parseToken(token)
     const tokenDigest = digest(token ?? "")
-    const found = yield* KeyAccess.findKeyAndAccount(sql, parsed?.keyId ?? decoyKeyId)
-    const row = parsed === undefined ? undefined : found
+    const keyId = parsed?.keyId ?? decoyKeyId
+    const found = withRender === undefined
+      ? { key: yield* keys.findKeyAndAccount(keyId), render: undefined }
+      : yield* keys.findKeyAccountAndRender(keyId, withRender)
+    const row = parsed === undefined ? undefined : found.key
     const known = verified.get(tokenDigest)
     if (known === undefined || row === undefined || !sameBytes(known, row.secret_hash)) {
       if (known !== undefined) verified.delete(tokenDigest)
@@ -93,14 +108,15 @@ export const authenticate = (authorization: string | undefined, hasher: KeyHashe
         for (const [keyId, at] of lastUsedFlush) if (now.getTime() - at >= lastUsedEvery) lastUsedFlush.delete(keyId)
       }
       lastUsedFlush.set(row.id, now.getTime())
-      yield* KeyAccess.touchLastUsed(sql, row.id, now, new Date(now.getTime() - lastUsedEvery))
+      yield* keys.touchLastUsed(row.id, now, new Date(now.getTime() - lastUsedEvery))
     }
     return {
       keyId: row.id,
       workspaceId: row.workspace_id,
       scopes: row.scopes,
       limits: { reads: row.reads_per_minute, creates: row.creates_per_minute, uploads: row.uploads_per_minute },
-      spendCap24h: row.spend_cap_24h
+      spendCap24h: row.spend_cap_24h,
+      render: found.render
     } satisfies Caller
   })
 

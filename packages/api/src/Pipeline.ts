@@ -1,8 +1,9 @@
 import { FileSystem, HttpApiBuilder, HttpApp, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse, Multipart, Path } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import * as KeyAdmission from "@pic2video/cluster/KeyAdmission"
 import { KeyHasher } from "@pic2video/cluster/KeyHasher"
-import { Errors, Idempotency as IdempotencyPolicy, RateLimit, Scopes } from "@pic2video/domain"
+import { KeyAccessRepo } from "@pic2video/cluster/repositories/KeyAccess"
+import { RenderService } from "@pic2video/cluster/services/RenderService"
+import { Errors, Idempotency as IdempotencyPolicy, Ids, RateLimit, Scopes } from "@pic2video/domain"
 import type { Parsed } from "@pic2video/domain/JsonBody"
 import { randomBase62 } from "@pic2video/domain/Random"
 import { Cause, Context, Data, Effect, FiberRef, Layer, Option, Predicate } from "effect"
@@ -62,14 +63,22 @@ const replayResponse = ({ body, status }: Replay, requestId: string) => {
   return HttpServerResponse.unsafeJson(fresh, { status, headers: { "idempotency-replayed": "true" } })
 }
 
+/**
+ * RateLimit-* of a request once step 5 counted it, for every answer from there on (the 429, the
+ * handler's, a replay, a later refusal); set on the answer by `layer`. Keyed by the request the
+ * pipeline handles, so an entry lives as long as its request.
+ */
+const rateLimitHeadersFor = new WeakMap<HttpServerRequest.HttpServerRequest, Record<string, string>>()
+
 /** Steps 2–7 for the endpoint the router matched. */
 export const layerAdmission = Layer.effect(
   Admission,
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const keys = yield* KeyAccessRepo
     const records = yield* Idempotency.IdempotencyRepo
     const hasher = yield* KeyHasher
     const admitTo = yield* KeyAdmission.make
+    const renders = yield* RenderService
     // the services a ReplayCurrent annotation names (checked here, at start, for every endpoint)
     const services = yield* Effect.context<CurrentImport>()
     for (const route of RouteTable.routes) if (route.replayCurrent !== undefined) Context.unsafeGet(services, route.replayCurrent)
@@ -158,18 +167,19 @@ export const layerAdmission = Layer.effect(
       yield* FiberRef.set(RouteMetrics.currentRoute, route.template)
       if (route.public) {
         yield* JsonBody.guard(request)
-        return { principal: Option.none(), record: Option.none(), body: Option.none() } satisfies AdmittedShape
+        return { principal: Option.none(), record: Option.none(), body: Option.none(), render: Option.none() } satisfies AdmittedShape
       }
 
-      // steps 2–4: who is calling, may the account act, does the key hold the scope
-      const caller = yield* authenticate(request.headers.authorization, hasher, sql)
+      // steps 2–4: who is calling, may the account act, does the key hold the scope; a poll's render
+      // is read in the key's statement (contract §14), and answered only once every check has passed
+      const renderId = route.readsRenderWithKey ? renderIdOf(matched.params.id) : undefined
+      const caller = yield* authenticate(request.headers.authorization, hasher, keys, renderId)
       if (route.scope !== undefined && !Scopes.grants(caller.scopes, route.scope)) {
         return yield* Effect.fail(Errors.fail("insufficient_scope", `this endpoint needs the ${route.scope} scope`))
       }
       // step 5, with RateLimit-* on every answer from here on
       const admission = yield* admit(caller, route.bucket!)
-      const limitHeaders = rateLimitHeaders(admission)
-      yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeaders(res, limitHeaders)))
+      rateLimitHeadersFor.set(request, rateLimitHeaders(admission))
       if (!admission.allowed) {
         RouteMetrics.rateLimited[route.bucket!].unsafeUpdate(1, [])
         return yield* Effect.fail(Errors.fail("rate_limit_exceeded", "too many requests this minute for this key", {
@@ -186,7 +196,8 @@ export const layerAdmission = Layer.effect(
       return {
         principal: Option.some({ keyId: caller.keyId, workspaceId: caller.workspaceId, scopes: caller.scopes, spendCap24h: caller.spendCap24h }),
         record: Option.fromNullable(begun?.record),
-        body: yield* body(route, request, begun?.json)
+        body: yield* body(route, request, begun?.json),
+        render: route.readsRenderWithKey ? Option.some(caller.render && renders.document(caller.render)) : Option.none()
       } satisfies AdmittedShape
     })
 
@@ -268,7 +279,6 @@ export const layer = HttpApiBuilder.middleware(
         const received = yield* HttpServerRequest.HttpServerRequest
         const request = routable(received)
         const requestId = `req_${randomBase62(24)}`
-        yield* HttpApp.appendPreResponseHandler((_req, res) => Effect.succeed(HttpServerResponse.setHeader(res, "x-request-id", requestId)))
         // provided only when adjusted: each provideService copies the request's whole context
         const response = yield* (request === received ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)).pipe(
           Effect.catchAllCause((cause) => answer(cause, request, received.url, requestId)),
@@ -277,11 +287,15 @@ export const layer = HttpApiBuilder.middleware(
         )
         if ((yield* FiberRef.get(RouteMetrics.currentRoute)) === undefined) yield* nameRoute(request)
         const pending = yield* FiberRef.get(Idempotency.Pending)
-        if (Option.isNone(pending)) return response
-        return yield* records.finish(pending.value, response.status, bodyJson(response)).pipe(
+        const finished = Option.isNone(pending) ? response : yield* records.finish(pending.value, response.status, bodyJson(response)).pipe(
           Effect.as(response),
           Effect.catchAllCause((cause) => causeToResponse(cause, requestId))
         )
+        // the headers of every answer, set here rather than as pre-response handlers (a FiberRef
+        // change and a closure per request each): X-Request-Id, and RateLimit-* once step 5 ran
+        const limits = rateLimitHeadersFor.get(request)
+        const identified = HttpServerResponse.setHeader(finished, "x-request-id", requestId)
+        return limits === undefined ? identified : HttpServerResponse.setHeaders(identified, limits)
       })
 
     if (yield* ReadsTraced) return handle
@@ -315,6 +329,9 @@ export class ReadsTraced extends Context.Reference<ReadsTraced>()("pic2video/Rea
  */
 export const layerWithoutPlatformSpan = <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
   HttpMiddleware.withTracerDisabledWhen(self, () => true)
+
+/** The render id a path names, or null when it is not one (its endpoint answers 404 either way). */
+const renderIdOf = (id: string | undefined) => id !== undefined && Ids.isRenderId(id) ? id : null
 
 /** A request target's path: everything before its query. */
 const pathOf = (url: string) => {

@@ -57,3 +57,11 @@ export const idempotency = M.each(["new", "replayed", "conflict", "in_progress"]
 /** The API's per-key buckets (contract §4.5) and the portal's per-workspace window. */
 export const rateLimited = M.each([...RateLimit.buckets, "portal"] as const, (bucket) =>
   M.counter("p2v_rate_limited_total", "Requests refused by a rate limit, by bucket").of({ bucket }))
+
+const protocolErrors = M.counter(
+  "p2v_http_protocol_errors_total",
+  "Requests Node's HTTP parser could not read (answered 400 invalid_request before any route), logged or not"
+).of().register()
+
+/** One request refused by the HTTP parser (packages/server/src/ClientError.ts): counted, whatever the log's rate bound kept. */
+export const protocolError = () => protocolErrors.unsafeUpdate(1, [])

@@ -3,7 +3,16 @@ import { Context, Option } from "effect"
 import type { Errors, RateLimit, Scopes } from "@pic2video/domain"
 import { Api } from "@pic2video/domain/api/Api"
 import * as RouteMetrics from "./RouteMetrics.ts"
-import { BodyRule, type CurrentImport, Idempotent, PublicEndpoint, RateBucket, ReplayCurrent, RequiredScope } from "@pic2video/domain/api/Annotations"
+import {
+  BodyRule,
+  type CurrentImport,
+  Idempotent,
+  PublicEndpoint,
+  RateBucket,
+  ReadsRenderWithKey,
+  ReplayCurrent,
+  RequiredScope
+} from "@pic2video/domain/api/Annotations"
 
 /**
  * What each endpoint of the definition declares for the request pipeline (contract §4): the scope
@@ -30,6 +39,8 @@ export interface Route {
   readonly bodyRule: ((body: unknown) => Errors.ApiFailure | undefined) | undefined
   /** a replayed success answers the current state read by this service (contract §7) */
   readonly replayCurrent: typeof CurrentImport | undefined
+  /** the render named by the path's `id` is read with the key, in one statement */
+  readonly readsRenderWithKey: boolean
 }
 
 const build = (): ReadonlyArray<Route> => {
@@ -58,7 +69,8 @@ const build = (): ReadonlyArray<Route> => {
           : Option.isSome(multipartLimits) ? "multipart" : "json",
         multipartLimits,
         bodyRule: annotation(BodyRule),
-        replayCurrent: annotation(ReplayCurrent)
+        replayCurrent: annotation(ReplayCurrent),
+        readsRenderWithKey: annotation(ReadsRenderWithKey) === true
       })
     }
   })

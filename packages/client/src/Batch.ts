@@ -5,7 +5,7 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { type Client, type CreateRenderBody, type Render, toTheEnd } from "./Client.ts"
-import { ApiError, WaitTimeout } from "./Errors.ts"
+import { ApiError, InvalidRequest, WaitTimeout } from "./Errors.ts"
 import { downloadToFile, uploadFile } from "./Files.ts"
 
 /**
@@ -407,6 +407,10 @@ export const run = (client: Client, options: Options) =>
             if (e instanceof ApiError && isApiError(e, stopCodes)) {
               stop(e)
               return yield* set(i, { status: "left", error_code: e.code, error_message: e.message })
+            }
+            if (e instanceof InvalidRequest) {
+              // the client found the fields wrong before sending (a caption row's value): the service's rule, so its code
+              return yield* set(i, { status: "failed", error_code: "validation_failed", error_message: `${e.message} (nothing was sent)`, seconds: t0.seconds() })
             }
             if (e instanceof ApiError && e.status < 500 && e.status !== 401 && e.status !== 403 && e.status !== 429) {
               return yield* set(i, { status: "failed", error_code: e.code, error_message: e.message, seconds: t0.seconds() })

@@ -5,7 +5,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import * as Batch from "./Batch.ts"
 import * as Client from "./Client.ts"
-import { ApiError, TransportError, UnexpectedAnswer, WaitTimeout } from "./Errors.ts"
+import { ApiError, InvalidRequest, TransportError, UnexpectedAnswer, WaitTimeout } from "./Errors.ts"
 import { downloadToFile, uploadFile } from "./Files.ts"
 import * as Help from "./Help.ts"
 import { size as sizeText } from "./Guard.ts"
@@ -20,7 +20,7 @@ export const exitCodes = {
   ok: 0,
   /** anything unexpected */
   failure: 1,
-  /** bad arguments, or P2V_API_KEY missing */
+  /** bad arguments (including a value the API refuses, found before sending), or P2V_API_KEY missing */
   usage: 2,
   /** the service refused the request (the error's code is printed) */
   refused: 3,
@@ -565,6 +565,7 @@ const described = (e: unknown): { readonly code: number; readonly message?: stri
     return { code: exitCodes.refused, message: `error: ${e.code}: ${e.message}${e.requestId !== null ? ` (request ${e.requestId})` : ""}` }
   }
   if (e instanceof TransportError) return { code: exitCodes.unreachable, message: `error: ${e.message}` }
+  if (e instanceof InvalidRequest) return { code: exitCodes.usage, message: `error: ${e.message} (nothing was sent)` }
   if (e instanceof UnexpectedAnswer) {
     return { code: exitCodes.unexpectedAnswer, message: `error: ${e.message}${e.requestId !== null ? ` (request ${e.requestId})` : ""}` }
   }

@@ -6,7 +6,7 @@ import * as ImportState from "@pic2video/domain/ImportState"
 import * as RenderState from "@pic2video/domain/RenderState"
 import * as Resources from "@pic2video/domain/Resources"
 import { Duration, Effect, Fiber, FiberRef, Layer, Option, ParseResult, Schema, Stream } from "effect"
-import { ApiError, type ErrorCode, TransportError, UnexpectedAnswer, WaitTimeout } from "./Errors.ts"
+import { ApiError, type ErrorCode, InvalidRequest, TransportError, UnexpectedAnswer, WaitTimeout } from "./Errors.ts"
 import * as Guard from "./Guard.ts"
 import * as Multipart from "./Multipart.ts"
 
@@ -184,11 +184,16 @@ const firstIssue = (e: ParseResult.ParseError) => {
  * a body or status the endpoint does not give is the answer's fault (`UnexpectedAnswer`), never
  * "unreachable".
  */
-const normalize = <C extends ErrorCode>(e: unknown, seen: Guard.Answered): ApiError<C> | TransportError | UnexpectedAnswer => {
+const normalize = <C extends ErrorCode>(
+  e: unknown,
+  seen: Guard.Answered
+): ApiError<C> | TransportError | UnexpectedAnswer | InvalidRequest => {
   if (e instanceof ApiError) return e as ApiError<C>
   const own = Guard.ours(e)
   if (own !== undefined) return own
   const answer = seen.answer
+  // before any answer, a schema failure is the request's own: encoding it refused a field
+  if (answer === undefined && ParseResult.isParseError(e)) return new InvalidRequest({ message: firstIssue(e) })
   if (answer !== undefined && (ParseResult.isParseError(e) || (HttpClientError.isHttpClientError(e) && e._tag === "ResponseError"))) {
     const message = ParseResult.isParseError(e)
       ? `the answer is not the API's: ${firstIssue(e)}`
@@ -227,7 +232,7 @@ const retryableCodes: ReadonlyArray<string> = ["rate_limit_exceeded", "service_u
 /** Exponential backoff with full jitter: 0.5 s, 1 s, 2 s … capped, each a random share of the step. */
 const backoff = (attempt: number, cap: number) => Math.random() * Math.min(cap, 500 * 2 ** (attempt - 1))
 
-const retrying = <A, E extends ApiError<any> | TransportError | UnexpectedAnswer>(
+const retrying = <A, E extends ApiError<any> | TransportError | UnexpectedAnswer | InvalidRequest>(
   attempt: Effect.Effect<A, E>,
   policy: {
     readonly maxAttempts: number

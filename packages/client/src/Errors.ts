@@ -42,6 +42,14 @@ export class UnexpectedAnswer extends Data.TaggedError("UnexpectedAnswer")<{
   readonly requestId: string | null
 }> {}
 
+/**
+ * The request does not fit the API (a field the contract refuses, such as a `media_id` that is not a
+ * UUID): found by the client before sending, so nothing was sent and nothing can have happened.
+ */
+export class InvalidRequest extends Data.TaggedError("InvalidRequest")<{
+  readonly message: string
+}> {}
+
 /** `waitForRender` / `waitForImport` reached their deadline; the render or import goes on. */
 export class WaitTimeout extends Data.TaggedError("WaitTimeout")<{
   readonly message: string
@@ -50,7 +58,7 @@ export class WaitTimeout extends Data.TaggedError("WaitTimeout")<{
   readonly status: string
 }> {}
 
-export type ClientError<C extends ErrorCode = ErrorCode> = ApiError<C> | TransportError | UnexpectedAnswer
+export type ClientError<C extends ErrorCode = ErrorCode> = ApiError<C> | TransportError | UnexpectedAnswer | InvalidRequest
 
 export const isApiError = (u: unknown): u is ApiError => u instanceof ApiError
 

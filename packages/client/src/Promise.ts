@@ -3,7 +3,7 @@ import * as Client from "./Client.ts"
 
 /**
  * The same client for code that does not use Effect: every method returns a Promise of the same
- * type, and rejects with the same `ApiError` (by `code`), `TransportError`, `UnexpectedAnswer` or
+ * type, and rejects with the same `ApiError` (by `code`), `TransportError`, `UnexpectedAnswer`, `InvalidRequest` or
  * `WaitTimeout` instances. Pass `signal` to stop a call (a wait stops waiting; nothing is canceled on the service).
  */
 export interface CallOptions {

@@ -16,6 +16,12 @@ import type { Socket } from "node:net"
  * - whole request: the body must be complete within HTTP_REQUEST_TIMEOUT_SECONDS (180) of the first
  *   byte: a 15 MiB upload at about 85 KiB/s (0.7 Mbit/s) still fits, a body trickled a byte at a time
  *   does not.
+ * - idle between requests: the answer advertises `Keep-Alive: timeout=N` (HTTP_KEEP_ALIVE_SECONDS, 5),
+ *   and an idle connection is kept open twice that long. A client that honours the header (Node's
+ *   Agent closes it a second early, fetch/undici a second or two early, browsers likewise) stops
+ *   using it well before the server closes it, so it never sends a request on a connection the server
+ *   is closing: with Node's default (advertise 5, close at 6) one poll in ~15,000 failed at the
+ *   socket under load (issue 26).
  * A connection past any of these is closed without an answer (there is no status a client that
  * stopped sending would read). Tests set small values.
  */
@@ -23,6 +29,8 @@ export interface HttpTimeouts {
   readonly headersMillis: number
   readonly bodyMillis: number
   readonly requestMillis: number
+  /** advertised in `Keep-Alive: timeout=`, whole seconds */
+  readonly keepAliveMillis: number
 }
 
 const seconds = (name: string, fallback: number) =>
@@ -31,7 +39,8 @@ const seconds = (name: string, fallback: number) =>
 export const config: Config.Config<HttpTimeouts> = Config.all({
   headersMillis: seconds("HTTP_HEADERS_TIMEOUT_SECONDS", 10),
   bodyMillis: seconds("HTTP_BODY_TIMEOUT_SECONDS", 30),
-  requestMillis: seconds("HTTP_REQUEST_TIMEOUT_SECONDS", 180)
+  requestMillis: seconds("HTTP_REQUEST_TIMEOUT_SECONDS", 180),
+  keepAliveMillis: Config.map(seconds("HTTP_KEEP_ALIVE_SECONDS", 5), (ms) => Math.max(1000, Math.round(ms / 1000) * 1000))
 })
 
 /** Node checks the header and request deadlines on a timer; it is this often, so they hold to a second. */
@@ -41,6 +50,10 @@ export const apply = (server: Server, t: HttpTimeouts): void => {
   // Node requires headersTimeout ≤ requestTimeout
   server.requestTimeout = t.requestMillis
   server.headersTimeout = Math.min(t.headersMillis, t.requestMillis)
+  // advertised as `Keep-Alive: timeout=${keepAliveTimeout / 1000}`; Node closes the idle connection
+  // after keepAliveTimeout + keepAliveTimeoutBuffer: twice the advertised time
+  server.keepAliveTimeout = t.keepAliveMillis
+  server.keepAliveTimeoutBuffer = t.keepAliveMillis
   server.setTimeout(t.bodyMillis)
   // the exchange in progress on each connection, to tell whose wait a quiet socket is
   const current = new WeakMap<Socket, { readonly req: IncomingMessage; readonly res: ServerResponse }>()
@@ -54,8 +67,15 @@ export const apply = (server: Server, t: HttpTimeouts): void => {
   // With a listener here Node leaves the socket to us (its default is to destroy it).
   server.on("timeout", (socket: Socket) => {
     // look again after another period: a client that stalls once the server has caught up is cut then
-    if (serverIsWorking(current.get(socket))) socket.setTimeout(t.bodyMillis)
-    else socket.destroy()
+    if (serverIsWorking(current.get(socket))) return socket.setTimeout(t.bodyMillis)
+    // Timers run before the loop reads sockets: when the loop was busy past the deadline, a request
+    // the client sent in time may be waiting unread. Close only after the sockets were read, and only
+    // if nothing came (destroying a socket with unread bytes resets it: the client's request fails).
+    // Bytes read re-arm the socket's timer, so a connection that did get some is looked at again.
+    const read = socket.bytesRead
+    setImmediate(() => {
+      if (!socket.destroyed && socket.bytesRead === read && current.get(socket) === undefined) socket.destroy()
+    })
   })
 }
 

@@ -1,6 +1,7 @@
 import { type HttpApp, HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeContext, NodeHttpServer } from "@effect/platform-node"
 import * as Http from "@pic2video/api/Http"
+import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import * as AppConfig from "@pic2video/cluster/AppConfig"
 import * as ApiKeyEntity from "@pic2video/cluster/ApiKeyEntity"
 import * as DriveApi from "@pic2video/cluster/drive/DriveApi"
@@ -12,7 +13,7 @@ import * as RenderEntity from "@pic2video/cluster/RenderEntity"
 import * as Sharding from "@pic2video/cluster/Sharding"
 import * as Portal from "@pic2video/portal"
 import { Renderer } from "@pic2video/renderer"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Runtime } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { answerClientErrors } from "./ClientError.ts"
 import * as HttpTimeouts from "./HttpTimeouts.ts"
@@ -26,7 +27,7 @@ import * as Observability from "./Observability.ts"
  */
 
 const HttpServerLive = Layer.unwrapEffect(
-  Effect.zipWith(AppConfig.AppConfig, HttpTimeouts.config, (c, timeouts) =>
+  Effect.map(Effect.all([AppConfig.AppConfig, HttpTimeouts.config, Effect.runtime<never>()]), ([c, timeouts, runtime]) =>
     NodeHttpServer.layer(() => {
       const server = createServer({ connectionsCheckingInterval: HttpTimeouts.checkingIntervalMillis(timeouts) })
       // a stuck or trickling client cannot hold a fiber, a temp file, or shutdown (HttpTimeouts.ts)
@@ -38,7 +39,11 @@ const HttpServerLive = Layer.unwrapEffect(
         res.once("finish", () => {
           if (!req.readableDidRead) req.resume()
         }))
-      answerClientErrors(server)
+      // counted in /metrics; logged at a bounded rate through the process's logger (LOG_FORMAT)
+      answerClientErrors(server, {
+        onProtocolError: RouteMetrics.protocolError,
+        log: (line) => Runtime.runFork(runtime)(Effect.logWarning(line))
+      })
       return server
     }, { port: c.port, host: c.host }))
 )

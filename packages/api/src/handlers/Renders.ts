@@ -2,8 +2,9 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import type { OpenedBlob } from "@pic2video/cluster/BlobStore"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import * as Requests from "@pic2video/domain/Requests"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { Api } from "@pic2video/domain/api/Api"
+import { Admitted } from "@pic2video/domain/api/Annotations"
 import { currentIdempotency } from "../Idempotency.ts"
 import { payer, payload, Principal } from "../Principal.ts"
 
@@ -30,7 +31,13 @@ export const layer = HttpApiBuilder.group(Api, "renders", (handlers) =>
           Effect.all([payer, payload(Requests.CreateRenderBody), currentIdempotency(headers["idempotency-key"])]),
           ([p, body, idempotency]) => renders.create(p, body, idempotency)
         ))
-      .handle("getRender", ({ path }) => Effect.flatMap(Principal, (p) => renders.get(p.workspaceId, path.id)))
+      // the poll: the pipeline read the render with the key (ReadsRenderWithKey, one round trip)
+      .handle("getRender", ({ path }) =>
+        Effect.flatMap(Admitted, (a) =>
+          Option.match(a.render, {
+            onSome: (read) => renders.answer(path.id, read),
+            onNone: () => Effect.dieMessage("getRender ran without the render read with the key")
+          })))
       .handle("downloadRender", ({ path }) =>
         Effect.flatMap(Principal, (p) => Effect.map(renders.download(p.workspaceId, path.id), sendVideo)))
       .handle("getUsage", () => Effect.flatMap(Principal, (p) => renders.usage(p.workspaceId)))

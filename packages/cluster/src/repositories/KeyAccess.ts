@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import type { Plans } from "@pic2video/domain"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import type { ApiKeyRow } from "./ApiKeys.ts"
+import { RenderRow } from "./Renders.ts"
 
 /** What authenticating a request reads: the key's standing and limits, and its workspace's gates. */
 export interface KeyAndAccount extends
@@ -24,28 +25,60 @@ export interface KeyAndAccount extends
   readonly ws_plan: Plans.Plan
 }
 
-/**
- * The client is passed in rather than read from the context: providing it per request copied the
- * request's whole context (a Map of every service) twice per request (allocation profile, issue 15).
- *
- * One query whatever the key: the caller looks up a decoy id for a malformed key (same cost). Run
- * on every authenticated request (contract §14): it is what makes a revocation, an expiry or a gate
- * count on the very next request in every process. Only the columns authentication uses.
- */
-export const findKeyAndAccount = (sql: SqlClient.SqlClient, keyId: string) =>
-  Effect.gen(function*() {
-    const rows = yield* sql<KeyAndAccount>`
-      SELECT k.id, k.workspace_id, k.secret_hash, k.scopes, k.spend_cap_24h, k.creates_per_minute,
-        k.reads_per_minute, k.uploads_per_minute, k.expires_at, k.revoked_at,
-        w.status AS ws_status, w.api_enabled AS ws_api_enabled, w.plan AS ws_plan
-      FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-      WHERE k.id = ${keyId}`
-    return rows[0]
-  }).pipe(Effect.orDie)
+/** The renders row's columns, prefixed so they cannot collide with the key's (`r.id`, `r.status`, …). */
+const renderColumns = Object.keys(RenderRow.fields)
+const renderSelect = renderColumns.map((c) => `r.${c} AS "r.${c}"`).join(", ")
+const decodeRender = Schema.decodeUnknown(RenderRow)
 
-/** Sets last_used_at unless it is already more recent than `unlessSince`. */
-export const touchLastUsed = (sql: SqlClient.SqlClient, keyId: string, now: Date, unlessSince: Date) =>
-  Effect.gen(function*() {
-    yield* sql`UPDATE api_keys SET last_used_at = ${now} WHERE id = ${keyId}
-      AND (last_used_at IS NULL OR last_used_at < ${unlessSince})`
-  }).pipe(Effect.orDie)
+/**
+ * The request path's reads of a key (contract §4.2–4.3, §14), run on every authenticated request:
+ * reading the key's row and its workspace's gates fresh each time is what makes a revocation, an
+ * expiry or a gate count on the very next request in every process. One statement whatever the key:
+ * the caller looks up a decoy id for a malformed key (same cost). Only the columns authentication uses.
+ *
+ * Unlike the other repositories' operations these make no span of their own: on the hottest path
+ * (every poll) a span, even a disabled one, provides a parent span, which copies the request's whole
+ * context; the statement's own span (@effect/sql) is kept when traces are exported.
+ */
+export class KeyAccessRepo extends Effect.Service<KeyAccessRepo>()("pic2video/KeyAccessRepo", {
+  effect: Effect.map(SqlClient.SqlClient, (sql) => ({
+    findKeyAndAccount: (keyId: string) =>
+      Effect.map(
+        sql<KeyAndAccount>`
+          SELECT k.id, k.workspace_id, k.secret_hash, k.scopes, k.spend_cap_24h, k.creates_per_minute,
+            k.reads_per_minute, k.uploads_per_minute, k.expires_at, k.revoked_at,
+            w.status AS ws_status, w.api_enabled AS ws_api_enabled, w.plan AS ws_plan
+          FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+          WHERE k.id = ${keyId}`,
+        (rows): KeyAndAccount | undefined => rows[0]
+      ).pipe(Effect.orDie),
+
+    /**
+     * The same, with the render `renderId` names in the key's workspace read in the same statement
+     * (one round trip for a poll, issue 26). The key's columns are those of `findKeyAndAccount` and
+     * decide as they do; the render is undefined when the key is unknown, its workspace has no render
+     * by that id, or `renderId` is null (not a render id: the same statement, matching nothing, so a
+     * poll costs the same whatever it names).
+     */
+    findKeyAccountAndRender: (keyId: string, renderId: string | null) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<KeyAndAccount & Record<string, unknown>>`
+          SELECT k.id, k.workspace_id, k.secret_hash, k.scopes, k.spend_cap_24h, k.creates_per_minute,
+            k.reads_per_minute, k.uploads_per_minute, k.expires_at, k.revoked_at,
+            w.status AS ws_status, w.api_enabled AS ws_api_enabled, w.plan AS ws_plan, ${sql.literal(renderSelect)}
+          FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+            LEFT JOIN renders r ON r.id = ${renderId} AND r.workspace_id = k.workspace_id
+          WHERE k.id = ${keyId}`
+        const row = rows[0]
+        if (row === undefined || row["r.id"] === null) return { key: row, render: undefined }
+        const render: Record<string, unknown> = {}
+        for (const c of renderColumns) render[c] = row[`r.${c}`]
+        return { key: row, render: yield* decodeRender(render) }
+      }).pipe(Effect.orDie),
+
+    /** Sets last_used_at unless it is already more recent than `unlessSince`. */
+    touchLastUsed: (keyId: string, now: Date, unlessSince: Date) =>
+      Effect.asVoid(sql`UPDATE api_keys SET last_used_at = ${now} WHERE id = ${keyId}
+        AND (last_used_at IS NULL OR last_used_at < ${unlessSince})`).pipe(Effect.orDie)
+  }))
+}) {}

@@ -4,6 +4,7 @@ import { ClusterRepo } from "./Cluster.ts"
 import { IdempotencyRepo } from "./IdempotencyRecords.ts"
 import { ImportsRepo } from "./Imports.ts"
 import { IntegrationsRepo } from "./Integrations.ts"
+import { KeyAccessRepo } from "./KeyAccess.ts"
 import { MediaRepo } from "./Media.ts"
 import { PortalBatchesRepo } from "./PortalBatches.ts"
 import { PortalSessionsRepo } from "./PortalSessions.ts"
@@ -15,4 +16,4 @@ import { WorkspacesRepo } from "./Workspaces.ts"
  * Every repository: the only modules that hold SQL (one service per aggregate, rows decoded with
  * their schemas). Needs the database client.
  */
-export const layer = Layer.mergeAll(BacklogRepo.Default, ClusterRepo.Default, IdempotencyRepo.Default, ImportsRepo.Default, IntegrationsRepo.Default, MediaRepo.Default, PortalBatchesRepo.Default, PortalSessionsRepo.Default, RendersRepo.Default, SystemRepo.Default, WorkspacesRepo.Default)
+export const layer = Layer.mergeAll(BacklogRepo.Default, ClusterRepo.Default, IdempotencyRepo.Default, ImportsRepo.Default, IntegrationsRepo.Default, KeyAccessRepo.Default, MediaRepo.Default, PortalBatchesRepo.Default, PortalSessionsRepo.Default, RendersRepo.Default, SystemRepo.Default, WorkspacesRepo.Default)

@@ -1,9 +1,18 @@
-import { Effect } from "effect"
+import { Effect, FiberRef } from "effect"
 
 /**
  * How every repository operation ends: a database that cannot be reached or a row the schema
  * refuses (the table's constraints forbid it) is a defect, which no caller can act on; and the
  * operation is a span named after it (`RendersRepo.find`), beside @effect/sql's own per-statement spans.
+ *
+ * Only while tracing is on (the request's reads run with it off unless traces are exported,
+ * Pipeline.ts): Effect makes a span even then, a no-op one, and provides it as the parent, which
+ * copies the request's whole context, and captures a stack trace for it (an Error per call).
  */
-export const operation = (name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, never, R> =>
-  self.pipe(Effect.orDie, Effect.withSpan(name))
+export const operation = (name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, never, R> => {
+  const dying = Effect.orDie(self)
+  return Effect.flatMap(
+    FiberRef.get(FiberRef.currentTracerEnabled),
+    (traced) => traced ? Effect.withSpan(dying, name) : dying
+  )
+}

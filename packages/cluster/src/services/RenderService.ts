@@ -1,4 +1,4 @@
-import { Errors, Idempotency, Ids, RenderState, type Requests } from "@pic2video/domain"
+import { Errors, Idempotency, Ids, RenderState, type Requests, type Resources } from "@pic2video/domain"
 import { POSTER, prepareCaption } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
 import { Clock, Effect } from "effect"
@@ -163,6 +163,13 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
 
     const get = (workspaceId: string, id: string) => Effect.map(row(workspaceId, id), (r) => Renders.toDocument(r, publicBaseUrl))
 
+    /** The API's document of a row already read (the poll reads it with the key: Authentication.ts). */
+    const document = (r: Renders.RenderRow) => Renders.toDocument(r, publicBaseUrl)
+
+    /** `get`'s answer for a render read with the key: its document, or the same 404 as `get`. */
+    const answer = (id: string, read: Resources.Render | undefined) =>
+      read === undefined ? Effect.fail(notFound(id)) : Effect.succeed(read)
+
     /** The finished video's stored key: only a completed render has one. */
     const assetKey = (workspaceId: string, id: string) =>
       Effect.gen(function*() {
@@ -222,6 +229,8 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
     return {
       create,
       get,
+      document,
+      answer,
       download,
       downloadFile,
       batchRefusal,

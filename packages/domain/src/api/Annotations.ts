@@ -2,6 +2,7 @@ import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Context, type Effect, type Option, Schema } from "effect"
 import type * as Errors from "../Errors.ts"
 import type * as RateLimit from "../RateLimit.ts"
+import type * as Resources from "../Resources.ts"
 import type * as Scopes from "../Scopes.ts"
 
 /**
@@ -54,6 +55,13 @@ export class CurrentImport extends Context.Tag("pic2video/CurrentImport")<Curren
 export class ReplayCurrent extends Context.Tag("pic2video/ReplayCurrent")<ReplayCurrent, typeof CurrentImport>() {}
 
 /**
+ * The render the path's `id` names is read in the same statement as the caller's key (contract
+ * §14): a poll is one database round trip. The checks are unchanged (the key, its gates, the scope
+ * and the rate limit decide first); the handler answers from what that statement read.
+ */
+export class ReadsRenderWithKey extends Context.Tag("pic2video/ReadsRenderWithKey")<ReadsRenderWithKey, true>() {}
+
+/**
  * What the request pipeline admitted (contract §4 steps 2–7): the caller (none on a public
  * endpoint), the idempotency record the request runs under, and the body read once.
  */
@@ -62,6 +70,11 @@ export interface AdmittedShape {
   readonly record: Option.Option<number>
   /** the parsed JSON value, or the persisted multipart parts; none on an endpoint without a body */
   readonly body: Option.Option<unknown>
+  /**
+   * On an endpoint that ReadsRenderWithKey: the render as read with the key, in the caller's
+   * workspace (undefined: it has none by that id, or the id is not a render id); none elsewhere.
+   */
+  readonly render: Option.Option<Resources.Render | undefined>
 }
 
 export class Admitted extends Context.Tag("pic2video/Admitted")<Admitted, AdmittedShape>() {}

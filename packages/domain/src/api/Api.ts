@@ -4,7 +4,17 @@ import { Context, Option, Schema } from "effect"
 import * as Errors from "../Errors.ts"
 import * as Requests from "../Requests.ts"
 import * as Resources from "../Resources.ts"
-import { Admission, BodyRule, CurrentImport, Idempotent, PublicEndpoint, RateBucket, ReplayCurrent, RequiredScope } from "./Annotations.ts"
+import {
+  Admission,
+  BodyRule,
+  CurrentImport,
+  Idempotent,
+  PublicEndpoint,
+  RateBucket,
+  ReadsRenderWithKey,
+  ReplayCurrent,
+  RequiredScope
+} from "./Annotations.ts"
 import { apiFailureJsonSchema, documentOperation, documentSpec } from "./OpenApiDocument.ts"
 
 /**
@@ -287,6 +297,8 @@ export class RendersGroup extends HttpApiGroup.make("renders")
         .setPath(IdPath)
         .addSuccess(Render)
         .annotate(RequiredScope, "renders:read")
+        // the poll: one round trip (the key and the render in one statement)
+        .annotate(ReadsRenderWithKey, true)
         .annotate(OpenApi.Summary, "Get a render")
         .annotate(OpenApi.Description, "The render's status and progress; once `completed`, its `asset`; once `failed` or `canceled`, its `error`. Treat a status you do not know as not finished.")
     )
