@@ -77,6 +77,7 @@ describe("p2v --help", () => {
     expect(r.stdout).toMatch(/\n {2}render \[options\] <MEDIA_ID\|FILE>\n/)
     expect(r.stdout).toMatch(/--first-byte-timeout SECONDS\n.*Default 60/)
     expect(r.stdout).toMatch(/\n {2}7 {4}unexpected answer from the service/)
+    expect(r.stdout).toMatch(/\n {2}8 {4}batch: stopped creating at the spend cap or quota \(N left\)\n/)
     expect(r.stdout).not.toMatch(/\x1b/)
     expect(over80(r.stdout)).toEqual([])
   })
@@ -84,7 +85,7 @@ describe("p2v --help", () => {
   it("gives each command's help within 80 columns, its options listed once", async () => {
     // in this process (what `p2v COMMAND --help` prints, without starting a process per command)
     const { helpFor } = await import("../../packages/client/src/Cli.ts")
-    const commands = [["upload"], ["render"], ["status"], ["download"], ["media"], ["media", "list"], ["import"], ["usage"]]
+    const commands = [["upload"], ["render"], ["status"], ["download"], ["media"], ["media", "list"], ["import"], ["usage"], ["batch"]]
     const helps = commands.map((command) => helpFor([...command, "--help"])!)
     for (const [i, command] of commands.entries()) {
       expect(helps[i].missing).toBe(false)
@@ -98,6 +99,10 @@ describe("p2v --help", () => {
     expect(render).toContain("[--image-class CHOICE]")
     expect(render).toMatch(/--image-class CHOICE\n {6}One of the following: person, doll_figurine,/)
     expect(render).not.toMatch(/This setting is optional|A user-defined piece of text/)
+    const batch = helps[8].text
+    expect(batch).toMatch(/^Usage: p2v batch --out directory /)
+    expect(batch).toMatch(/--concurrency integer\n {6}Photos uploading, and photos rendering, at once \(default 2\)\./)
+    expect(batch).not.toMatch(/A directory\.|An existing file or directory\./)
   })
 
   it("shows the help with exit 2 when no command is given", async () => {

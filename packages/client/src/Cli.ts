@@ -3,6 +3,7 @@ import { Requests } from "@pic2video/domain"
 import { Config, Console, Duration, Effect, HashMap, Option, Predicate } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
+import * as Batch from "./Batch.ts"
 import * as Client from "./Client.ts"
 import { ApiError, InvalidRequest, TransportError, UnexpectedAnswer, WaitTimeout } from "./Errors.ts"
 import { downloadToFile, uploadFile } from "./Files.ts"
@@ -31,10 +32,14 @@ export const exitCodes = {
   unreachable: 6,
   /** the service answered something that is not the API: not JSON, too large, too deep, a redirect to another origin, an unknown shape */
   unexpectedAnswer: 7,
+  /** `p2v batch` stopped creating renders at the spend cap or quota (the ones accepted were collected) */
+  stoppedByCap: 8,
   /** Ctrl-C: stopped waiting; nothing was canceled */
   interrupted: 130
 } as const
 
+/** A batch stopped creating at the spend cap or quota; what it had accepted was collected. */
+export class StoppedByCap extends Error {}
 /** Bad arguments; an empty message: the help has been printed instead. */
 export class UsageError extends Error {}
 /** A finished render or import that did not succeed; its document has been printed. */
@@ -75,12 +80,19 @@ const root = Command.make("p2v", {
   idleTimeout: seconds("idle-timeout", "P2V_IDLE_TIMEOUT", Client.defaults.idleTimeout, "Seconds an answer or an upload may pause.")
 })
 
-const client = Effect.flatMap(root, (o) =>
-  Effect.suspend(() => Effect.try({ try: env, catch: (e) => e as UsageError })).pipe(
-    Effect.flatMap((e) =>
-      Client.makeWithFetch({ ...e, firstByteTimeout: Duration.seconds(o.firstByteTimeout), idleTimeout: Duration.seconds(o.idleTimeout) })
-    )
-  ))
+const clientWith = (extra: Pick<Client.ClientOptions, "onRetry"> = {}) =>
+  Effect.flatMap(root, (o) =>
+    Effect.suspend(() => Effect.try({ try: env, catch: (e) => e as UsageError })).pipe(
+      Effect.flatMap((e) =>
+        Client.makeWithFetch({
+          ...e,
+          ...extra,
+          firstByteTimeout: Duration.seconds(o.firstByteTimeout),
+          idleTimeout: Duration.seconds(o.idleTimeout)
+        })
+      )
+    ))
+const client = clientWith()
 
 const size = (m: Client.Media) => (m.width === null || m.height === null ? "-" : `${m.width}x${m.height}`)
 const mediaLine = (m: Client.Media) => [m.id, m.created_at, m.mime_type, size(m), JSON.stringify(m.label)].join("  ")
@@ -179,21 +191,47 @@ const upload = Command.make(
     })
 ).pipe(Command.withDescription(`Upload photos (${Requests.photoTypesText}; up to ${Requests.maxUploadMiB} MiB each). Prints each photo's media id.`))
 
+/** The render's fields as options, shared by `render` and `batch`. */
+const renderFields = {
+  quote: Options.text("quote").pipe(Options.optional, Options.withDescription("The caption (up to 500 characters).")),
+  captionStyle: Options.choice("caption-style", Requests.captionStyles).pipe(Options.optional),
+  textColor: Options.choice("text-color", Requests.textColors).pipe(Options.optional),
+  textSize: Options.choice("text-size", Requests.textSizes).pipe(Options.optional),
+  bold: Options.boolean("bold").pipe(Options.withDescription("Bold caption text.")),
+  boldOutline: Options.boolean("bold-outline").pipe(Options.withDescription("Outline the bold caption text.")),
+  pageTheme: Options.text("page-theme").pipe(Options.optional),
+  imageClass: Options.choice("image-class", Requests.imageClasses).pipe(Options.optional),
+  subPrompt: Options.text("sub-prompt").pipe(Options.optional),
+  renderPrompt: Options.text("render-prompt").pipe(Options.optional),
+  metadata: Options.keyValueMap("metadata").pipe(Options.optional, Options.withDescription("key=value, repeatable (string values)."))
+}
+
+type RenderFields = { readonly [K in keyof typeof renderFields]: (typeof renderFields)[K] extends Options.Options<infer A> ? A : never }
+
+/** The fields given, and only those (a field not given is not sent). */
+const renderBody = (o: RenderFields): Batch.RenderOptions => {
+  const optional = <A>(o: Option.Option<A>) => Option.getOrUndefined(o)
+  const body: Batch.RenderOptions = {
+    quote: optional(o.quote),
+    caption_style: optional(o.captionStyle),
+    text_color: optional(o.textColor),
+    text_size: optional(o.textSize),
+    ...(o.bold ? { bold: true } : {}),
+    ...(o.boldOutline ? { bold_outline: true } : {}),
+    page_theme: optional(o.pageTheme),
+    image_class: optional(o.imageClass),
+    sub_prompt: optional(o.subPrompt),
+    render_prompt: optional(o.renderPrompt),
+    metadata: Option.getOrUndefined(Option.map(o.metadata, (m) => Object.fromEntries(HashMap.toEntries(m))))
+  }
+  return JSON.parse(JSON.stringify(body)) // drops the fields not given
+}
+
 const render = Command.make(
   "render",
   {
     source: Args.text({ name: "MEDIA_ID|FILE" }).pipe(Args.withDescription("A media id, or a photo file to upload first.")),
-    quote: Options.text("quote").pipe(Options.optional, Options.withDescription("The caption (up to 500 characters).")),
-    captionStyle: Options.choice("caption-style", Requests.captionStyles).pipe(Options.optional),
-    textColor: Options.choice("text-color", Requests.textColors).pipe(Options.optional),
-    textSize: Options.choice("text-size", Requests.textSizes).pipe(Options.optional),
-    bold: Options.boolean("bold").pipe(Options.withDescription("Bold caption text.")),
-    boldOutline: Options.boolean("bold-outline").pipe(Options.withDescription("Outline the bold caption text.")),
-    pageTheme: Options.text("page-theme").pipe(Options.optional),
-    imageClass: Options.choice("image-class", Requests.imageClasses).pipe(Options.optional),
-    subPrompt: Options.text("sub-prompt").pipe(Options.optional),
-    renderPrompt: Options.text("render-prompt").pipe(Options.optional),
-    metadata: Options.keyValueMap("metadata").pipe(Options.optional, Options.withDescription("key=value, repeatable (string values).")),
+    ...renderFields,
     idempotencyKey: Options.text("idempotency-key").pipe(Options.optional, Options.withDescription("Default: a new key (kept across retries).")),
     wait: Options.boolean("wait").pipe(Options.withDescription("Wait until the render is finished, showing its progress.")),
     out: Options.file("out").pipe(Options.optional, Options.withDescription("Save the MP4 here (implies --wait).")),
@@ -208,25 +246,10 @@ const render = Command.make(
       if (fs.existsSync(o.source) && fs.statSync(o.source).isFile()) {
         mediaId = (yield* uploadWithBar(c, o.source, mode)).id
       }
-      const optional = <A>(o: Option.Option<A>) => Option.getOrUndefined(o)
-      const body: Client.CreateRenderBody = {
-        media_id: mediaId,
-        quote: optional(o.quote),
-        caption_style: optional(o.captionStyle),
-        text_color: optional(o.textColor),
-        text_size: optional(o.textSize),
-        ...(o.bold ? { bold: true } : {}),
-        ...(o.boldOutline ? { bold_outline: true } : {}),
-        page_theme: optional(o.pageTheme),
-        image_class: optional(o.imageClass),
-        sub_prompt: optional(o.subPrompt),
-        render_prompt: optional(o.renderPrompt),
-        metadata: Option.getOrUndefined(Option.map(o.metadata, (m) => Object.fromEntries(HashMap.toEntries(m))))
-      }
       // Ctrl-C during the create waits for its answer: the render id is printed, never lost
-      const created = yield* Effect.uninterruptible(c.createRender(
-        JSON.parse(JSON.stringify(body)), // drops the fields not given
-        { idempotencyKey: optional(o.idempotencyKey) }
+      const created = yield* Client.toTheEnd(c.createRender(
+        { media_id: mediaId, ...renderBody(o) },
+        { idempotencyKey: Option.getOrUndefined(o.idempotencyKey) }
       ))
       const id = created.render.id
       if (!o.wait && Option.isNone(o.out)) {
@@ -242,6 +265,144 @@ const render = Command.make(
       yield* print(o.json, done, () => `${id} completed${Option.isSome(o.out) ? ` -> ${o.out.value}` : ""}`)
     })
 ).pipe(Command.withDescription("Create a render (the only call that costs money); --wait to follow it, --out to save the MP4."))
+
+const clock = (seconds: number) => {
+  const s = Math.max(0, Math.round(seconds))
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`
+}
+
+/**
+ * What `p2v batch` shows: on a terminal a table redrawn in place (counts, ETA, a row per photo
+ * under way); otherwise one line per photo as it ends; nothing with --json.
+ */
+const batchView = (mode: Progress.Mode, concurrency: number, out: NodeJS.WriteStream = process.stderr) => {
+  const started = Date.now()
+  let drawn = 0
+  let lastDraw = 0
+  let ended = 0
+  let waiting: { readonly until: number; readonly why: string } | null = null
+  const name = (e: Batch.Entry) => Path.basename(e.photo)
+  const line = (e: Batch.Entry, n: number, total: number) => {
+    const head = `[${n}/${total}] ${e.status} ${e.photo}`
+    switch (e.status) {
+      case "completed":
+        return `${head} -> ${e.output} (${Progress.bytes(e.bytes ?? 0)}, ${(e.seconds ?? 0).toFixed(1)} s)`
+      case "left":
+        return `${head}: not rendered`
+      default:
+        return `${head}: ${e.error_code ?? ""}${e.error_message !== null ? `: ${e.error_message}` : ""}`
+    }
+  }
+  const table = (all: ReadonlyArray<Batch.Entry>) => {
+    const n = (...s: Array<Batch.Status>) => all.filter((e) => s.includes(e.status)).length
+    const done = n("completed")
+    const over = n("completed", "failed", "canceled", "skipped", "left")
+    const elapsed = (Date.now() - started) / 1000
+    const eta = over === 0 ? "…" : clock((elapsed / over) * (all.length - over))
+    const rows = all.filter((e) => !Batch.finished(e.status) && e.status !== "queued").slice(0, concurrency * 2)
+    const width = Math.max(40, (out.columns ?? 80) - 1)
+    const cut = (s: string) => (s.length > width ? `${s.slice(0, width - 1)}…` : s)
+    const wait = waiting !== null && waiting.until > Date.now() ? [`  waiting ${Math.ceil((waiting.until - Date.now()) / 1000)} s: ${waiting.why}`] : []
+    return [
+      `p2v batch: ${all.length} photos, concurrency ${concurrency}, ${clock(elapsed)} elapsed, ETA ${eta}`,
+      `  done ${done}  rendering ${n("rendering", "downloading")}  queued ${n("queued", "uploading", "uploaded")}  failed ${n("failed", "canceled")}` +
+      `  skipped ${n("skipped")}  left ${n("left")}`,
+      ...rows.map((e) => `  ${name(e).padEnd(18).slice(0, 18)} ${Progress.bar(e.progress / 100)} ${e.status}${e.render_id !== null ? ` ${e.render_id}` : ""}`),
+      ...wait
+    ].map((l) => cut(printable(l)))
+  }
+  const draw = (all: ReadonlyArray<Batch.Entry>, force = false) => {
+    if (!force && Date.now() - lastDraw < 100) return
+    lastDraw = Date.now()
+    const lines = table(all)
+    // back to the table's first line, clear to the end of the screen, draw again
+    out.write(`${drawn > 0 ? `\x1b[${drawn}F` : ""}\x1b[0J${lines.join("\n")}\n`)
+    drawn = lines.length
+  }
+  let latest: ReadonlyArray<Batch.Entry> = []
+  return {
+    update: (e: Batch.Entry, _i: number, all: ReadonlyArray<Batch.Entry>) => {
+      latest = all
+      if (mode === "tty") return draw(all, Batch.finished(e.status))
+      if (mode === "plain" && Batch.finished(e.status)) {
+        ended++
+        out.write(`${printable(line(e, ended, all.length))}\n`)
+      }
+    },
+    retry: (e: ApiError | TransportError, millis: number) => {
+      const why = e instanceof ApiError ? `${e.code}${e.code === "rate_limit_exceeded" ? " (the key's rate limit)" : ""}` : "the service did not answer"
+      waiting = { until: Date.now() + millis, why }
+      if (mode === "tty") draw(latest, true)
+      else if (mode === "plain") out.write(`waiting ${(millis / 1000).toFixed(0)} s: ${printable(why)}\n`)
+    },
+    end: () => {
+      waiting = null
+      if (mode === "tty" && latest.length > 0) draw(latest, true)
+    }
+  }
+}
+
+const batch = Command.make(
+  "batch",
+  {
+    photos: Args.path({ name: "PHOTO|DIR", exists: "yes" }).pipe(
+      Args.atLeast(1),
+      Args.withDescription("Photos, or directories of photos (their files, in name order).")
+    ),
+    out: Options.directory("out").pipe(Options.withDescription("Where the MP4s (named after the photos) and batch.jsonl go.")),
+    ...renderFields,
+    captions: Options.file("captions", { exists: "yes" }).pipe(
+      Options.optional,
+      Options.withDescription("A CSV or JSONL file of render fields per photo, keyed by its file name (column \"file\").")
+    ),
+    concurrency: Options.integer("concurrency").pipe(
+      Options.withDefault(Batch.defaultConcurrency),
+      Options.withDescription(`Photos uploading, and photos rendering, at once (default ${Batch.defaultConcurrency}).`),
+      Options.mapEffect((n) =>
+        n >= 1 && n <= 32 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p("--concurrency must be 1 to 32")))
+      )
+    ),
+    deadline: Options.integer("deadline").pipe(
+      Options.withDescription("Minutes to wait for one render at most (default 20); it goes on after it, and a re-run collects it."),
+      Options.withDefault(20)
+    ),
+    json
+  },
+  (o) =>
+    Effect.gen(function*() {
+      const mode = Progress.modeFor(o.json)
+      const view = batchView(mode, o.concurrency)
+      const c = yield* clientWith({ onRetry: view.retry })
+      const captions = Option.isSome(o.captions) ? yield* Batch.readCaptions(o.captions.value) : undefined
+      const result = yield* Batch.run(c, {
+        photos: o.photos,
+        out: o.out,
+        render: renderBody(o),
+        captions,
+        concurrency: o.concurrency,
+        deadline: `${o.deadline} minutes`,
+        onUpdate: view.update
+      }).pipe(
+        Effect.ensuring(Effect.sync(view.end)),
+        Effect.onInterrupt(() =>
+          Effect.sync(() =>
+            note(`stopped; renders already created go on: run the same command again to collect them (${Path.join(o.out, Batch.manifestName)})`)
+          )
+        )
+      )
+      const n = result.counts
+      if (result.stopped !== null) {
+        note(`stopped by the cap: ${result.stopped.left} left (${result.stopped.code}: ${result.stopped.message}); the renders accepted were collected`)
+      }
+      yield* print(o.json, result, () =>
+        `${result.entries.length} photos: ${n.completed} completed, ${n.failed} failed, ${n.skipped} skipped, ${n.left} left ` +
+        `in ${clock(result.seconds)}; manifest ${result.manifest}`)
+      if (result.stopped !== null) return yield* Effect.fail(new StoppedByCap())
+      if (n.failed > 0) return yield* Effect.fail(new Unsuccessful("failed"))
+    })
+).pipe(Command.withDescription(
+  "Render every photo (upload, create, wait, download into --out), resumable: a re-run skips what is done and never charges twice."
+))
 
 const status = Command.make(
   "status",
@@ -336,7 +497,7 @@ const usage = Command.make("usage", { json }, ({ json }) =>
       (u.aesthetic_quotes.included === null ? "" : ` of ${u.aesthetic_quotes.included} included`))
   })).pipe(Command.withDescription("Renders charged in the current billing cycle."))
 
-const commands = [upload, render, status, downloadCommand, media, importCommand, usage] as const
+const commands = [upload, render, batch, status, downloadCommand, media, importCommand, usage] as const
 
 export const p2v = root.pipe(
   Command.withDescription("the Pic-to-Video API from a shell."),
@@ -360,10 +521,11 @@ Exit codes:
   1    unexpected failure
   2    bad arguments, or P2V_API_KEY not set
   3    refused by the service (error: CODE: message (request ID))
-  4    the render or import ended failed or canceled
+  4    the render or import ended failed or canceled (batch: some photo did)
   5    --wait reached its --deadline; the render goes on
   6    the service could not be reached, or did not answer in time
   7    unexpected answer from the service: not JSON, too large, nested too deep, a redirect to another origin, not the API's shape
+  8    batch: stopped creating at the spend cap or quota (N left)
   130  Ctrl-C (nothing is canceled)`
 
 /** The commands as help finds them by name: the lists given to `withSubcommands`. */
@@ -409,6 +571,8 @@ const described = (e: unknown): { readonly code: number; readonly message?: stri
   }
   if (e instanceof WaitTimeout) return { code: exitCodes.deadline, message: `error: ${e.id} is still ${e.status} at the deadline; it goes on` }
   if (e instanceof Unsuccessful) return { code: exitCodes.unsuccessful }
+  if (e instanceof StoppedByCap) return { code: exitCodes.stoppedByCap }
+  if (e instanceof Batch.BatchInputError) return { code: exitCodes.usage, message: `error: ${e.message}` }
   if (e instanceof UsageError) return e.message === "" ? { code: exitCodes.usage } : { code: exitCodes.usage, message: `error: ${e.message}` }
   if (Predicate.hasProperty(e, "_tag") && e._tag !== undefined && String(e._tag).match(/^(MissingValue|InvalidValue|InvalidArgument|UnclusteredFlag|MultipleValuesDetected|MissingFlag|MissingSubcommand|CommandMismatch|CorrectedFlag|NoBuiltInMatch|HelpRequested)$/)) {
     // @effect/cli has printed the problem and the help already

@@ -5,7 +5,7 @@ import type * as Requests from "@pic2video/domain/Requests"
 import * as ImportState from "@pic2video/domain/ImportState"
 import * as RenderState from "@pic2video/domain/RenderState"
 import * as Resources from "@pic2video/domain/Resources"
-import { Duration, Effect, FiberRef, Layer, Option, ParseResult, Schema, Stream } from "effect"
+import { Duration, Effect, Fiber, FiberRef, Layer, Option, ParseResult, Schema, Stream } from "effect"
 import { ApiError, type ErrorCode, InvalidRequest, TransportError, UnexpectedAnswer, WaitTimeout } from "./Errors.ts"
 import * as Guard from "./Guard.ts"
 import * as Multipart from "./Multipart.ts"
@@ -29,6 +29,11 @@ export interface ClientOptions {
   readonly maxAttempts?: number
   /** Longest wait before one retry, whatever `Retry-After` says. Default 60 s. */
   readonly maxRetryDelay?: Duration.DurationInput
+  /**
+   * Called before each retry with what is retried and how long the client waits first: a 429
+   * `rate_limit_exceeded` is seen here (it never fails the call while attempts remain).
+   */
+  readonly onRetry?: (error: ApiError | TransportError, delayMillis: number) => void
   /**
    * Send uploads as a stream, so that `onProgress` follows the bytes as they go. Default: yes on
    * Node and Deno; no in a browser, where fetch streams a request body only in Chromium over HTTP/2
@@ -229,7 +234,12 @@ const backoff = (attempt: number, cap: number) => Math.random() * Math.min(cap, 
 
 const retrying = <A, E extends ApiError<any> | TransportError | UnexpectedAnswer | InvalidRequest>(
   attempt: Effect.Effect<A, E>,
-  policy: { readonly maxAttempts: number; readonly maxDelayMillis: number; readonly safeOnNetworkError: boolean }
+  policy: {
+    readonly maxAttempts: number
+    readonly maxDelayMillis: number
+    readonly safeOnNetworkError: boolean
+    readonly onRetry?: ((error: ApiError | TransportError, delayMillis: number) => void) | undefined
+  }
 ): Effect.Effect<A, E> => {
   const loop = (n: number): Effect.Effect<A, E> =>
     Effect.catchAll(attempt, (e) => {
@@ -242,7 +252,9 @@ const retrying = <A, E extends ApiError<any> | TransportError | UnexpectedAnswer
         millis = backoff(n, policy.maxDelayMillis)
       }
       if (millis === undefined) return Effect.fail(e)
-      return Effect.zipRight(Effect.sleep(Math.min(millis, policy.maxDelayMillis)), loop(n + 1))
+      const delay = Math.min(millis, policy.maxDelayMillis)
+      policy.onRetry?.(e as ApiError | TransportError, delay)
+      return Effect.zipRight(Effect.sleep(delay), loop(n + 1))
     })
   return loop(1)
 }
@@ -302,7 +314,8 @@ export const make = (options: ClientOptions) =>
     )
     const policy = {
       maxAttempts: options.maxAttempts ?? 5,
-      maxDelayMillis: Duration.toMillis(options.maxRetryDelay ?? "60 seconds")
+      maxDelayMillis: Duration.toMillis(options.maxRetryDelay ?? "60 seconds"),
+      onRetry: options.onRetry
     }
     const read = <A, C extends ErrorCode>(call: Effect.Effect<A, unknown>) =>
       retrying(attempt<A, C>(call), { ...policy, safeOnNetworkError: true })
@@ -433,6 +446,15 @@ export const layerFetch = (options: Pick<ClientOptions, "fetch">) =>
   options.fetch === undefined
     ? FetchHttpClient.layer
     : FetchHttpClient.layer.pipe(Layer.provide(Layer.succeed(FetchHttpClient.Fetch, options.fetch)))
+
+/**
+ * Runs a call to its end even when the caller is interrupted (Ctrl-C during a create: the render's
+ * id must not be lost). Not `Effect.uninterruptible` around the call: that would make the call's own
+ * races (the guard's timers) unable to interrupt their losers, and every call would last until its
+ * first-byte timeout. The call runs in a fiber of its own, interruptible inside; only the wait for it is not.
+ */
+export const toTheEnd = <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.uninterruptible(Effect.flatMap(Effect.forkDaemon(Effect.interruptible(call)), Fiber.join))
 
 /** `make` with its HTTP layer provided. */
 export const makeWithFetch = (options: ClientOptions) => Effect.provide(make(options), layerFetch(options))

@@ -124,7 +124,7 @@ const shortUsage = (usage: string) => {
 }
 
 /** @effect/cli's words for an option's type and optionality: the usage shows both. */
-const restated = /^(A true or false value|A user-defined piece of text|An integer|A floating point number|An existing file|A file|This setting is optional|One of the following: .*|This option may be repeated .*|This argument must be repeated .*|This option can be set from environment variables|This setting is a property argument which:)\.?$/
+const restated = /^(A true or false value|A user-defined piece of text|An integer|A floating point number|An existing file|A file|An existing file or directory|A directory|This setting is optional|One of the following: .*|This option may be repeated .*|This argument must be repeated .*|This option can be set from environment variables|This setting is a property argument which:)\.?$/
 
 const paragraphs = (doc: HelpDoc.HelpDoc): Array<string> => {
   switch (doc._tag) {
