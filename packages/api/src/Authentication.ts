@@ -1,12 +1,12 @@
-import { Access, ApiKeyToken, Errors } from "@pic2video/domain"
 import type { KeyHasher } from "@pic2video/cluster/KeyHasher"
 import * as RateWindows from "@pic2video/cluster/RateWindows"
-import type { KeyAccessRepo } from "@pic2video/cluster/repositories/KeyAccess"
 import type { RenderRow } from "@pic2video/cluster/Renders"
+import type { KeyAccessRepo } from "@pic2video/cluster/repositories/KeyAccess"
+import { Access, ApiKeyToken, Errors } from "@pic2video/domain"
+import type { PrincipalShape } from "@pic2video/domain/api/Annotations"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
 import { env } from "node:process"
-import type { PrincipalShape } from "@pic2video/domain/api/Annotations"
 
 /**
  * contract §4.2–4.3: who is calling. Malformed, unknown and wrong-secret keys are one answer
@@ -54,7 +54,11 @@ const sameBytes = (a: Uint8Array, b: Uint8Array) => {
  * Sizes of the per-key tables of the request path, logged at most every P2V_TABLE_STATS_SECONDS
  * when that is set (`npm run bench:soak` watches them stay bounded).
  */
-export const tableSizes = () => ({ verifiedSecrets: verified.size, lastUsed: lastUsedFlush.size, rateWindows: RateWindows.size() })
+export const tableSizes = () => ({
+  verifiedSecrets: verified.size,
+  lastUsed: lastUsedFlush.size,
+  rateWindows: RateWindows.size()
+})
 const statsEvery = Number(env.P2V_TABLE_STATS_SECONDS ?? 0) * 1000
 let statsAt = 0
 
@@ -85,7 +89,9 @@ export const authenticate = (
     const known = verified.get(tokenDigest)
     if (known === undefined || row === undefined || !sameBytes(known, row.secret_hash)) {
       if (known !== undefined) verified.delete(tokenDigest)
-      if (!hasher.verify(parsed?.secret ?? "", row?.secret_hash) || row === undefined) return yield* Effect.fail(invalid)
+      if (!hasher.verify(parsed?.secret ?? "", row?.secret_hash) || row === undefined) {
+        return yield* Effect.fail(invalid)
+      }
       if (verified.size >= verifiedMax) verified.delete(verified.keys().next().value!)
       verified.set(tokenDigest, row.secret_hash)
     }

@@ -28,7 +28,10 @@ export const failureHeaders = (failure: Errors.ApiFailure): Record<string, strin
 
 export const errorResponse = (failure: Errors.ApiFailure, requestId: string) => {
   RouteMetrics.refused(failure.code)
-  return HttpServerResponse.unsafeJson(errorBody(failure, requestId), { status: Errors.statusOf(failure.code), headers: failureHeaders(failure) })
+  return HttpServerResponse.unsafeJson(errorBody(failure, requestId), {
+    status: Errors.statusOf(failure.code),
+    headers: failureHeaders(failure)
+  })
 }
 
 const tagOf = (u: unknown): string | undefined =>
@@ -50,7 +53,9 @@ const withoutActual = (message: string) => {
   return cut.length > 300 ? `${cut.slice(0, 300)}…` : cut
 }
 
-const describeIssues = (issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>) => {
+const describeIssues = (
+  issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
+) => {
   const first = issues[0]
   if (first === undefined) return "the request is not valid"
   const field = first.path.map(String).join(".")
@@ -58,7 +63,9 @@ const describeIssues = (issues: ReadonlyArray<{ readonly path: ReadonlyArray<Pro
 }
 
 /** Maps whatever came out of routing, decoding or a handler to a catalogue failure. */
-export const toFailure = (cause: Cause.Cause<unknown>): { readonly failure: Errors.ApiFailure; readonly unexpected: boolean } => {
+export const toFailure = (
+  cause: Cause.Cause<unknown>
+): { readonly failure: Errors.ApiFailure; readonly unexpected: boolean } => {
   const error = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
   if (Option.isSome(error)) {
     const e = error.value
@@ -66,9 +73,17 @@ export const toFailure = (cause: Cause.Cause<unknown>): { readonly failure: Erro
     const limit = hitLimit(e)
     if (limit === "size") {
       // the rest of the body is never read: the connection cannot be reused (errorResponse closes it)
-      return { failure: Errors.fail("payload_too_large", `the upload is larger than ${Requests.uploadLimitText}`), unexpected: false }
+      return {
+        failure: Errors.fail("payload_too_large", `the upload is larger than ${Requests.uploadLimitText}`),
+        unexpected: false
+      }
     }
-    if (limit === "parts") return { failure: Errors.fail("validation_failed", "the form has too many or too large fields"), unexpected: false }
+    if (limit === "parts") {
+      return {
+        failure: Errors.fail("validation_failed", "the form has too many or too large fields"),
+        unexpected: false
+      }
+    }
     switch (tagOf(e)) {
       case "HttpApiDecodeError":
         if (e instanceof HttpApiError.HttpApiDecodeError) {
@@ -83,7 +98,10 @@ export const toFailure = (cause: Cause.Cause<unknown>): { readonly failure: Erro
     }
   }
   if (Cause.isInterruptedOnly(cause)) {
-    return { failure: Errors.fail("service_unavailable", "the request was interrupted", { retryAfter: 1 }), unexpected: false }
+    return {
+      failure: Errors.fail("service_unavailable", "the request was interrupted", { retryAfter: 1 }),
+      unexpected: false
+    }
   }
   return { failure: Errors.fail("internal_error", "an unexpected fault in the service"), unexpected: true }
 }
@@ -105,6 +123,9 @@ export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) 
   const { failure, unexpected } = toFailure(cause)
   const response = errorResponse(failure, requestId)
   return unexpected
-    ? Effect.as(Effect.logError(`unexpected failure: ${summarize(cause)}`).pipe(Effect.annotateLogs("request_id", requestId)), response)
+    ? Effect.as(
+      Effect.logError(`unexpected failure: ${summarize(cause)}`).pipe(Effect.annotateLogs("request_id", requestId)),
+      response
+    )
     : Effect.succeed(response)
 }

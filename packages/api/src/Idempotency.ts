@@ -1,6 +1,6 @@
 import type { CreateIdempotency } from "@pic2video/cluster/services/RenderService"
-import { Effect, FiberRef, Option } from "effect"
 import { Admitted } from "@pic2video/domain/api/Annotations"
+import { Effect, FiberRef, Option } from "effect"
 
 /**
  * Idempotency records (contract §4.6, §6, §7) are kept in the cluster's repository; the request

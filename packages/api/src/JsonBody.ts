@@ -11,15 +11,22 @@ import { Effect, Option, Predicate } from "effect"
 const jsonTooLarge = () => Errors.fail("payload_too_large", "a JSON body may be at most 1 MiB")
 
 /** A declared length over the bound, refused before anything is read. */
-export const declaredTooLarge = (request: HttpServerRequest.HttpServerRequest, maxBytes = Bounds.maxBytes, failure = jsonTooLarge) =>
-  Number(request.headers["content-length"] ?? 0) > maxBytes ? Effect.fail(failure()) : Effect.void
+export const declaredTooLarge = (
+  request: HttpServerRequest.HttpServerRequest,
+  maxBytes = Bounds.maxBytes,
+  failure = jsonTooLarge
+) => Number(request.headers["content-length"] ?? 0) > maxBytes ? Effect.fail(failure()) : Effect.void
 
 /**
  * A small body's text, read at most `maxBytes` (a declared length over it is refused before reading;
  * a chunked body is cut off at the bound): 413 `payload_too_large` past it, 400 when it cannot be read.
  * The JSON bodies here, the portal's forms.
  */
-export const textWithin = (request: HttpServerRequest.HttpServerRequest, maxBytes: number, failure: () => Errors.ApiFailure) =>
+export const textWithin = (
+  request: HttpServerRequest.HttpServerRequest,
+  maxBytes: number,
+  failure: () => Errors.ApiFailure
+) =>
   Effect.zipRight(
     declaredTooLarge(request, maxBytes, failure),
     request.text.pipe(
@@ -56,6 +63,9 @@ export const value = (parsed: Bounds.Parsed) => {
  */
 export const guard = (request: HttpServerRequest.HttpServerRequest) =>
   /json/i.test(request.headers["content-type"] ?? "")
-    ? Effect.flatMap(text(request), (raw) =>
-      Bounds.exceedsDepth(raw) ? Effect.fail(Errors.fail("validation_failed", Bounds.tooDeepMessage)) : Effect.void)
+    ? Effect.flatMap(
+      text(request),
+      (raw) =>
+        Bounds.exceedsDepth(raw) ? Effect.fail(Errors.fail("validation_failed", Bounds.tooDeepMessage)) : Effect.void
+    )
     : Effect.void

@@ -1,19 +1,30 @@
-import { FileSystem, HttpApiBuilder, HttpApp, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse, Multipart, Path } from "@effect/platform"
+import {
+  FileSystem,
+  HttpApiBuilder,
+  HttpApp,
+  HttpMiddleware,
+  HttpRouter,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse,
+  Multipart,
+  Path
+} from "@effect/platform"
 import * as KeyAdmission from "@pic2video/cluster/KeyAdmission"
 import { KeyHasher } from "@pic2video/cluster/KeyHasher"
 import { KeyAccessRepo } from "@pic2video/cluster/repositories/KeyAccess"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import { Errors, Idempotency as IdempotencyPolicy, Ids, RateLimit, Scopes } from "@pic2video/domain"
+import { Admission, type AdmittedShape, CurrentImport } from "@pic2video/domain/api/Annotations"
+import { Api } from "@pic2video/domain/api/Api"
 import type { Parsed } from "@pic2video/domain/JsonBody"
 import { randomBase62 } from "@pic2video/domain/Random"
 import { Cause, Context, Data, Effect, FiberRef, Layer, Option, Predicate } from "effect"
 import * as FindMyWay from "find-my-way-ts"
-import { Api } from "@pic2video/domain/api/Api"
 import { authenticate, type Caller } from "./Authentication.ts"
 import { causeToResponse, errorResponse } from "./ErrorResponse.ts"
 import * as Idempotency from "./Idempotency.ts"
 import * as JsonBody from "./JsonBody.ts"
-import { Admission, type AdmittedShape, CurrentImport } from "@pic2video/domain/api/Annotations"
 import * as RouteMetrics from "./RouteMetrics.ts"
 import * as RouteTable from "./RouteTable.ts"
 import * as UploadBody from "./UploadBody.ts"
@@ -56,9 +67,14 @@ class Replay extends Data.TaggedError("Replay")<{ readonly status: number; reado
 
 /** A replay with a fresh request id in error bodies (contract §6). */
 const replayResponse = ({ body, status }: Replay, requestId: string) => {
-  const fresh = typeof body === "object" && body !== null && "request_id" in body ? { ...body, request_id: requestId } : body
-  const code = typeof fresh === "object" && fresh !== null && "error" in fresh && typeof fresh.error === "object" && fresh.error !== null &&
-      "code" in fresh.error ? fresh.error.code : undefined
+  const fresh = typeof body === "object" && body !== null && "request_id" in body
+    ? { ...body, request_id: requestId }
+    : body
+  const code = typeof fresh === "object" && fresh !== null && "error" in fresh && typeof fresh.error === "object" &&
+      fresh.error !== null &&
+      "code" in fresh.error ?
+    fresh.error.code :
+    undefined
   if (Errors.isErrorCode(code)) RouteMetrics.refused(code)
   return HttpServerResponse.unsafeJson(fresh, { status, headers: { "idempotency-replayed": "true" } })
 }
@@ -81,9 +97,13 @@ export const layerAdmission = Layer.effect(
     const renders = yield* RenderService
     // the services a ReplayCurrent annotation names (checked here, at start, for every endpoint)
     const services = yield* Effect.context<CurrentImport>()
-    for (const route of RouteTable.routes) if (route.replayCurrent !== undefined) Context.unsafeGet(services, route.replayCurrent)
+    for (const route of RouteTable.routes) {
+      if (route.replayCurrent !== undefined) Context.unsafeGet(services, route.replayCurrent)
+    }
     // the upload reader spools to temp files
-    const files = Effect.provide(Context.make(FileSystem.FileSystem, yield* FileSystem.FileSystem).pipe(Context.add(Path.Path, yield* Path.Path)))
+    const files = Effect.provide(
+      Context.make(FileSystem.FileSystem, yield* FileSystem.FileSystem).pipe(Context.add(Path.Path, yield* Path.Path))
+    )
 
     /** Step 5: the key's entity keeps the window; reads fail open if it cannot be reached in time. */
     const admit = (caller: Caller, bucket: RateLimit.Bucket) =>
@@ -92,17 +112,29 @@ export const layerAdmission = Layer.effect(
         Effect.catchAllCause((cause) =>
           bucket === "reads"
             ? Effect.as(Effect.logWarning("rate-limit entity unreachable; read admitted", cause), {
-              allowed: true, limit: caller.limits.reads, remaining: caller.limits.reads, resetSeconds: 60
+              allowed: true,
+              limit: caller.limits.reads,
+              remaining: caller.limits.reads,
+              resetSeconds: 60
             })
-            : Effect.fail(Errors.fail("service_unavailable", "the service is briefly unavailable; retry", { retryAfter: 2 }))
+            : Effect.fail(
+              Errors.fail("service_unavailable", "the service is briefly unavailable; retry", { retryAfter: 2 })
+            )
         )
       )
 
     /** Step 6: begin the record, or answer from it. The body is read here, once, for its fingerprint. */
-    const idempotency = (route: RouteTable.Route, caller: Caller, key: string, request: HttpServerRequest.HttpServerRequest) =>
+    const idempotency = (
+      route: RouteTable.Route,
+      caller: Caller,
+      key: string,
+      request: HttpServerRequest.HttpServerRequest
+    ) =>
       Effect.gen(function*() {
         if (!IdempotencyPolicy.isValidKey(key)) {
-          return yield* Effect.fail(Errors.fail("validation_failed", "Idempotency-Key must be 1 to 255 printable ASCII characters"))
+          return yield* Effect.fail(
+            Errors.fail("validation_failed", "Idempotency-Key must be 1 to 255 printable ASCII characters")
+          )
         }
         const json = yield* JsonBody.read(request)
         const fingerprint = IdempotencyPolicy.fingerprintParsed(json.text, json.parsed)
@@ -110,11 +142,15 @@ export const layerAdmission = Layer.effect(
         RouteMetrics.idempotency[outcomes[begun._tag]].unsafeUpdate(1, [])
         switch (begun._tag) {
           case "Conflict":
-            return yield* Effect.fail(Errors.fail("idempotency_conflict", "this Idempotency-Key was used with a different body"))
+            return yield* Effect.fail(
+              Errors.fail("idempotency_conflict", "this Idempotency-Key was used with a different body")
+            )
           case "InProgress":
-            return yield* Effect.fail(Errors.fail("idempotency_in_progress", "a request with this Idempotency-Key is still being handled", {
-              retryAfter: 1
-            }))
+            return yield* Effect.fail(
+              Errors.fail("idempotency_in_progress", "a request with this Idempotency-Key is still being handled", {
+                retryAfter: 1
+              })
+            )
           case "Replay": {
             // a success may be answered with the current state of what it created (contract §7)
             const current = route.replayCurrent !== undefined && begun.status < 300
@@ -130,7 +166,11 @@ export const layerAdmission = Layer.effect(
       })
 
     /** Step 7: the content type the endpoint takes, and its body read once. */
-    const body = (route: RouteTable.Route, request: HttpServerRequest.HttpServerRequest, json: { readonly parsed: Parsed } | undefined) =>
+    const body = (
+      route: RouteTable.Route,
+      request: HttpServerRequest.HttpServerRequest,
+      json: { readonly parsed: Parsed } | undefined
+    ) =>
       Effect.gen(function*() {
         const type = (request.headers["content-type"] ?? "").toLowerCase()
         switch (route.body) {
@@ -142,10 +182,12 @@ export const layerAdmission = Layer.effect(
               return yield* Effect.fail(Errors.fail("invalid_request", "send the upload as multipart/form-data"))
             }
             const parts = files(UploadBody.read(request))
-            return Option.some(yield* Option.match(route.multipartLimits, {
-              onNone: () => parts,
-              onSome: (limits) => Multipart.withLimits(parts, limits)
-            }))
+            return Option.some(
+              yield* Option.match(route.multipartLimits, {
+                onNone: () => parts,
+                onSome: (limits) => Multipart.withLimits(parts, limits)
+              })
+            )
           }
           case "json": {
             if (!/^application\/([a-z.+-]*\+)?json\b/.test(type)) {
@@ -163,11 +205,18 @@ export const layerAdmission = Layer.effect(
       const request = yield* HttpServerRequest.HttpServerRequest
       const matched = yield* HttpRouter.RouteContext
       const route = RouteTable.forRoute(matched.route)
-      if (route === undefined) return yield* Effect.dieMessage(`no endpoint declared for ${matched.route.method} ${matched.route.path}`)
+      if (route === undefined) {
+        return yield* Effect.dieMessage(`no endpoint declared for ${matched.route.method} ${matched.route.path}`)
+      }
       yield* FiberRef.set(RouteMetrics.currentRoute, route.template)
       if (route.public) {
         yield* JsonBody.guard(request)
-        return { principal: Option.none(), record: Option.none(), body: Option.none(), render: Option.none() } satisfies AdmittedShape
+        return {
+          principal: Option.none(),
+          record: Option.none(),
+          body: Option.none(),
+          render: Option.none()
+        } satisfies AdmittedShape
       }
 
       // steps 2–4: who is calling, may the account act, does the key hold the scope; a poll's render
@@ -194,7 +243,12 @@ export const layerAdmission = Layer.effect(
       const begun = key === undefined ? undefined : yield* idempotency(route, caller, key, request)
 
       return {
-        principal: Option.some({ keyId: caller.keyId, workspaceId: caller.workspaceId, scopes: caller.scopes, spendCap24h: caller.spendCap24h }),
+        principal: Option.some({
+          keyId: caller.keyId,
+          workspaceId: caller.workspaceId,
+          scopes: caller.scopes,
+          spendCap24h: caller.spendCap24h
+        }),
         record: Option.fromNullable(begun?.record),
         body: yield* body(route, request, begun?.json),
         render: route.readsRenderWithKey ? Option.some(caller.render && renders.document(caller.render)) : Option.none()
@@ -239,7 +293,8 @@ export const layer = HttpApiBuilder.middleware(
     })
 
     /** Step 1: the methods under which the same router routes this path (none: 404). */
-    const allowed = (url: string) => Effect.map(routes, (finder) => methods.filter((m) => finder.find(m, url) !== undefined))
+    const allowed = (url: string) =>
+      Effect.map(routes, (finder) => methods.filter((m) => finder.find(m, url) !== undefined))
 
     /**
      * The route of a request no endpoint's checks named (/openapi.json, /docs), for its metrics: the
@@ -258,7 +313,9 @@ export const layer = HttpApiBuilder.middleware(
       Effect.map(allowed(request.url), (allow) => {
         // contract §4.1: the route's own statuses (404/405) with the code invalid_request
         return allow.length === 0
-          ? errorResponse(Errors.fail("invalid_request", `no endpoint at ${pathOf(received)}`), requestId).pipe(HttpServerResponse.setStatus(404))
+          ? errorResponse(Errors.fail("invalid_request", `no endpoint at ${pathOf(received)}`), requestId).pipe(
+            HttpServerResponse.setStatus(404)
+          )
           : errorResponse(
             Errors.fail("invalid_request", `${request.method} is not allowed here; use ${allow.join(", ")}`, {
               headers: { allow: allow.join(", ") }
@@ -267,7 +324,12 @@ export const layer = HttpApiBuilder.middleware(
           ).pipe(HttpServerResponse.setStatus(405))
       })
 
-    const answer = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest, received: string, requestId: string) => {
+    const answer = (
+      cause: Cause.Cause<unknown>,
+      request: HttpServerRequest.HttpServerRequest,
+      received: string,
+      requestId: string
+    ) => {
       const e = Cause.squash(cause)
       if (e instanceof Replay) return Effect.succeed(replayResponse(e, requestId))
       if (e instanceof HttpServerError.RouteNotFound) return notRouted(request, received, requestId)
@@ -280,17 +342,21 @@ export const layer = HttpApiBuilder.middleware(
         const request = routable(received)
         const requestId = `req_${randomBase62(24)}`
         // provided only when adjusted: each provideService copies the request's whole context
-        const response = yield* (request === received ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)).pipe(
-          Effect.catchAllCause((cause) => answer(cause, request, received.url, requestId)),
-          // every line logged while handling it names the request (and, in JSON, its trace)
-          Effect.annotateLogs("request_id", requestId)
-        )
+        const response =
+          yield* (request === received ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request))
+            .pipe(
+              Effect.catchAllCause((cause) => answer(cause, request, received.url, requestId)),
+              // every line logged while handling it names the request (and, in JSON, its trace)
+              Effect.annotateLogs("request_id", requestId)
+            )
         if ((yield* FiberRef.get(RouteMetrics.currentRoute)) === undefined) yield* nameRoute(request)
         const pending = yield* FiberRef.get(Idempotency.Pending)
-        const finished = Option.isNone(pending) ? response : yield* records.finish(pending.value, response.status, bodyJson(response)).pipe(
-          Effect.as(response),
-          Effect.catchAllCause((cause) => causeToResponse(cause, requestId))
-        )
+        const finished = Option.isNone(pending) ?
+          response :
+          yield* records.finish(pending.value, response.status, bodyJson(response)).pipe(
+            Effect.as(response),
+            Effect.catchAllCause((cause) => causeToResponse(cause, requestId))
+          )
         // the headers of every answer, set here rather than as pre-response handlers (a FiberRef
         // change and a closure per request each): X-Request-Id, and RateLimit-* once step 5 ran
         const limits = rateLimitHeadersFor.get(request)
@@ -300,8 +366,10 @@ export const layer = HttpApiBuilder.middleware(
 
     if (yield* ReadsTraced) return handle
     return (app: HttpApp.Default) =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-        untraced(request) ? Effect.withTracerEnabled(handle(app), false) : handle(app))
+      Effect.flatMap(
+        HttpServerRequest.HttpServerRequest,
+        (request) => untraced(request) ? Effect.withTracerEnabled(handle(app), false) : handle(app)
+      )
   })
 ).pipe(
   // the router the groups, /openapi.json and /docs add their routes to (layers are shared within a build)
@@ -319,7 +387,9 @@ export const layer = HttpApiBuilder.middleware(
 export const untraced = (request: HttpServerRequest.HttpServerRequest): boolean =>
   request.method === "GET" || request.method === "HEAD"
 
-export class ReadsTraced extends Context.Reference<ReadsTraced>()("pic2video/ReadsTraced", { defaultValue: () => false }) {}
+export class ReadsTraced
+  extends Context.Reference<ReadsTraced>()("pic2video/ReadsTraced", { defaultValue: () => false })
+{}
 
 /**
  * The platform's own server span (named before routing, every request and response header an

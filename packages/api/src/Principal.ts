@@ -1,16 +1,19 @@
 import { HttpApiError } from "@effect/platform"
-import { Admitted, type PrincipalShape } from "@pic2video/domain/api/Annotations"
 import type { Payer } from "@pic2video/cluster/services/RenderService"
+import { Admitted, type PrincipalShape } from "@pic2video/domain/api/Annotations"
 import { Effect, Option, Schema } from "effect"
 
 /** What a handler reads of what the request pipeline admitted (Pipeline.ts). */
 
 /** The verified caller of an authenticated endpoint. */
-export const Principal: Effect.Effect<PrincipalShape, never, Admitted> = Effect.flatMap(Admitted, (a) =>
-  Option.match(a.principal, {
-    onNone: () => Effect.dieMessage("an authenticated endpoint ran without a verified key"),
-    onSome: Effect.succeed
-  }))
+export const Principal: Effect.Effect<PrincipalShape, never, Admitted> = Effect.flatMap(
+  Admitted,
+  (a) =>
+    Option.match(a.principal, {
+      onNone: () => Effect.dieMessage("an authenticated endpoint ran without a verified key"),
+      onSome: Effect.succeed
+    })
+)
 
 /** Who pays for what this request creates: the key, and through it its workspace. */
 export const payer: Effect.Effect<Payer, never, Admitted> = Effect.map(Principal, (p) => ({

@@ -45,18 +45,25 @@ export const recordRequest = (method: string, route: string, status: number, sec
   h.unsafeUpdate(seconds, [])
 }
 
-const refusals = M.each(Errors.errorCodes, (code) =>
-  M.counter("p2v_api_refusals_total", "Error bodies the API sent, by their contract code").of({ code }))
+const refusals = M.each(
+  Errors.errorCodes,
+  (code) => M.counter("p2v_api_refusals_total", "Error bodies the API sent, by their contract code").of({ code })
+)
 
 /** One error body sent (the API's error shape, whatever answered it). */
 export const refused = (code: Errors.ErrorCode) => refusals[code].unsafeUpdate(1, [])
 
-export const idempotency = M.each(["new", "replayed", "conflict", "in_progress"] as const, (outcome) =>
-  M.counter("p2v_idempotency_total", "Requests sent with an Idempotency-Key, by what the key decided").of({ outcome }))
+export const idempotency = M.each(
+  ["new", "replayed", "conflict", "in_progress"] as const,
+  (outcome) =>
+    M.counter("p2v_idempotency_total", "Requests sent with an Idempotency-Key, by what the key decided").of({ outcome })
+)
 
 /** The API's per-key buckets (contract §4.5) and the portal's per-workspace window. */
-export const rateLimited = M.each([...RateLimit.buckets, "portal"] as const, (bucket) =>
-  M.counter("p2v_rate_limited_total", "Requests refused by a rate limit, by bucket").of({ bucket }))
+export const rateLimited = M.each(
+  [...RateLimit.buckets, "portal"] as const,
+  (bucket) => M.counter("p2v_rate_limited_total", "Requests refused by a rate limit, by bucket").of({ bucket })
+)
 
 const protocolErrors = M.counter(
   "p2v_http_protocol_errors_total",

@@ -1,8 +1,5 @@
 import { HttpApi, HttpApiSchema, type Multipart } from "@effect/platform"
-import { Context, Option } from "effect"
 import type { Errors, RateLimit, Scopes } from "@pic2video/domain"
-import { Api } from "@pic2video/domain/api/Api"
-import * as RouteMetrics from "./RouteMetrics.ts"
 import {
   BodyRule,
   type CurrentImport,
@@ -13,6 +10,9 @@ import {
   ReplayCurrent,
   RequiredScope
 } from "@pic2video/domain/api/Annotations"
+import { Api } from "@pic2video/domain/api/Api"
+import { Context, Option } from "effect"
+import * as RouteMetrics from "./RouteMetrics.ts"
 
 /**
  * What each endpoint of the definition declares for the request pipeline (contract §4): the scope
@@ -48,7 +48,8 @@ const build = (): ReadonlyArray<Route> => {
   HttpApi.reflect(Api, {
     onGroup() {},
     onEndpoint({ endpoint, mergedAnnotations }) {
-      const annotation = <I, S>(tag: Context.Tag<I, S>) => Option.getOrUndefined(Context.getOption(mergedAnnotations, tag))
+      const annotation = <I, S>(tag: Context.Tag<I, S>) =>
+        Option.getOrUndefined(Context.getOption(mergedAnnotations, tag))
       const scope = annotation(RequiredScope)
       const isPublic = annotation(PublicEndpoint) === true
       const bucket = annotation(RateBucket)
@@ -66,7 +67,9 @@ const build = (): ReadonlyArray<Route> => {
         idempotent: annotation(Idempotent) === true,
         body: endpoint.method === "GET" || endpoint.method === "DELETE"
           ? "none"
-          : Option.isSome(multipartLimits) ? "multipart" : "json",
+          : Option.isSome(multipartLimits)
+          ? "multipart"
+          : "json",
         multipartLimits,
         bodyRule: annotation(BodyRule),
         replayCurrent: annotation(ReplayCurrent),

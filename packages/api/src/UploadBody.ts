@@ -22,7 +22,12 @@ import * as Path from "node:path"
  */
 const parseError = (cause: MP.MultipartError): Multipart.MultipartError => {
   if (cause._tag === "ReachedLimit") {
-    const reason = { MaxParts: "TooManyParts", MaxFieldSize: "FieldTooLarge", MaxPartSize: "FileTooLarge", MaxTotalSize: "BodyTooLarge" } as const
+    const reason = {
+      MaxParts: "TooManyParts",
+      MaxFieldSize: "FieldTooLarge",
+      MaxPartSize: "FileTooLarge",
+      MaxTotalSize: "BodyTooLarge"
+    } as const
     return new Multipart.MultipartError({ reason: reason[cause.limit], cause })
   }
   return new Multipart.MultipartError({ reason: "Parse", cause })
@@ -44,7 +49,13 @@ class BufferedField extends Inspectable.Class implements Multipart.Field {
     this.value = value
   }
   toJSON() {
-    return { _id: "@effect/platform/Multipart/Part", _tag: this._tag, key: this.key, contentType: this.contentType, value: this.value }
+    return {
+      _id: "@effect/platform/Multipart/Part",
+      _tag: this._tag,
+      key: this.key,
+      contentType: this.contentType,
+      value: this.value
+    }
   }
 }
 
@@ -74,13 +85,23 @@ class SpooledFile extends Inspectable.Class implements Multipart.File {
     )
   }
   toJSON() {
-    return { _id: "@effect/platform/Multipart/Part", _tag: this._tag, key: this.key, name: this.name, contentType: this.contentType }
+    return {
+      _id: "@effect/platform/Multipart/Part",
+      _tag: this._tag,
+      key: this.key,
+      name: this.name,
+      contentType: this.contentType
+    }
   }
 }
 
 /** Waits until every sink has written what it was given (or failed). */
 const settled = (sinks: ReadonlyArray<nodeFs.WriteStream>) =>
-  Effect.promise(() => Promise.all(sinks.map((s) => s.closed || s.destroyed ? undefined : new Promise<void>((r) => s.once("close", () => r())))))
+  Effect.promise(() =>
+    Promise.all(
+      sinks.map((s) => s.closed || s.destroyed ? undefined : new Promise<void>((r) => s.once("close", () => r())))
+    )
+  )
 
 /**
  * The upload's parts, read once by the request pipeline (contract §4.7) within the limits in force
@@ -102,12 +123,19 @@ export const read = (request: HttpServerRequest.HttpServerRequest) =>
       // image type, or labelled JSON): the bytes decide, and a label that contradicts them is a 415.
       // Only a plain text field (no filename, no type) stays a field, and is refused as no file.
       isFile: (info) =>
-        info.name === "file" ? info.filename !== undefined || info.contentType !== "text/plain" : (config.isFile ?? MP.defaultIsFile)(info),
+        info.name === "file"
+          ? info.filename !== undefined || info.contentType !== "text/plain"
+          : (config.isFile ?? MP.defaultIsFile)(info),
       onField: (info, value) => {
         parts.push(new BufferedField(info.name, info.contentType, MP.decodeField(info, value)))
       },
       onFile: (info) => {
-        const file = new SpooledFile(info.name, info.filename ?? info.name, info.contentType, Path.join(dir, `part-${parts.length}`))
+        const file = new SpooledFile(
+          info.name,
+          info.filename ?? info.name,
+          info.contentType,
+          Path.join(dir, `part-${parts.length}`)
+        )
         const sink = file.sink
         sink.on("error", (e) => (diskError ??= e))
         sinks.push(sink)
@@ -126,17 +154,19 @@ export const read = (request: HttpServerRequest.HttpServerRequest) =>
     })
     /** the next chunk is read once the disk has caught up (both listeners go: one wait per chunk) */
     const drained = Effect.promise(() =>
-      Promise.all(sinks.filter((s) => s.writableNeedDrain && !s.destroyed).map((s) =>
-        new Promise<void>((r) => {
-          const done = () => {
-            s.off("drain", done)
-            s.off("close", done)
-            r()
-          }
-          s.on("drain", done)
-          s.on("close", done)
-        })
-      ))
+      Promise.all(
+        sinks.filter((s) => s.writableNeedDrain && !s.destroyed).map((s) =>
+          new Promise<void>((r) => {
+            const done = () => {
+              s.off("drain", done)
+              s.off("close", done)
+              r()
+            }
+            s.on("drain", done)
+            s.on("close", done)
+          })
+        )
+      )
     )
     // Stop reading at the first error (past a limit the rest of the body is never read), but leave the
     // socket alone: the 413 goes out with `Connection: close`, then the server closes it.
@@ -159,7 +189,10 @@ export const read = (request: HttpServerRequest.HttpServerRequest) =>
     return yield* Multipart.toPersisted(
       Stream.fromIterable(parts),
       // every file part is spooled: moved into place, not copied
-      (path, file) => file instanceof SpooledFile ? fs.rename(file.path, path).pipe(Effect.mapError(internal)) : Effect.fail(internal(file))
+      (path, file) =>
+        file instanceof SpooledFile
+          ? fs.rename(file.path, path).pipe(Effect.mapError(internal))
+          : Effect.fail(internal(file))
     )
   })
 

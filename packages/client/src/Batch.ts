@@ -24,9 +24,20 @@ export type RenderOptions = Omit<CreateRenderBody, "media_id">
  * or one of its requests did not succeed), `skipped` (not a photo the service takes), `left` (not
  * rendered: the batch stopped at the spend cap or quota). Under way: the rest.
  */
-export type Status = "queued" | "uploading" | "uploaded" | "rendering" | "downloading" | "completed" | "failed" | "canceled" | "skipped" | "left"
+export type Status =
+  | "queued"
+  | "uploading"
+  | "uploaded"
+  | "rendering"
+  | "downloading"
+  | "completed"
+  | "failed"
+  | "canceled"
+  | "skipped"
+  | "left"
 
-export const finished = (s: Status) => s === "completed" || s === "failed" || s === "canceled" || s === "skipped" || s === "left"
+export const finished = (s: Status) =>
+  s === "completed" || s === "failed" || s === "canceled" || s === "skipped" || s === "left"
 
 /** One photo's line in `batch.jsonl`. */
 export interface Entry {
@@ -71,7 +82,12 @@ export interface Result {
   readonly entries: ReadonlyArray<Entry>
   /** The manifest's path. */
   readonly manifest: string
-  readonly counts: { readonly completed: number; readonly failed: number; readonly skipped: number; readonly left: number }
+  readonly counts: {
+    readonly completed: number
+    readonly failed: number
+    readonly skipped: number
+    readonly left: number
+  }
   /** Why the batch stopped creating, and how many photos were left unrendered. */
   readonly stopped: { readonly code: string; readonly message: string; readonly left: number } | null
   readonly seconds: number
@@ -100,7 +116,17 @@ export const photoType = (b: Uint8Array): string | null => {
 
 // ---- captions -----------------------------------------------------------------------------------
 
-const textFields = ["quote", "render_type", "caption_style", "text_color", "text_size", "page_theme", "image_class", "sub_prompt", "render_prompt"] as const
+const textFields = [
+  "quote",
+  "render_type",
+  "caption_style",
+  "text_color",
+  "text_size",
+  "page_theme",
+  "image_class",
+  "sub_prompt",
+  "render_prompt"
+] as const
 const booleanFields = ["bold", "bold_outline"] as const
 const captionColumns: ReadonlyArray<string> = ["file", ...textFields, ...booleanFields, "metadata"]
 
@@ -143,11 +169,15 @@ const captionOf = (row: Record<string, unknown>, where: string): RenderOptions =
   const out: Record<string, unknown> = {}
   for (const [column, value] of Object.entries(row)) {
     if (!captionColumns.includes(column)) {
-      throw new BatchInputError({ message: `${where}: unknown column "${column}" (known: ${captionColumns.join(", ")})` })
+      throw new BatchInputError({
+        message: `${where}: unknown column "${column}" (known: ${captionColumns.join(", ")})`
+      })
     }
     if (column === "file" || value === "" || value === undefined) continue
     if ((booleanFields as ReadonlyArray<string>).includes(column) && typeof value === "string") {
-      if (!/^(true|false|yes|no|1|0)$/i.test(value)) throw new BatchInputError({ message: `${where}: ${column} must be true or false` })
+      if (!/^(true|false|yes|no|1|0)$/i.test(value)) {
+        throw new BatchInputError({ message: `${where}: ${column} must be true or false` })
+      }
       out[column] = /^(true|yes|1)$/i.test(value)
     } else if (column === "metadata" && typeof value === "string") {
       try {
@@ -187,16 +217,23 @@ export const readCaptions = (path: string): Effect.Effect<ReadonlyMap<string, Re
         const [header, ...records] = parseCsv(text)
         if (header === undefined) throw new BatchInputError({ message: `${path}: empty` })
         captionOf(Object.fromEntries(header.map((h) => [h.trim(), ""])), `${path}:1`)
-        records.forEach((r, n) => rows.push([Object.fromEntries(header.map((h, i) => [h.trim(), r[i] ?? ""])), `${path}:${n + 2}`]))
+        records.forEach((r, n) =>
+          rows.push([Object.fromEntries(header.map((h, i) => [h.trim(), r[i] ?? ""])), `${path}:${n + 2}`])
+        )
       }
       const captions = new Map<string, RenderOptions>()
       for (const [row, where] of rows) {
-        if (typeof row.file !== "string" || row.file === "") throw new BatchInputError({ message: `${where}: no "file"` })
+        if (typeof row.file !== "string" || row.file === "") {
+          throw new BatchInputError({ message: `${where}: no "file"` })
+        }
         captions.set(Path.basename(row.file), captionOf(row, where))
       }
       return captions
     },
-    catch: (e) => e instanceof BatchInputError ? e : new BatchInputError({ message: `cannot read ${path}: ${(e as Error).message}` })
+    catch: (e) =>
+      e instanceof BatchInputError
+        ? e
+        : new BatchInputError({ message: `cannot read ${path}: ${(e as Error).message}` })
   })
 
 // ---- the batch ----------------------------------------------------------------------------------
@@ -257,7 +294,8 @@ const patiently = <A, E>(call: Effect.Effect<A, E>, rounds = 10): Effect.Effect<
   )
 
 /** An `ApiError` with one of these codes (a plain test: its false branch may still be another ApiError). */
-const isApiError = (e: unknown, codes: ReadonlyArray<string>): boolean => e instanceof ApiError && codes.includes(e.code)
+const isApiError = (e: unknown, codes: ReadonlyArray<string>): boolean =>
+  e instanceof ApiError && codes.includes(e.code)
 
 /** A photo's own time: while it holds an upload or a render slot, not while it waits for one. */
 interface Stopwatch {
@@ -298,7 +336,9 @@ export const run = (client: Client, options: Options) =>
     const manifest = Path.join(options.out, manifestName)
     const before = readManifest(manifest)
     const byKey = new Map(before.filter((e) => e.idempotency_key !== null).map((e) => [e.idempotency_key!, e]))
-    const mediaBySha = new Map(before.filter((e) => e.sha256 !== null && e.media_id !== null).map((e) => [e.sha256!, e.media_id!]))
+    const mediaBySha = new Map(
+      before.filter((e) => e.sha256 !== null && e.media_id !== null).map((e) => [e.sha256!, e.media_id!])
+    )
     const outputs = outputNames(files, options.out)
 
     const entries: Array<Entry> = files.map((photo) => ({
@@ -340,7 +380,10 @@ export const run = (client: Client, options: Options) =>
         const file = files[i]
         const size = fs.statSync(file).size
         const skip = (code: string, message: string) =>
-          Effect.as(set(i, { status: "skipped", error_code: code, error_message: message, seconds: t0.seconds() }), null)
+          Effect.as(
+            set(i, { status: "skipped", error_code: code, error_message: message, seconds: t0.seconds() }),
+            null
+          )
         if (size > Requests.maxUploadBytes) return yield* skip("payload_too_large", `over ${Requests.uploadLimitText}`)
         const bytes = new Uint8Array(fs.readFileSync(file))
         if (photoType(bytes) === null) return yield* skip("unsupported_media_type", `not ${Requests.photoTypesText}`)
@@ -349,7 +392,10 @@ export const run = (client: Client, options: Options) =>
         const key = idempotencyKey(bytes, fields)
         yield* set(i, { sha256, idempotency_key: key })
         const earlier = byKey.get(key)
-        if (earlier?.status === "completed" && earlier.output !== null && fs.statSync(earlier.output, { throwIfNoEntry: false })?.size === earlier.bytes) {
+        if (
+          earlier?.status === "completed" && earlier.output !== null &&
+          fs.statSync(earlier.output, { throwIfNoEntry: false })?.size === earlier.bytes
+        ) {
           // done in an earlier run, its MP4 still there: nothing to ask
           yield* set(i, { ...earlier, photo: file })
           return null
@@ -391,7 +437,11 @@ export const run = (client: Client, options: Options) =>
       })
 
     /** Create (unless found), wait, download. */
-    const produce = (i: number, t0: Stopwatch, p: { fields: RenderOptions; key: string; mediaId: string; render: Render | null }) =>
+    const produce = (
+      i: number,
+      t0: Stopwatch,
+      p: { fields: RenderOptions; key: string; mediaId: string; render: Render | null }
+    ) =>
       Effect.gen(function*() {
         let render = p.render
         if (render === null) {
@@ -410,10 +460,20 @@ export const run = (client: Client, options: Options) =>
             }
             if (e instanceof InvalidRequest) {
               // the client found the fields wrong before sending (a caption row's value): the service's rule, so its code
-              return yield* set(i, { status: "failed", error_code: "validation_failed", error_message: `${e.message} (nothing was sent)`, seconds: t0.seconds() })
+              return yield* set(i, {
+                status: "failed",
+                error_code: "validation_failed",
+                error_message: `${e.message} (nothing was sent)`,
+                seconds: t0.seconds()
+              })
             }
             if (e instanceof ApiError && e.status < 500 && e.status !== 401 && e.status !== 403 && e.status !== 429) {
-              return yield* set(i, { status: "failed", error_code: e.code, error_message: e.message, seconds: t0.seconds() })
+              return yield* set(i, {
+                status: "failed",
+                error_code: e.code,
+                error_message: e.message,
+                seconds: t0.seconds()
+              })
             }
             return yield* Effect.fail(e)
           }
@@ -426,7 +486,11 @@ export const run = (client: Client, options: Options) =>
         }))
         if (done._tag === "Left") {
           if (done.left instanceof WaitTimeout) {
-            return yield* set(i, { status: "failed", error_code: "deadline", error_message: `still ${done.left.status} at the deadline; it goes on` })
+            return yield* set(i, {
+              status: "failed",
+              error_code: "deadline",
+              error_message: `still ${done.left.status} at the deadline; it goes on`
+            })
           }
           return yield* Effect.fail(done.left)
         }
@@ -457,7 +521,8 @@ export const run = (client: Client, options: Options) =>
     yield* Effect.forEach(files, (_, i) => photo(i), { concurrency: "unbounded", discard: true }).pipe(
       Effect.ensuring(Effect.sync(save))
     )
-    const count = (s: Status | ReadonlyArray<Status>) => entries.filter((e) => (typeof s === "string" ? [s] : s).includes(e.status)).length
+    const count = (s: Status | ReadonlyArray<Status>) =>
+      entries.filter((e) => (typeof s === "string" ? [s] : s).includes(e.status)).length
     const left = count("left")
     return {
       entries,

@@ -7,8 +7,8 @@ import * as Batch from "./Batch.ts"
 import * as Client from "./Client.ts"
 import { ApiError, InvalidRequest, TransportError, UnexpectedAnswer, WaitTimeout } from "./Errors.ts"
 import { downloadToFile, uploadFile } from "./Files.ts"
-import * as Help from "./Help.ts"
 import { size as sizeText } from "./Guard.ts"
+import * as Help from "./Help.ts"
 import { printable } from "./Printable.ts"
 import * as Progress from "./Progress.ts"
 
@@ -45,7 +45,9 @@ export class UsageError extends Error {}
 /** A finished render or import that did not succeed; its document has been printed. */
 export class Unsuccessful extends Error {}
 
-const json = Options.boolean("json").pipe(Options.withDescription("Print the result as JSON on stdout (no progress output)."))
+const json = Options.boolean("json").pipe(
+  Options.withDescription("Print the result as JSON on stdout (no progress output).")
+)
 const deadline = Options.integer("deadline").pipe(
   Options.withDescription("With --wait: minutes to wait at most (default 20). The render goes on after it."),
   Options.withDefault(20)
@@ -65,7 +67,9 @@ const seconds = (flag: string, variable: string, fallback: Duration.DurationInpu
     Options.withPseudoName("SECONDS"),
     Options.withFallbackConfig(Config.number(variable).pipe(Config.withDefault(byDefault))),
     Options.withDescription(`${what} Default ${byDefault} (${variable}).`),
-    Options.mapEffect((n) => n > 0 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${flag} must be more than 0`))))
+    Options.mapEffect((n) =>
+      n > 0 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${flag} must be more than 0`)))
+    )
   )
 }
 
@@ -77,7 +81,12 @@ const root = Command.make("p2v", {
     Client.defaults.firstByteTimeout,
     "Seconds to wait for an answer to begin (connecting included)."
   ),
-  idleTimeout: seconds("idle-timeout", "P2V_IDLE_TIMEOUT", Client.defaults.idleTimeout, "Seconds an answer or an upload may pause.")
+  idleTimeout: seconds(
+    "idle-timeout",
+    "P2V_IDLE_TIMEOUT",
+    Client.defaults.idleTimeout,
+    "Seconds an answer or an upload may pause."
+  )
 })
 
 const clientWith = (extra: Pick<Client.ClientOptions, "onRetry"> = {}) =>
@@ -109,7 +118,8 @@ const waitForRender = (c: Client.Client, id: string, minutes: number, mode: Prog
   const progress = Progress.reporter(mode)
   return c.waitForRender(id, {
     deadline: `${minutes} minutes`,
-    onProgress: (r) => progress.update(`${Progress.bar(r.progress / 100)} ${r.status} ${id}`, `${id} ${r.status} ${r.progress}%`)
+    onProgress: (r) =>
+      progress.update(`${Progress.bar(r.progress / 100)} ${r.status} ${id}`, `${id} ${r.status} ${r.progress}%`)
   }).pipe(
     Effect.tap((r) => Effect.sync(() => progress.done(`${Progress.bar(r.progress / 100)} ${r.status} ${id}`))),
     Effect.onInterrupt(() =>
@@ -127,16 +137,25 @@ const download = (c: Client.Client, id: string, out: string, mode: Progress.Mode
   const progress = Progress.reporter(mode)
   return downloadToFile(c, id, out, (n, total) =>
     progress.update(
-      total === null ? `downloading ${Progress.bytes(n)}` : `${Progress.bar(n / total)} ${Progress.bytes(n)} of ${Progress.bytes(total)}`,
+      total === null
+        ? `downloading ${Progress.bytes(n)}`
+        : `${Progress.bar(n / total)} ${Progress.bytes(n)} of ${Progress.bytes(total)}`,
       total === null ? "downloading" : n === total ? "downloaded" : "downloading"
-    ), { size }).pipe(Effect.tap((f) => Effect.sync(() => progress.done(`saved ${f.path} (${Progress.bytes(f.bytes)})`))))
+    ), { size }).pipe(
+      Effect.tap((f) => Effect.sync(() => progress.done(`saved ${f.path} (${Progress.bytes(f.bytes)})`)))
+    )
 }
 
 /**
  * Uploads one file with a bar of its bytes: on a terminal redrawn as the percentage changes, as plain
  * lines each quarter otherwise; once every byte is sent, the bar says the service is reading them.
  */
-const uploadWithBar = (c: Client.Client, file: string, mode: Progress.Mode, options: { label?: string; tags?: ReadonlyArray<string> } = {}) => {
+const uploadWithBar = (
+  c: Client.Client,
+  file: string,
+  mode: Progress.Mode,
+  options: { label?: string; tags?: ReadonlyArray<string> } = {}
+) => {
   const progress = Progress.reporter(mode)
   let shown = -1
   let sentAll = false
@@ -152,7 +171,10 @@ const uploadWithBar = (c: Client.Client, file: string, mode: Progress.Mode, opti
     shown = percent
     sentAll = sent === total
     const what = sentAll ? "sent, waiting for the service" : `uploading ${file}`
-    progress.update(`${Progress.bar(total === 0 ? 1 : sent / total)} ${Progress.bytes(sent)} of ${Progress.bytes(total)} ${what}`, `${file} ${Math.floor(percent / 25)}`)
+    progress.update(
+      `${Progress.bar(total === 0 ? 1 : sent / total)} ${Progress.bytes(sent)} of ${Progress.bytes(total)} ${what}`,
+      `${file} ${Math.floor(percent / 25)}`
+    )
   }
   progress.update(`${Progress.bar(0)} uploading ${file}`, `${file} 0`)
   // the service's default label is "" (decisions.md); p2v labels by the file name, as its help and the portal do
@@ -162,9 +184,11 @@ const uploadWithBar = (c: Client.Client, file: string, mode: Progress.Mode, opti
       Effect.sync(() => {
         end()
         // a body cut short cannot be stored; one sent whole may have been
-        process.stderr.write(sentAll
-          ? `stopped; ${file} was sent whole and may have been stored (p2v media list)\n`
-          : `stopped uploading ${file}; it was not stored\n`)
+        process.stderr.write(
+          sentAll
+            ? `stopped; ${file} was sent whole and may have been stored (p2v media list)\n`
+            : `stopped uploading ${file}; it was not stored\n`
+        )
       })
     ),
     Effect.tapError(() => Effect.sync(() => end()))
@@ -189,7 +213,11 @@ const upload = Command.make(
       }
       yield* print(json, uploaded, () => uploaded.map(mediaLine).join("\n"))
     })
-).pipe(Command.withDescription(`Upload photos (${Requests.photoTypesText}; up to ${Requests.maxUploadMiB} MiB each). Prints each photo's media id.`))
+).pipe(
+  Command.withDescription(
+    `Upload photos (${Requests.photoTypesText}; up to ${Requests.maxUploadMiB} MiB each). Prints each photo's media id.`
+  )
+)
 
 /** The render's fields as options, shared by `render` and `batch`. */
 const renderFields = {
@@ -203,10 +231,15 @@ const renderFields = {
   imageClass: Options.choice("image-class", Requests.imageClasses).pipe(Options.optional),
   subPrompt: Options.text("sub-prompt").pipe(Options.optional),
   renderPrompt: Options.text("render-prompt").pipe(Options.optional),
-  metadata: Options.keyValueMap("metadata").pipe(Options.optional, Options.withDescription("key=value, repeatable (string values)."))
+  metadata: Options.keyValueMap("metadata").pipe(
+    Options.optional,
+    Options.withDescription("key=value, repeatable (string values).")
+  )
 }
 
-type RenderFields = { readonly [K in keyof typeof renderFields]: (typeof renderFields)[K] extends Options.Options<infer A> ? A : never }
+type RenderFields = {
+  readonly [K in keyof typeof renderFields]: (typeof renderFields)[K] extends Options.Options<infer A> ? A : never
+}
 
 /** The fields given, and only those (a field not given is not sent). */
 const renderBody = (o: RenderFields): Batch.RenderOptions => {
@@ -230,10 +263,17 @@ const renderBody = (o: RenderFields): Batch.RenderOptions => {
 const render = Command.make(
   "render",
   {
-    source: Args.text({ name: "MEDIA_ID|FILE" }).pipe(Args.withDescription("A media id, or a photo file to upload first.")),
+    source: Args.text({ name: "MEDIA_ID|FILE" }).pipe(
+      Args.withDescription("A media id, or a photo file to upload first.")
+    ),
     ...renderFields,
-    idempotencyKey: Options.text("idempotency-key").pipe(Options.optional, Options.withDescription("Default: a new key (kept across retries).")),
-    wait: Options.boolean("wait").pipe(Options.withDescription("Wait until the render is finished, showing its progress.")),
+    idempotencyKey: Options.text("idempotency-key").pipe(
+      Options.optional,
+      Options.withDescription("Default: a new key (kept across retries).")
+    ),
+    wait: Options.boolean("wait").pipe(
+      Options.withDescription("Wait until the render is finished, showing its progress.")
+    ),
     out: Options.file("out").pipe(Options.optional, Options.withDescription("Save the MP4 here (implies --wait).")),
     deadline,
     json
@@ -258,13 +298,21 @@ const render = Command.make(
       if (mode !== "quiet") note(`render ${id} queued${created.replayed ? " (replayed)" : ""}`)
       const done = yield* waitForRender(c, id, o.deadline, mode)
       if (done.status !== "completed") {
-        yield* print(o.json, done, () => `${id} ${done.status}: ${done.error?.code ?? ""} ${done.error?.message ?? ""}`.trim())
+        yield* print(o.json, done, () =>
+          `${id} ${done.status}: ${done.error?.code ?? ""} ${done.error?.message ?? ""}`.trim())
         return yield* Effect.fail(new Unsuccessful(done.status))
       }
-      if (Option.isSome(o.out)) yield* download(c, id, o.out.value, mode, done.asset?.byte_size ?? null)
-      yield* print(o.json, done, () => `${id} completed${Option.isSome(o.out) ? ` -> ${o.out.value}` : ""}`)
+      if (Option.isSome(o.out)) {
+        yield* download(c, id, o.out.value, mode, done.asset?.byte_size ?? null)
+      }
+      yield* print(o.json, done, () =>
+        `${id} completed${Option.isSome(o.out) ? ` -> ${o.out.value}` : ""}`)
     })
-).pipe(Command.withDescription("Create a render (the only call that costs money); --wait to follow it, --out to save the MP4."))
+).pipe(
+  Command.withDescription(
+    "Create a render (the only call that costs money); --wait to follow it, --out to save the MP4."
+  )
+)
 
 const clock = (seconds: number) => {
   const s = Math.max(0, Math.round(seconds))
@@ -302,12 +350,20 @@ const batchView = (mode: Progress.Mode, concurrency: number, out: NodeJS.WriteSt
     const rows = all.filter((e) => !Batch.finished(e.status) && e.status !== "queued").slice(0, concurrency * 2)
     const width = Math.max(40, (out.columns ?? 80) - 1)
     const cut = (s: string) => (s.length > width ? `${s.slice(0, width - 1)}…` : s)
-    const wait = waiting !== null && waiting.until > Date.now() ? [`  waiting ${Math.ceil((waiting.until - Date.now()) / 1000)} s: ${waiting.why}`] : []
+    const wait = waiting !== null && waiting.until > Date.now()
+      ? [`  waiting ${Math.ceil((waiting.until - Date.now()) / 1000)} s: ${waiting.why}`]
+      : []
     return [
       `p2v batch: ${all.length} photos, concurrency ${concurrency}, ${clock(elapsed)} elapsed, ETA ${eta}`,
-      `  done ${done}  rendering ${n("rendering", "downloading")}  queued ${n("queued", "uploading", "uploaded")}  failed ${n("failed", "canceled")}` +
+      `  done ${done}  rendering ${n("rendering", "downloading")}  queued ${
+        n("queued", "uploading", "uploaded")
+      }  failed ${n("failed", "canceled")}` +
       `  skipped ${n("skipped")}  left ${n("left")}`,
-      ...rows.map((e) => `  ${name(e).padEnd(18).slice(0, 18)} ${Progress.bar(e.progress / 100)} ${e.status}${e.render_id !== null ? ` ${e.render_id}` : ""}`),
+      ...rows.map((e) =>
+        `  ${name(e).padEnd(18).slice(0, 18)} ${Progress.bar(e.progress / 100)} ${e.status}${
+          e.render_id !== null ? ` ${e.render_id}` : ""
+        }`
+      ),
       ...wait
     ].map((l) => cut(printable(l)))
   }
@@ -330,7 +386,9 @@ const batchView = (mode: Progress.Mode, concurrency: number, out: NodeJS.WriteSt
       }
     },
     retry: (e: ApiError | TransportError, millis: number) => {
-      const why = e instanceof ApiError ? `${e.code}${e.code === "rate_limit_exceeded" ? " (the key's rate limit)" : ""}` : "the service did not answer"
+      const why = e instanceof ApiError
+        ? `${e.code}${e.code === "rate_limit_exceeded" ? " (the key's rate limit)" : ""}`
+        : "the service did not answer"
       waiting = { until: Date.now() + millis, why }
       if (mode === "tty") draw(latest, true)
       else if (mode === "plain") out.write(`waiting ${(millis / 1000).toFixed(0)} s: ${printable(why)}\n`)
@@ -349,21 +407,29 @@ const batch = Command.make(
       Args.atLeast(1),
       Args.withDescription("Photos, or directories of photos (their files, in name order).")
     ),
-    out: Options.directory("out").pipe(Options.withDescription("Where the MP4s (named after the photos) and batch.jsonl go.")),
+    out: Options.directory("out").pipe(
+      Options.withDescription("Where the MP4s (named after the photos) and batch.jsonl go.")
+    ),
     ...renderFields,
     captions: Options.file("captions", { exists: "yes" }).pipe(
       Options.optional,
-      Options.withDescription("A CSV or JSONL file of render fields per photo, keyed by its file name (column \"file\").")
+      Options.withDescription(
+        "A CSV or JSONL file of render fields per photo, keyed by its file name (column \"file\")."
+      )
     ),
     concurrency: Options.integer("concurrency").pipe(
       Options.withDefault(Batch.defaultConcurrency),
       Options.withDescription(`Photos uploading, and photos rendering, at once (default ${Batch.defaultConcurrency}).`),
       Options.mapEffect((n) =>
-        n >= 1 && n <= 32 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p("--concurrency must be 1 to 32")))
+        n >= 1 && n <= 32
+          ? Effect.succeed(n)
+          : Effect.fail(ValidationError.invalidValue(HelpDoc.p("--concurrency must be 1 to 32")))
       )
     ),
     deadline: Options.integer("deadline").pipe(
-      Options.withDescription("Minutes to wait for one render at most (default 20); it goes on after it, and a re-run collects it."),
+      Options.withDescription(
+        "Minutes to wait for one render at most (default 20); it goes on after it, and a re-run collects it."
+      ),
       Options.withDefault(20)
     ),
     json
@@ -386,19 +452,29 @@ const batch = Command.make(
         Effect.ensuring(Effect.sync(view.end)),
         Effect.onInterrupt(() =>
           Effect.sync(() =>
-            note(`stopped; renders already created go on: run the same command again to collect them (${Path.join(o.out, Batch.manifestName)})`)
+            note(
+              `stopped; renders already created go on: run the same command again to collect them (${
+                Path.join(o.out, Batch.manifestName)
+              })`
+            )
           )
         )
       )
       const n = result.counts
       if (result.stopped !== null) {
-        note(`stopped by the cap: ${result.stopped.left} left (${result.stopped.code}: ${result.stopped.message}); the renders accepted were collected`)
+        note(
+          `stopped by the cap: ${result.stopped.left} left (${result.stopped.code}: ${result.stopped.message}); the renders accepted were collected`
+        )
       }
       yield* print(o.json, result, () =>
         `${result.entries.length} photos: ${n.completed} completed, ${n.failed} failed, ${n.skipped} skipped, ${n.left} left ` +
         `in ${clock(result.seconds)}; manifest ${result.manifest}`)
-      if (result.stopped !== null) return yield* Effect.fail(new StoppedByCap())
-      if (n.failed > 0) return yield* Effect.fail(new Unsuccessful("failed"))
+      if (result.stopped !== null) {
+        return yield* Effect.fail(new StoppedByCap())
+      }
+      if (n.failed > 0) {
+        return yield* Effect.fail(new Unsuccessful("failed"))
+      }
     })
 ).pipe(Command.withDescription(
   "Render every photo (upload, create, wait, download into --out), resumable: a re-run skips what is done and never charges twice."
@@ -433,14 +509,24 @@ const downloadCommand = Command.make(
       const c = yield* client
       // the render says how long its video is: the download may not be longer
       const r = yield* c.getRender(id)
-      const f = yield* download(c, id, Option.getOrElse(out, () => `${id}.mp4`), Progress.modeFor(json), r.asset?.byte_size ?? null)
+      const f = yield* download(
+        c,
+        id,
+        Option.getOrElse(out, () => `${id}.mp4`),
+        Progress.modeFor(json),
+        r.asset?.byte_size ?? null
+      )
       yield* print(json, f, () => f.path)
     })
 ).pipe(Command.withDescription("Save a completed render's MP4."))
 
 const mediaList = Command.make(
   "list",
-  { limit: Options.integer("limit").pipe(Options.optional), cursor: Options.text("cursor").pipe(Options.optional), json },
+  {
+    limit: Options.integer("limit").pipe(Options.optional),
+    cursor: Options.text("cursor").pipe(Options.optional),
+    json
+  },
   ({ limit, cursor, json }) =>
     Effect.gen(function*() {
       const c = yield* client
@@ -471,21 +557,28 @@ const importCommand = Command.make(
       const line = (i: Client.MediaImport) => {
         const n = i.counts
         const handled = n.imported + n.skipped + n.failed
-        return `${Progress.bar(n.discovered === 0 ? 0 : handled / n.discovered)} ${i.status} ${n.imported} imported, ${n.skipped} skipped, ${n.failed} failed of ${n.discovered}`
+        return `${
+          Progress.bar(n.discovered === 0 ? 0 : handled / n.discovered)
+        } ${i.status} ${n.imported} imported, ${n.skipped} skipped, ${n.failed} failed of ${n.discovered}`
       }
       const done = yield* c.waitForImport(created.id, {
         deadline: `${deadline} minutes`,
         onProgress: (i) => progress.update(line(i))
       }).pipe(
-        Effect.onInterrupt(() => Effect.sync(() => {
-          progress.done()
-          note(`stopped waiting; ${created.id} goes on`)
-        })),
+        Effect.onInterrupt(() =>
+          Effect.sync(() => {
+            progress.done()
+            note(`stopped waiting; ${created.id} goes on`)
+          })
+        ),
         Effect.tapError(() => Effect.sync(() => progress.done()))
       )
       progress.done(line(done))
-      yield* print(json, done, () => `${done.id} ${done.status}${done.stopped_reason !== null ? ` (${done.stopped_reason})` : ""}`)
-      if (done.status === "failed") return yield* Effect.fail(new Unsuccessful(done.status))
+      yield* print(json, done, () =>
+        `${done.id} ${done.status}${done.stopped_reason !== null ? ` (${done.stopped_reason})` : ""}`)
+      if (done.status === "failed") {
+        return yield* Effect.fail(new Unsuccessful(done.status))
+      }
     })
 ).pipe(Command.withDescription("Import the photos of a folder of the connected cloud drive."))
 
@@ -531,7 +624,10 @@ Exit codes:
 /** The commands as help finds them by name: the lists given to `withSubcommands`. */
 const tree: Help.Node = {
   command: p2v,
-  children: commands.map((c) => ({ command: c, children: c === media ? mediaCommands.map((m) => ({ command: m, children: [] })) : [] }))
+  children: commands.map((c) => ({
+    command: c,
+    children: c === media ? mediaCommands.map((m) => ({ command: m, children: [] })) : []
+  }))
 }
 
 const cli = Command.run(p2v, { name: "p2v", version })
@@ -540,10 +636,15 @@ const cli = Command.run(p2v, { name: "p2v", version })
  * The help these arguments (after `p2v`) ask for, if any, laid out by Help.ts for 80 columns;
  * `missing`: a command needs a subcommand and was given none (exit 2).
  */
-export const helpFor = (args: ReadonlyArray<string>): { readonly text: string; readonly missing: boolean } | undefined => {
+export const helpFor = (
+  args: ReadonlyArray<string>
+): { readonly text: string; readonly missing: boolean } | undefined => {
   const asked = Help.requested(tree, args, ["--first-byte-timeout", "--idle-timeout"])
   if (asked === undefined) return undefined
-  return { text: asked.path.length === 1 ? Help.root(tree, { version, footer }) : Help.command(asked.path), missing: asked.missing }
+  return {
+    text: asked.path.length === 1 ? Help.root(tree, { version, footer }) : Help.command(asked.path),
+    missing: asked.missing
+  }
 }
 
 /** Runs `p2v` with these arguments (`process.argv`): the help is ours, everything else @effect/cli's. */
@@ -562,19 +663,36 @@ export const outcome = (e: unknown): { readonly code: number; readonly message?:
 
 const described = (e: unknown): { readonly code: number; readonly message?: string } => {
   if (e instanceof ApiError) {
-    return { code: exitCodes.refused, message: `error: ${e.code}: ${e.message}${e.requestId !== null ? ` (request ${e.requestId})` : ""}` }
+    return {
+      code: exitCodes.refused,
+      message: `error: ${e.code}: ${e.message}${e.requestId !== null ? ` (request ${e.requestId})` : ""}`
+    }
   }
   if (e instanceof TransportError) return { code: exitCodes.unreachable, message: `error: ${e.message}` }
   if (e instanceof InvalidRequest) return { code: exitCodes.usage, message: `error: ${e.message} (nothing was sent)` }
   if (e instanceof UnexpectedAnswer) {
-    return { code: exitCodes.unexpectedAnswer, message: `error: ${e.message}${e.requestId !== null ? ` (request ${e.requestId})` : ""}` }
+    return {
+      code: exitCodes.unexpectedAnswer,
+      message: `error: ${e.message}${e.requestId !== null ? ` (request ${e.requestId})` : ""}`
+    }
   }
-  if (e instanceof WaitTimeout) return { code: exitCodes.deadline, message: `error: ${e.id} is still ${e.status} at the deadline; it goes on` }
+  if (e instanceof WaitTimeout) {
+    return { code: exitCodes.deadline, message: `error: ${e.id} is still ${e.status} at the deadline; it goes on` }
+  }
   if (e instanceof Unsuccessful) return { code: exitCodes.unsuccessful }
   if (e instanceof StoppedByCap) return { code: exitCodes.stoppedByCap }
   if (e instanceof Batch.BatchInputError) return { code: exitCodes.usage, message: `error: ${e.message}` }
-  if (e instanceof UsageError) return e.message === "" ? { code: exitCodes.usage } : { code: exitCodes.usage, message: `error: ${e.message}` }
-  if (Predicate.hasProperty(e, "_tag") && e._tag !== undefined && String(e._tag).match(/^(MissingValue|InvalidValue|InvalidArgument|UnclusteredFlag|MultipleValuesDetected|MissingFlag|MissingSubcommand|CommandMismatch|CorrectedFlag|NoBuiltInMatch|HelpRequested)$/)) {
+  if (e instanceof UsageError) {
+    return e.message === ""
+      ? { code: exitCodes.usage }
+      : { code: exitCodes.usage, message: `error: ${e.message}` }
+  }
+  if (
+    Predicate.hasProperty(e, "_tag") && e._tag !== undefined &&
+    String(e._tag).match(
+      /^(MissingValue|InvalidValue|InvalidArgument|UnclusteredFlag|MultipleValuesDetected|MissingFlag|MissingSubcommand|CommandMismatch|CorrectedFlag|NoBuiltInMatch|HelpRequested)$/
+    )
+  ) {
     // @effect/cli has printed the problem and the help already
     return { code: exitCodes.usage }
   }

@@ -1,9 +1,16 @@
-import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import {
+  FetchHttpClient,
+  HttpApiClient,
+  HttpClient,
+  HttpClientError,
+  HttpClientRequest,
+  HttpClientResponse
+} from "@effect/platform"
 import { Api } from "@pic2video/domain/api/Api"
 // domain modules, not its index (which brings node:crypto): this file runs in browsers
-import type * as Requests from "@pic2video/domain/Requests"
 import * as ImportState from "@pic2video/domain/ImportState"
 import * as RenderState from "@pic2video/domain/RenderState"
+import type * as Requests from "@pic2video/domain/Requests"
 import * as Resources from "@pic2video/domain/Resources"
 import { Duration, Effect, Fiber, FiberRef, Layer, Option, ParseResult, Schema, Stream } from "effect"
 import { ApiError, type ErrorCode, InvalidRequest, TransportError, UnexpectedAnswer, WaitTimeout } from "./Errors.ts"
@@ -79,8 +86,12 @@ const streamForms = HttpClient.mapRequestEffect((request: HttpClientRequest.Http
     ? Effect.succeed(request)
     : Effect.map(FiberRef.get(uploadProgress), (onBytes) => {
       const body = Multipart.encode((request.body as { readonly formData: FormData }).formData, onBytes)
-      return HttpClientRequest.bodyStream(request, body.stream, { contentType: body.contentType, contentLength: body.length })
-    }))
+      return HttpClientRequest.bodyStream(request, body.stream, {
+        contentType: body.contentType,
+        contentLength: body.length
+      })
+    })
+)
 
 // ---- the derived client -------------------------------------------------------------------
 
@@ -128,8 +139,10 @@ const ImportView = Schema.Struct({
 export type MediaImport = typeof ImportView.Type
 
 /** Terminal statuses come from the domain; an unknown status is not terminal (the contract says so). */
-export const renderTerminal = (status: string) => (RenderState.terminalStatuses as ReadonlyArray<string>).includes(status)
-export const importTerminal = (status: string) => (ImportState.terminalStatuses as ReadonlyArray<string>).includes(status)
+export const renderTerminal = (status: string) =>
+  (RenderState.terminalStatuses as ReadonlyArray<string>).includes(status)
+export const importTerminal = (status: string) =>
+  (ImportState.terminalStatuses as ReadonlyArray<string>).includes(status)
 
 // ---- errors ---------------------------------------------------------------------------------
 
@@ -152,7 +165,9 @@ const failOnError = HttpClient.transformResponse(Effect.flatMap((response: HttpC
       onFailure: () =>
         Effect.fail(
           gatewayStatuses.includes(response.status)
-            ? new TransportError({ message: `${label}: HTTP ${response.status} from a gateway; the service behind it did not answer` })
+            ? new TransportError({
+              message: `${label}: HTTP ${response.status} from a gateway; the service behind it did not answer`
+            })
             : new UnexpectedAnswer({
               reason: "not_the_api",
               message: `${label}: HTTP ${response.status} without the API's error body`,
@@ -161,13 +176,15 @@ const failOnError = HttpClient.transformResponse(Effect.flatMap((response: HttpC
             })
         ),
       onSuccess: (body) =>
-        Effect.fail(new ApiError({
-          code: body.error.code as ErrorCode,
-          message: body.error.message,
-          status: response.status,
-          requestId: response.headers["x-request-id"] ?? body.request_id ?? null,
-          retryAfter: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null
-        }))
+        Effect.fail(
+          new ApiError({
+            code: body.error.code as ErrorCode,
+            message: body.error.message,
+            status: response.status,
+            requestId: response.headers["x-request-id"] ?? body.request_id ?? null,
+            retryAfter: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null
+          })
+        )
     })
   )
 }))
@@ -194,17 +211,30 @@ const normalize = <C extends ErrorCode>(
   const answer = seen.answer
   // before any answer, a schema failure is the request's own: encoding it refused a field
   if (answer === undefined && ParseResult.isParseError(e)) return new InvalidRequest({ message: firstIssue(e) })
-  if (answer !== undefined && (ParseResult.isParseError(e) || (HttpClientError.isHttpClientError(e) && e._tag === "ResponseError"))) {
+  if (
+    answer !== undefined &&
+    (ParseResult.isParseError(e) || (HttpClientError.isHttpClientError(e) && e._tag === "ResponseError"))
+  ) {
     const message = ParseResult.isParseError(e)
       ? `the answer is not the API's: ${firstIssue(e)}`
       : `HTTP ${answer.status} is not an answer this endpoint gives`
-    return new UnexpectedAnswer({ reason: "not_the_api", message: `${answer.label}: ${message}`, status: answer.status, requestId: answer.requestId })
+    return new UnexpectedAnswer({
+      reason: "not_the_api",
+      message: `${answer.label}: ${message}`,
+      status: answer.status,
+      requestId: answer.requestId
+    })
   }
   if (HttpClientError.isHttpClientError(e) && e._tag === "RequestError" && e.reason === "Transport") {
-    const what = Guard.closedBeforeAnswer(e) ? "the connection was closed before any answer" : "the service could not be reached"
+    const what = Guard.closedBeforeAnswer(e)
+      ? "the connection was closed before any answer"
+      : "the service could not be reached"
     return new TransportError({ message: `${Guard.describe(e.request)}: ${what} (${innermost(e.cause)})`, cause: e })
   }
-  return new TransportError({ message: e instanceof Error ? e.message : String((e as { readonly message?: unknown } | null)?.message ?? e), cause: e })
+  return new TransportError({
+    message: e instanceof Error ? e.message : String((e as { readonly message?: unknown } | null)?.message ?? e),
+    cause: e
+  })
 }
 
 /** The deepest reason a failed fetch gives ("connect ECONNREFUSED 127.0.0.1:9"), in one line. */
@@ -328,9 +358,13 @@ export const make = (options: ClientOptions) =>
       Effect.flatMap(http.get(path), HttpClientResponse.schemaBodyJson(schema))
 
     const getRender = (id: string) =>
-      read<Render, CodesOf<Raw["renders"]["getRender"]>>(getJson(`/api/v1/renders/${encodeURIComponent(id)}`, RenderView))
+      read<Render, CodesOf<Raw["renders"]["getRender"]>>(
+        getJson(`/api/v1/renders/${encodeURIComponent(id)}`, RenderView)
+      )
     const getImport = (id: string) =>
-      read<MediaImport, CodesOf<Raw["imports"]["getImport"]>>(getJson(`/api/v1/media/imports/${encodeURIComponent(id)}`, ImportView))
+      read<MediaImport, CodesOf<Raw["imports"]["getImport"]>>(
+        getJson(`/api/v1/media/imports/${encodeURIComponent(id)}`, ImportView)
+      )
 
     /** Polls until `done`, with backoff and jitter, within the deadline. */
     const poll = <A extends { readonly id: string; readonly status: string }, E>(
@@ -352,7 +386,9 @@ export const make = (options: ClientOptions) =>
           // jitter: 80–120% of the step, so many waiting clients do not poll in step
           const pause = interval * (0.8 + Math.random() * 0.4)
           if (Date.now() + pause > deadline) {
-            return yield* Effect.fail(new WaitTimeout({ message: `still ${state.status} at the deadline`, id: state.id, status: state.status }))
+            return yield* Effect.fail(
+              new WaitTimeout({ message: `still ${state.status} at the deadline`, id: state.id, status: state.status })
+            )
           }
           yield* Effect.sleep(pause)
           interval = Math.min(maxInterval, interval * 1.5)
@@ -363,7 +399,10 @@ export const make = (options: ClientOptions) =>
       const form = new FormData()
       const blob = input.file instanceof Blob
         ? input.file
-        : new Blob([input.file as Uint8Array<ArrayBuffer>], input.contentType === undefined ? {} : { type: input.contentType })
+        : new Blob(
+          [input.file as Uint8Array<ArrayBuffer>],
+          input.contentType === undefined ? {} : { type: input.contentType }
+        )
       form.append("file", blob, input.filename ?? "photo")
       if (input.label !== undefined) form.append("label", input.label)
       for (const tag of input.tags ?? []) form.append("tags", tag)
@@ -379,10 +418,17 @@ export const make = (options: ClientOptions) =>
     const createRender = (body: CreateRenderBody, create: CreateOptions = {}) => {
       const key = create.idempotencyKey ?? crypto.randomUUID()
       // the key makes a network error safe to retry: the service answers the first attempt's result
-      return write<{ readonly render: RenderCreated; readonly idempotencyKey: string; readonly replayed: boolean }, CodesOf<Raw["renders"]["createRender"]>>(
+      return write<
+        { readonly render: RenderCreated; readonly idempotencyKey: string; readonly replayed: boolean },
+        CodesOf<Raw["renders"]["createRender"]>
+      >(
         Effect.map(
           raw.renders.createRender({ payload: body, headers: { "idempotency-key": key }, withResponse: true }),
-          ([render, response]) => ({ render, idempotencyKey: key, replayed: response.headers["idempotency-replayed"] === "true" })
+          ([render, response]) => ({
+            render,
+            idempotencyKey: key,
+            replayed: response.headers["idempotency-replayed"] === "true"
+          })
         ),
         true
       )
@@ -391,7 +437,10 @@ export const make = (options: ClientOptions) =>
     const createImport = (folderId: string, create: CreateOptions = {}) => {
       const key = create.idempotencyKey ?? crypto.randomUUID()
       return write<MediaImportCreated, CodesOf<Raw["imports"]["createImport"]>>(
-        raw.imports.createImport({ payload: { provider: "cloud_drive", folder_id: folderId }, headers: { "idempotency-key": key } }),
+        raw.imports.createImport({
+          payload: { provider: "cloud_drive", folder_id: folderId },
+          headers: { "idempotency-key": key }
+        }),
         true
       )
     }
@@ -405,8 +454,16 @@ export const make = (options: ClientOptions) =>
         (response) => ({
           /** The size given, else `Content-Length` when sent. */
           size: download.size ??
-            Option.getOrNull(Option.filter(Option.fromNullable(response.headers["content-length"]).pipe(Option.map(Number)), Number.isFinite)),
-          stream: Stream.mapError(response.stream, (e) => Guard.ours(e) ?? new TransportError({ message: "the download broke off", cause: e }))
+            Option.getOrNull(
+              Option.filter(
+                Option.fromNullable(response.headers["content-length"]).pipe(Option.map(Number)),
+                Number.isFinite
+              )
+            ),
+          stream: Stream.mapError(
+            response.stream,
+            (e) => Guard.ours(e) ?? new TransportError({ message: "the download broke off", cause: e })
+          )
         })
       )
 
@@ -422,19 +479,26 @@ export const make = (options: ClientOptions) =>
         })),
       upload,
       preview: (mediaId: string) =>
-        read<Uint8Array, CodesOf<Raw["media"]["previewMedia"]>>(asBytes(raw.media.previewMedia({ path: { id: mediaId } }), null)),
+        read<Uint8Array, CodesOf<Raw["media"]["previewMedia"]>>(
+          asBytes(raw.media.previewMedia({ path: { id: mediaId } }), null)
+        ),
       createRender,
       getRender,
-      waitForRender: (id: string, wait: WaitOptions<Render> = {}) => poll(getRender(id), (r) => renderTerminal(r.status), wait),
+      waitForRender: (id: string, wait: WaitOptions<Render> = {}) =>
+        poll(getRender(id), (r) => renderTerminal(r.status), wait),
       /** The finished MP4 in memory (up to a few tens of MB); `downloadStream` for large files. */
       download: (id: string, download: DownloadOptions = {}) =>
-        read<Uint8Array, CodesOf<Raw["renders"]["downloadRender"]>>(asBytes(raw.renders.downloadRender({ path: { id } }), download.size)),
+        read<Uint8Array, CodesOf<Raw["renders"]["downloadRender"]>>(
+          asBytes(raw.renders.downloadRender({ path: { id } }), download.size)
+        ),
       openDownload,
       /** The finished MP4 as a stream of chunks. */
-      downloadStream: (id: string, download: DownloadOptions = {}) => Stream.unwrap(Effect.map(openDownload(id, download), (d) => d.stream)),
+      downloadStream: (id: string, download: DownloadOptions = {}) =>
+        Stream.unwrap(Effect.map(openDownload(id, download), (d) => d.stream)),
       createImport,
       getImport,
-      waitForImport: (id: string, wait: WaitOptions<MediaImport> = {}) => poll(getImport(id), (i) => importTerminal(i.status), wait),
+      waitForImport: (id: string, wait: WaitOptions<MediaImport> = {}) =>
+        poll(getImport(id), (i) => importTerminal(i.status), wait),
       usage: () => read<Usage, CodesOf<Raw["renders"]["getUsage"]>>(raw.renders.getUsage())
     }
   })

@@ -58,7 +58,11 @@ export class WaitTimeout extends Data.TaggedError("WaitTimeout")<{
   readonly status: string
 }> {}
 
-export type ClientError<C extends ErrorCode = ErrorCode> = ApiError<C> | TransportError | UnexpectedAnswer | InvalidRequest
+export type ClientError<C extends ErrorCode = ErrorCode> =
+  | ApiError<C>
+  | TransportError
+  | UnexpectedAnswer
+  | InvalidRequest
 
 export const isApiError = (u: unknown): u is ApiError => u instanceof ApiError
 

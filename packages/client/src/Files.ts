@@ -7,20 +7,31 @@ import { TransportError } from "./Errors.ts"
 /**
  * Files on disk, for Node and Deno (node:fs); a browser passes a File or bytes to `upload` instead.
  */
-const types: Record<string, string> = { ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".webp": "image/webp", ".gif": "image/gif" }
+const types: Record<string, string> = {
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".png": "image/png",
+  ".webp": "image/webp",
+  ".gif": "image/gif"
+}
 
-export const uploadFile = (client: Client, path: string, options: Omit<UploadInput, "file" | "filename"> = {}): Effect.Effect<Media, unknown> =>
+export const uploadFile = (
+  client: Client,
+  path: string,
+  options: Omit<UploadInput, "file" | "filename"> = {}
+): Effect.Effect<Media, unknown> =>
   Effect.flatMap(
     Effect.tryPromise({
       try: () => fs.promises.readFile(path),
       catch: (e) => new TransportError({ message: `cannot read ${path}: ${(e as Error).message}`, cause: e })
     }),
-    (bytes) => client.upload({
-      file: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-      filename: Path.basename(path),
-      contentType: types[Path.extname(path).toLowerCase()],
-      ...options
-    })
+    (bytes) =>
+      client.upload({
+        file: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+        filename: Path.basename(path),
+        contentType: types[Path.extname(path).toLowerCase()],
+        ...options
+      })
   )
 
 /**
@@ -39,22 +50,25 @@ export const downloadToFile = (
   Effect.gen(function*() {
     const { size, stream } = yield* client.openDownload(id, download)
     const partial = `${path}.partial`
-    const io = (what: string) => (e: unknown) => new TransportError({ message: `cannot ${what} ${partial}: ${(e as Error).message}`, cause: e })
+    const io = (what: string) => (e: unknown) =>
+      new TransportError({ message: `cannot ${what} ${partial}: ${(e as Error).message}`, cause: e })
     const file = yield* Effect.tryPromise({ try: () => fs.promises.open(partial, "w"), catch: io("create") })
     let received = 0
     const written = yield* Stream.runForEach(stream, (chunk) =>
-      Effect.tryPromise({ try: () => file.write(chunk), catch: io("write") }).pipe(
+      Effect.tryPromise({
+        try: () => file.write(chunk),
+        catch: io("write")
+      }).pipe(
         Effect.tap(() => {
           received += chunk.byteLength
           onBytes?.(received, size)
         })
+      )).pipe(
+        Effect.ensuring(Effect.promise(() => file.close())),
+        // stopped (Ctrl-C): no partial file is left behind
+        Effect.onInterrupt(() => Effect.sync(() => fs.rmSync(partial, { force: true }))),
+        Effect.either
       )
-    ).pipe(
-      Effect.ensuring(Effect.promise(() => file.close())),
-      // stopped (Ctrl-C): no partial file is left behind
-      Effect.onInterrupt(() => Effect.sync(() => fs.rmSync(partial, { force: true }))),
-      Effect.either
-    )
     if (written._tag === "Left") {
       fs.rmSync(partial, { force: true })
       return yield* Effect.fail(written.left)
@@ -62,4 +76,3 @@ export const downloadToFile = (
     fs.renameSync(partial, path)
     return { path, bytes: received }
   })
-

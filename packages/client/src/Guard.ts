@@ -1,4 +1,11 @@
-import { FetchHttpClient, HttpBody, HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import {
+  FetchHttpClient,
+  HttpBody,
+  HttpClient,
+  HttpClientError,
+  HttpClientRequest,
+  HttpClientResponse
+} from "@effect/platform"
 // the module, not the domain's index (which brings node:crypto): this file runs in browsers
 import * as JsonBody from "@pic2video/domain/JsonBody"
 import { Chunk, Clock, Duration, Effect, FiberRef, Option, Stream } from "effect"
@@ -94,13 +101,18 @@ const watchBody = (limits: Limits) =>
 const watchdog = (watch: Watch, label: string, limits: Limits): Effect.Effect<never, TransportError> =>
   Effect.flatMap(Clock.currentTimeMillis, (now) =>
     now < watch.deadline
-      ? Effect.zipRight(Effect.sleep(Duration.millis(Math.min(watch.deadline - now, 250))), watchdog(watch, label, limits))
-      : Effect.fail(new TransportError({
-        message: watch.stage === "waiting"
-          ? `${label}: no answer within ${seconds(limits.firstByteMillis)}`
-          : `${label}: the service took none of the request for ${seconds(limits.idleMillis)}`,
-        timeout: true
-      })))
+      ? Effect.zipRight(
+        Effect.sleep(Duration.millis(Math.min(watch.deadline - now, 250))),
+        watchdog(watch, label, limits)
+      )
+      : Effect.fail(
+        new TransportError({
+          message: watch.stage === "waiting"
+            ? `${label}: no answer within ${seconds(limits.firstByteMillis)}`
+            : `${label}: the service took none of the request for ${seconds(limits.idleMillis)}`,
+          timeout: true
+        })
+      ))
 
 /** One try of the request, bounded until the answer's head arrives. */
 const timed = <E, R>(
@@ -121,7 +133,8 @@ const timed = <E, R>(
 
 // ---- a kept-alive connection closed under a request ---------------------------------------------
 
-const closedWords = /other side closed|socket hang up|connection reset|connection closed before message completed|broken pipe/i
+const closedWords =
+  /other side closed|socket hang up|connection reset|connection closed before message completed|broken pipe/i
 const closedCodes: ReadonlyArray<unknown> = ["UND_ERR_SOCKET", "ECONNRESET", "EPIPE", "UND_ERR_CLOSED"]
 
 /**
@@ -150,7 +163,10 @@ const discard = (response: HttpClientResponse.HttpClientResponse) =>
 const nullBodyStatuses: ReadonlyArray<number> = [204, 205, 304]
 
 /** The answer again, its body now `body` (checked bytes, or a bounded stream). */
-const rebuild = (response: HttpClientResponse.HttpClientResponse, body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>) => {
+const rebuild = (
+  response: HttpClientResponse.HttpClientResponse,
+  body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>
+) => {
   const headers = new Headers()
   for (const [name, value] of Object.entries(response.headers)) headers.set(name, value)
   return HttpClientResponse.fromWeb(
@@ -184,12 +200,18 @@ export const guard = (limits: Limits) => <E, R>(client: HttpClient.HttpClient.Wi
         const refusal = (reason: UnexpectedAnswer["reason"], message: string) =>
           new UnexpectedAnswer({ reason, message: `${label}: ${message}`, status, requestId })
         /** Refused before its body is read: the body is canceled. */
-        const unexpected = (reason: UnexpectedAnswer["reason"], message: string) => Effect.zipRight(discard(response), Effect.fail(refusal(reason, message)))
+        const unexpected = (reason: UnexpectedAnswer["reason"], message: string) =>
+          Effect.zipRight(discard(response), Effect.fail(refusal(reason, message)))
 
         if (status === 0 || (status >= 300 && status < 400)) {
           const location = response.headers["location"]
           // status 0: a browser's opaque redirect, whose target it does not tell
-          if (status === 0 || location === undefined) return yield* unexpected("redirect", `the service answered a redirect (HTTP ${status}) whose target cannot be read`)
+          if (status === 0 || location === undefined) {
+            return yield* unexpected(
+              "redirect",
+              `the service answered a redirect (HTTP ${status}) whose target cannot be read`
+            )
+          }
           let target: URL
           try {
             target = new URL(location, request.url)
@@ -197,14 +219,19 @@ export const guard = (limits: Limits) => <E, R>(client: HttpClient.HttpClient.Wi
             return yield* unexpected("redirect", `the service redirected to an address that is not a URL`)
           }
           if (target.origin !== new URL(request.url).origin) {
-            return yield* unexpected("redirect", `the service redirected to ${target.href}, another origin; not followed`)
+            return yield* unexpected(
+              "redirect",
+              `the service redirected to ${target.href}, another origin; not followed`
+            )
           }
           if (request.method !== "GET" && request.method !== "HEAD") {
             return yield* unexpected("redirect", `the service redirected a ${request.method}; not followed`)
           }
           return response // followed below
         }
-        if (status < 200 || status > 599) return yield* unexpected("not_the_api", `HTTP ${status} is not an HTTP answer this client reads`)
+        if (status < 200 || status > 599) {
+          return yield* unexpected("not_the_api", `HTTP ${status} is not an HTTP answer this client reads`)
+        }
 
         // bytes only in a success: an error's body is JSON whatever was asked
         const asked = yield* FiberRef.get(bytesAnswer)
@@ -216,9 +243,14 @@ export const guard = (limits: Limits) => <E, R>(client: HttpClient.HttpClient.Wi
         const declared = declaredHeader === undefined ? null : Number(declaredHeader)
         if (declared !== null && Number.isFinite(declared)) {
           if (exact !== null && declared !== exact) {
-            return yield* unexpected(declared > exact ? "too_large" : "too_short", `${what} is ${declared} bytes, not the ${exact} bytes expected`)
+            return yield* unexpected(
+              declared > exact ? "too_large" : "too_short",
+              `${what} is ${declared} bytes, not the ${exact} bytes expected`
+            )
           }
-          if (declared > limit) return yield* unexpected("too_large", `${what} is larger than ${size(limit)}`)
+          if (declared > limit) {
+            return yield* unexpected("too_large", `${what} is larger than ${size(limit)}`)
+          }
         }
 
         // the body: every pause bounded, every byte counted, its end checked against a known size
@@ -227,9 +259,15 @@ export const guard = (limits: Limits) => <E, R>(client: HttpClient.HttpClient.Wi
           received = 0
           return response.stream
         }).pipe(
-          Stream.mapError((cause) => new TransportError({ message: `${label}: the connection broke during ${what}`, cause })),
+          Stream.mapError((cause) =>
+            new TransportError({ message: `${label}: the connection broke during ${what}`, cause })
+          ),
           Stream.timeoutFail(
-            () => new TransportError({ message: `${label}: ${what} stalled: nothing for ${seconds(limits.idleMillis)}`, timeout: true }),
+            () =>
+              new TransportError({
+                message: `${label}: ${what} stalled: nothing for ${seconds(limits.idleMillis)}`,
+                timeout: true
+              }),
             Duration.millis(limits.idleMillis)
           ),
           Stream.mapEffect((chunk): Effect.Effect<Uint8Array, UnexpectedAnswer> => {
@@ -258,12 +296,19 @@ export const guard = (limits: Limits) => <E, R>(client: HttpClient.HttpClient.Wi
           at += chunk.byteLength
         }
         const text = new TextDecoder().decode(all)
-        if (JsonBody.exceedsDepth(text)) return yield* Effect.fail(refusal("too_deep", `the answer nests deeper than ${JsonBody.maxDepth} levels`))
+        if (JsonBody.exceedsDepth(text)) {
+          return yield* Effect.fail(refusal("too_deep", `the answer nests deeper than ${JsonBody.maxDepth} levels`))
+        }
         if (status < 400 && text !== "") {
           try {
             JSON.parse(text)
           } catch {
-            return yield* Effect.fail(refusal("not_json", `the answer is not JSON (HTTP ${status}, ${response.headers["content-type"] ?? "no Content-Type"})`))
+            return yield* Effect.fail(
+              refusal(
+                "not_json",
+                `the answer is not JSON (HTTP ${status}, ${response.headers["content-type"] ?? "no Content-Type"})`
+              )
+            )
           }
         }
         return rebuild(response, all)

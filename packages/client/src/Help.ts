@@ -91,7 +91,8 @@ const pieces = (usage: string): Array<string> => {
  * An option whose choices do not fit on a line (`--image-class person | doll_figurine | …`) is
  * shown as `--image-class CHOICE`; its help lists the choices.
  */
-const fit = (piece: string, room: number) => piece.length <= room ? piece : piece.replace(/^(\[?--\S+) ([^\]]+)(\]?)$/, "$1 CHOICE$3")
+const fit = (piece: string, room: number) =>
+  piece.length <= room ? piece : piece.replace(/^(\[?--\S+) ([^\]]+)(\]?)$/, "$1 CHOICE$3")
 
 /** A usage broken only before a piece, later lines under the first piece after the command. */
 export const wrapUsage = (usage: string, prefix: string): Array<string> => {
@@ -124,7 +125,8 @@ const shortUsage = (usage: string) => {
 }
 
 /** @effect/cli's words for an option's type and optionality: the usage shows both. */
-const restated = /^(A true or false value|A user-defined piece of text|An integer|A floating point number|An existing file|A file|An existing file or directory|A directory|This setting is optional|One of the following: .*|This option may be repeated .*|This argument must be repeated .*|This option can be set from environment variables|This setting is a property argument which:)\.?$/
+const restated =
+  /^(A true or false value|A user-defined piece of text|An integer|A floating point number|An existing file|A file|An existing file or directory|A directory|This setting is optional|One of the following: .*|This option may be repeated .*|This argument must be repeated .*|This option can be set from environment variables|This setting is a property argument which:)\.?$/
 
 const paragraphs = (doc: HelpDoc.HelpDoc): Array<string> => {
   switch (doc._tag) {
@@ -158,7 +160,9 @@ const sections = (command: Node["command"], prefix: string): Map<string, Array<s
         for (const [term, about] of doc.definitions) {
           const name = fit(text(term), width - 2)
           // the choices are in the term, unless they did not fit there
-          const said = paragraphs(about).filter((p) => !restated.test(p.trim()) || (name !== text(term) && p.startsWith("One of")))
+          const said = paragraphs(about).filter((p) =>
+            !restated.test(p.trim()) || (name !== text(term) && p.startsWith("One of"))
+          )
           add([`  ${name}`, ...(said.length === 0 ? [] : wrap(said.join(" "), "      "))])
         }
         return
@@ -255,6 +259,8 @@ export const requested = (
   }
   if (help) return { path, missing: false }
   const last = path[path.length - 1]
-  if (last.children.length > 0 && own.slice(rest).length === 0 && (path.length > 1 || own.length === 0)) return { path, missing: true }
+  if (last.children.length > 0 && own.slice(rest).length === 0 && (path.length > 1 || own.length === 0)) {
+    return { path, missing: true }
+  }
   return undefined
 }

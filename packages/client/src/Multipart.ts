@@ -88,5 +88,10 @@ export const encode = (form: FormData, onBytes?: (sent: number, total: number) =
       }))
     )
   })
-  return { contentType: `multipart/form-data; boundary=${mark}`, length: pieces.reduce((n, p) => n + size(p), 0), fileBytes, stream }
+  return {
+    contentType: `multipart/form-data; boundary=${mark}`,
+    length: pieces.reduce((n, p) => n + size(p), 0),
+    fileBytes,
+    stream
+  }
 }

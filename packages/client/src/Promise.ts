@@ -18,20 +18,35 @@ type Methods = Omit<Client.Client, "raw" | "downloadStream" | "openDownload">
 
 export type PromiseClient = { readonly [K in keyof Methods]: Promised<Methods[K]> } & {
   /** The finished MP4 as a web stream. */
-  readonly downloadStream: (id: string, download?: Client.DownloadOptions, options?: CallOptions) => Promise<ReadableStream<Uint8Array>>
+  readonly downloadStream: (
+    id: string,
+    download?: Client.DownloadOptions,
+    options?: CallOptions
+  ) => Promise<ReadableStream<Uint8Array>>
 }
 
 const run = <A>(effect: Effect.Effect<A, unknown>, options?: CallOptions): Promise<A> =>
   Effect.runPromiseExit(effect, options?.signal === undefined ? undefined : { signal: options.signal }).then((exit) => {
     if (Exit.isSuccess(exit)) return exit.value
     // the error itself (an ApiError, …), not Effect's wrapper
-    throw Cause.isInterruptedOnly(exit.cause) ? new DOMException("the call was aborted", "AbortError") : Cause.squash(exit.cause)
+    throw Cause.isInterruptedOnly(exit.cause)
+      ? new DOMException("the call was aborted", "AbortError")
+      : Cause.squash(exit.cause)
   })
 
 /** How many arguments each method takes before the trailing CallOptions. */
 const arity: Record<keyof Methods, number> = {
-  listMedia: 1, upload: 1, preview: 1, createRender: 2, getRender: 1, waitForRender: 2, download: 2,
-  createImport: 2, getImport: 1, waitForImport: 2, usage: 0
+  listMedia: 1,
+  upload: 1,
+  preview: 1,
+  createRender: 2,
+  getRender: 1,
+  waitForRender: 2,
+  download: 2,
+  createImport: 2,
+  getImport: 1,
+  waitForImport: 2,
+  usage: 0
 }
 
 export const createClient = (options: Client.ClientOptions): PromiseClient => {

@@ -1,3 +1,3 @@
 export * as Client from "./Client.ts"
 export * from "./Errors.ts"
-export { createClient, type CallOptions, type PromiseClient } from "./Promise.ts"
+export { type CallOptions, createClient, type PromiseClient } from "./Promise.ts"

@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Encoding, Exit, FastCheck as fc, Redacted } from "effect"
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import * as TokenCipher from "../src/drive/TokenCipher.ts"
 import type { Tokens } from "../src/drive/Tokens.ts"
 

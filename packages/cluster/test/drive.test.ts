@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync, statSync, existsSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
 import {
@@ -17,14 +14,17 @@ import {
   Redacted,
   Schedule
 } from "effect"
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type DriveEmulator, startDriveEmulator } from "../../../test/support/drive-emulator.ts"
 import { DriveApi, type DriveAuth, type DriveSession } from "../src/drive/DriveApi.ts"
+import * as DriveApiModule from "../src/drive/DriveApi.ts"
 import * as DriveConfig from "../src/drive/DriveConfig.ts"
 import { DriveOAuth } from "../src/drive/OAuth.ts"
 import * as DriveOAuthModule from "../src/drive/OAuth.ts"
-import * as DriveApiModule from "../src/drive/DriveApi.ts"
 import { backoff, DriveRetryPolicy, type DriveRetryPolicyShape } from "../src/drive/Retry.ts"
 import type { Tokens } from "../src/drive/Tokens.ts"
-import { type DriveEmulator, startDriveEmulator } from "../../../test/support/drive-emulator.ts"
 
 const MiB = 1024 * 1024
 const MAX_BYTES = 15 * MiB
@@ -221,7 +221,11 @@ describe("OAuth against the emulator", () => {
       const good = new URL(yield* oauth.authorizationUrl({ state: "v", codeChallenge: pkce.challenge }))
       const statusWith = (changes: Record<string, string | null>) => {
         const url = new URL(good)
-        for (const [k, v] of Object.entries(changes)) v === null ? url.searchParams.delete(k) : url.searchParams.set(k, v)
+        for (const [k, v] of Object.entries(changes)) {
+          v === null
+            ? url.searchParams.delete(k)
+            : url.searchParams.set(k, v)
+        }
         return Effect.promise(() => fetch(url, { redirect: "manual" }).then((r) => r.status))
       }
       expect(yield* statusWith({})).toBe(302)
@@ -234,19 +238,21 @@ describe("OAuth against the emulator", () => {
     })))
 
   it.live("the consent can also be an HTML page, or a denial", () =>
-    run(Effect.gen(function*() {
-      const oauth = yield* DriveOAuth
-      const pkce = yield* oauth.newPkce
-      const url = yield* oauth.authorizationUrl({ state: "html", codeChallenge: pkce.challenge })
-      emulator.setConsent("html")
-      const page = yield* Effect.promise(() => fetch(url).then((r) => r.text()))
-      expect(page).toContain("Allow")
-      const viaPage = yield* Effect.promise(() => emulator.consent(url))
-      yield* oauth.exchangeCode({ code: viaPage.code, codeVerifier: pkce.verifier })
-      emulator.setConsent("deny")
-      const denied = yield* Effect.promise(() => emulator.consent(url))
-      expect(denied).toEqual({ error: "access_denied", state: "html" })
-    }).pipe(Effect.ensuring(Effect.sync(() => emulator.setConsent("redirect"))))))
+    run(
+      Effect.gen(function*() {
+        const oauth = yield* DriveOAuth
+        const pkce = yield* oauth.newPkce
+        const url = yield* oauth.authorizationUrl({ state: "html", codeChallenge: pkce.challenge })
+        emulator.setConsent("html")
+        const page = yield* Effect.promise(() => fetch(url).then((r) => r.text()))
+        expect(page).toContain("Allow")
+        const viaPage = yield* Effect.promise(() => emulator.consent(url))
+        yield* oauth.exchangeCode({ code: viaPage.code, codeVerifier: pkce.verifier })
+        emulator.setConsent("deny")
+        const denied = yield* Effect.promise(() => emulator.consent(url))
+        expect(denied).toEqual({ error: "access_denied", state: "html" })
+      }).pipe(Effect.ensuring(Effect.sync(() => emulator.setConsent("redirect"))))
+    ))
 
   it.live("revoke ends the grant: refresh is invalid_grant, drive calls end in InvalidGrant", () =>
     run(Effect.gen(function*() {
@@ -358,7 +364,12 @@ describe("folders", () => {
     run(Effect.gen(function*() {
       const folder = emulator.addFolder({ name: "Import me" })
       for (let i = 0; i < 12; i++) {
-        emulator.addFile({ name: `img-${String(i).padStart(2, "0")}.jpg`, parent: folder, mimeType: "image/jpeg", bytes: "x".repeat(i + 1) })
+        emulator.addFile({
+          name: `img-${String(i).padStart(2, "0")}.jpg`,
+          parent: folder,
+          mimeType: "image/jpeg",
+          bytes: "x".repeat(i + 1)
+        })
       }
       emulator.addFile({ name: "trashed.jpg", parent: folder, mimeType: "image/jpeg", bytes: "x", trashed: true })
       emulator.addFile({ name: "notes", parent: folder, mimeType: "application/vnd.google-apps.document" })
@@ -394,7 +405,9 @@ describe("downloads", () => {
       expect(ok.bytes).toBe(MAX_BYTES)
       expect(statSync(target("exact.jpg")).size).toBe(MAX_BYTES)
 
-      const error = failureOf(yield* Effect.exit(session.download(over, { maxBytes: MAX_BYTES, toPath: target("over.jpg") })))
+      const error = failureOf(
+        yield* Effect.exit(session.download(over, { maxBytes: MAX_BYTES, toPath: target("over.jpg") }))
+      )
       expect(error).toMatchObject({ _tag: "FileTooLarge", fileId: over, maxBytes: MAX_BYTES })
       expect(existsSync(target("over.jpg"))).toBe(false)
       yield* Effect.sleep("100 millis")
@@ -413,7 +426,9 @@ describe("downloads", () => {
       emulator.omitContentLength(true)
       const ok = yield* session.download(exact, { maxBytes: MAX_BYTES, toPath: target("exact-chunked.jpg") })
       expect(ok.bytes).toBe(MAX_BYTES)
-      const error = failureOf(yield* Effect.exit(session.download(huge, { maxBytes: MAX_BYTES, toPath: target("huge.jpg") })))
+      const error = failureOf(
+        yield* Effect.exit(session.download(huge, { maxBytes: MAX_BYTES, toPath: target("huge.jpg") }))
+      )
       expect(error._tag).toBe("FileTooLarge")
       yield* Effect.sleep("100 millis")
       const record = emulator.downloads.find((d) => d.fileId === huge)!
@@ -434,8 +449,14 @@ describe("downloads", () => {
       expect(emulator.downloads.map((d) => d.truncated)).toEqual([true, true, false])
 
       emulator.truncateNextDownloads({ fileId: file, count: 10, sendBytes: 1000 })
-      const error = failureOf(yield* Effect.exit(session.download(file, { maxBytes: MAX_BYTES, toPath: target("photo2.png") })))
-      expect(error).toMatchObject({ _tag: "ProviderUnavailable", reason: "truncated_body", attempts: FastRetry.maxAttempts })
+      const error = failureOf(
+        yield* Effect.exit(session.download(file, { maxBytes: MAX_BYTES, toPath: target("photo2.png") }))
+      )
+      expect(error).toMatchObject({
+        _tag: "ProviderUnavailable",
+        reason: "truncated_body",
+        attempts: FastRetry.maxAttempts
+      })
       expect(existsSync(target("photo2.png"))).toBe(false)
     })))
 
@@ -538,7 +559,11 @@ describe("rate limits, server errors and refresh", () => {
       emulator.slowDownloads({ chunkBytes: 1024, delayMs: 200 })
       const fiber = yield* Effect.fork(
         session.download(file, { maxBytes: MAX_BYTES, toPath: join(workDir, "slow.jpg") }).pipe(
-          Effect.provideService(DriveRetryPolicy, { ...FastRetry, maxAttempts: 2, downloadTimeout: Duration.millis(300) })
+          Effect.provideService(DriveRetryPolicy, {
+            ...FastRetry,
+            maxAttempts: 2,
+            downloadTimeout: Duration.millis(300)
+          })
         )
       )
       const error = failureOf(yield* Fiber.await(fiber))

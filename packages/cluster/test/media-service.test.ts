@@ -32,7 +32,14 @@ describe("MediaService on the test service graph", () => {
         const media = yield* MediaService
         const ws = yield* WorkspacesRepo.create("library", { plan: "studio" })
         const doc = yield* media.upload(ws.id, yield* upload("rocket.jpg", { label: "Rocket", tags: ["space"] }))
-        expect(doc).toMatchObject({ object: "media", label: "Rocket", tags: ["space"], width: null, height: null, mime_type: "image/jpeg" })
+        expect(doc).toMatchObject({
+          object: "media",
+          label: "Rocket",
+          tags: ["space"],
+          width: null,
+          height: null,
+          mime_type: "image/jpeg"
+        })
         expect(doc.preview_url).toBe(`${TestServices.publicBaseUrl}/api/v1/media/${doc.id}/preview`)
 
         const page = yield* media.list(ws.id, {})

@@ -38,7 +38,10 @@ describe("portal sessions on TestClock", () => {
         const link = yield* signIn(15)
         yield* TestClock.adjust(15 * minute - 1)
         // the page a link opens only asks whose it is: nothing is spent
-        expect(yield* PortalSessions.redeem(link.token, { spend: false })).toEqual({ _tag: "Usable", workspaceId: link.workspaceId })
+        expect(yield* PortalSessions.redeem(link.token, { spend: false })).toEqual({
+          _tag: "Usable",
+          workspaceId: link.workspaceId
+        })
         const started = yield* PortalSessions.redeem(link.token)
         expect(started).toMatchObject({ _tag: "Started", workspaceId: link.workspaceId })
         expect(yield* PortalSessions.redeem(link.token)).toBeUndefined()

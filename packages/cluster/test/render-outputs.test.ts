@@ -19,15 +19,20 @@ import * as TestDatabase from "./support/TestDatabase.ts"
  * PostgreSQL and the local blob store: the poster beside the video, and both gone when the video is
  * deleted (a render canceled while its files were being stored keeps neither).
  */
-let runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient | BlobStore | RendersRepo | WorkspacesRepo | MediaRepo, never>
+let runtime: ManagedRuntime.ManagedRuntime<
+  SqlClient.SqlClient | BlobStore | RendersRepo | WorkspacesRepo | MediaRepo,
+  never
+>
 let root: string
 
 beforeAll(async () => {
   root = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-outputs-"))
-  runtime = ManagedRuntime.make(Layer.mergeAll(
-    TestDatabase.layer,
-    Layer.succeed(BlobStore, makeLocal(Path.join(root, "blobs")))
-  ).pipe(Layer.orDie))
+  runtime = ManagedRuntime.make(
+    Layer.mergeAll(
+      TestDatabase.layer,
+      Layer.succeed(BlobStore, makeLocal(Path.join(root, "blobs")))
+    ).pipe(Layer.orDie)
+  )
   await runtime.runPromise(Effect.void)
 })
 
@@ -42,7 +47,9 @@ const result = (withPoster: boolean): RenderResult => ({
   height: 1920,
   byte_size: 4,
   content_type: "video/mp4",
-  ...(withPoster ? { poster: { width: 360, height: 640, byte_size: 3, content_type: "image/jpeg", frame: 14, time_sec: 14 / 30 } } : {})
+  ...(withPoster
+    ? { poster: { width: 360, height: 640, byte_size: 3, content_type: "image/jpeg", frame: 14, time_sec: 14 / 30 } }
+    : {})
 })
 
 /** A processing render of a fresh workspace (charged as the portal charges), and its finished files on disk. */
@@ -50,13 +57,28 @@ const processing = Effect.gen(function*() {
   const ws = yield* WorkspacesRepo.create("outputs", { plan: "custom", included: 10, storageBudgetBytes: 10 ** 9 })
   const mediaId = randomUUID()
   yield* MediaRepo.add({
-    id: mediaId, workspaceId: ws.id, label: "", tags: [], width: 10, height: 10, mimeType: "image/png",
-    sizeBytes: 1, blobKey: `media/${ws.id}/${mediaId}`, sourceRef: null
+    id: mediaId,
+    workspaceId: ws.id,
+    label: "",
+    tags: [],
+    width: 10,
+    height: 10,
+    mimeType: "image/png",
+    sizeBytes: 1,
+    blobKey: `media/${ws.id}/${mediaId}`,
+    sourceRef: null
   })
   const id = `rnd_${randomUUID().replaceAll("-", "")}`
   yield* RendersRepo.charge({
-    id, payer: { workspaceId: ws.id, keyId: null, spendCap24h: null }, mediaId, request: { media_id: mediaId }, metadata: {},
-    idempotencyKey: null, idempotencyRecordId: null, captionBlobKey: null, deadline: Date.now() + 10_000
+    id,
+    payer: { workspaceId: ws.id, keyId: null, spendCap24h: null },
+    mediaId,
+    request: { media_id: mediaId },
+    metadata: {},
+    idempotencyKey: null,
+    idempotencyRecordId: null,
+    captionBlobKey: null,
+    deadline: Date.now() + 10_000
   })
   expect(yield* RendersRepo.markProcessing(id)).toBeDefined()
   const files = { video: Path.join(root, `${id}.mp4`), poster: Path.join(root, `${id}.jpg`) }
@@ -104,7 +126,9 @@ describe("a render's stored files", () => {
     runtime.runPromise(Effect.gen(function*() {
       const r = yield* processing
       const sql = yield* SqlClient.SqlClient
-      const refused = yield* Effect.flip(sql`UPDATE renders SET poster_blob_key = 'renders/x.poster.jpg' WHERE id = ${r.id}`)
+      const refused = yield* Effect.flip(
+        sql`UPDATE renders SET poster_blob_key = 'renders/x.poster.jpg' WHERE id = ${r.id}`
+      )
       expect(String((refused.cause as { message?: string }).message)).toMatch(/renders_poster_completed/)
     })))
 })

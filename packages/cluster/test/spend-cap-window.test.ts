@@ -20,8 +20,16 @@ const account = (cap: number) =>
     const key = yield* ApiKeys.create({ workspaceId: ws.id, scopes: ["renders:create"], spendCap24h: cap })
     const mediaId = randomUUID()
     const added = yield* MediaRepo.add({
-      id: mediaId, workspaceId: ws.id, label: "", tags: [], width: 10, height: 10, mimeType: "image/png",
-      sizeBytes: 1, blobKey: `media/${ws.id}/${mediaId}`, sourceRef: null
+      id: mediaId,
+      workspaceId: ws.id,
+      label: "",
+      tags: [],
+      width: 10,
+      height: 10,
+      mimeType: "image/png",
+      sizeBytes: 1,
+      blobKey: `media/${ws.id}/${mediaId}`,
+      sourceRef: null
     })
     expect(added._tag).toBe("Inserted")
     const payer: Payer = { workspaceId: ws.id, keyId: key.id, spendCap24h: cap }
@@ -33,8 +41,15 @@ const charge = (a: { readonly payer: Payer; readonly mediaId: string }) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const outcome = yield* Effect.either(RendersRepo.charge({
-      id: `rnd_${randomUUID().replaceAll("-", "")}`, payer: a.payer, mediaId: a.mediaId, request: { media_id: a.mediaId }, metadata: {},
-      idempotencyKey: null, idempotencyRecordId: null, captionBlobKey: null, deadline: now + 60_000
+      id: `rnd_${randomUUID().replaceAll("-", "")}`,
+      payer: a.payer,
+      mediaId: a.mediaId,
+      request: { media_id: a.mediaId },
+      metadata: {},
+      idempotencyKey: null,
+      idempotencyRecordId: null,
+      captionBlobKey: null,
+      deadline: now + 60_000
     }))
     return Either.isLeft(outcome) ? outcome.left.code : outcome.right.row.id
   })

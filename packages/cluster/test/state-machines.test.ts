@@ -4,18 +4,18 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { ImportState, Plans, RenderState, SpendCap } from "@pic2video/domain"
 import { Effect, Either, Exit, FastCheck as fc, Layer, ManagedRuntime, Option, Redacted, Scope } from "effect"
 import { randomUUID } from "node:crypto"
-import { ApiKeyEntity, layer as apiKeyEntityLayer } from "../src/entities/ApiKeyEntity.ts"
+import { makeDatabase } from "../../../test/support/service.ts"
 import * as AppConfig from "../src/config/AppConfig.ts"
 import * as Database from "../src/database/Database.ts"
+import { ApiKeyEntity, layer as apiKeyEntityLayer } from "../src/entities/ApiKeyEntity.ts"
+import { IdempotencyRepo } from "../src/repositories/IdempotencyRecords.ts"
 import * as Imports from "../src/repositories/Imports.ts"
 import { ImportsRepo } from "../src/repositories/Imports.ts"
 import * as Renders from "../src/repositories/Renders.ts"
 import { RendersRepo } from "../src/repositories/Renders.ts"
 import * as Repositories from "../src/repositories/Repositories.ts"
-import { IdempotencyRepo } from "../src/repositories/IdempotencyRecords.ts"
-import { cancel as cancelRender } from "../src/services/RenderService.ts"
 import { WorkspacesRepo } from "../src/repositories/Workspaces.ts"
-import { makeDatabase } from "../../../test/support/service.ts"
+import { cancel as cancelRender } from "../src/services/RenderService.ts"
 
 /**
  * Model-based tests of the real thing: random command sequences run against the service's own
@@ -26,17 +26,28 @@ import { makeDatabase } from "../../../test/support/service.ts"
  * the state machines: after every step the invariants are read back from the database.
  */
 
-type Env = SqlClient.SqlClient | ShardingConfig.ShardingConfig | RendersRepo | ImportsRepo | WorkspacesRepo | IdempotencyRepo
+type Env =
+  | SqlClient.SqlClient
+  | ShardingConfig.ShardingConfig
+  | RendersRepo
+  | ImportsRepo
+  | WorkspacesRepo
+  | IdempotencyRepo
 let runtime: ManagedRuntime.ManagedRuntime<Env, never>
 /** holds the entity test clients until the end of the file */
 const clients = Effect.runSync(Scope.make())
 
 beforeAll(async () => {
   const url = await makeDatabase()
-  runtime = ManagedRuntime.make(Layer.mergeAll(
-    Repositories.layer.pipe(Layer.provideMerge(Database.layer), Layer.provide(AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(url)) }))),
-    ShardingConfig.layerDefaults
-  ).pipe(Layer.orDie))
+  runtime = ManagedRuntime.make(
+    Layer.mergeAll(
+      Repositories.layer.pipe(
+        Layer.provideMerge(Database.layer),
+        Layer.provide(AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(url)) }))
+      ),
+      ShardingConfig.layerDefaults
+    ).pipe(Layer.orDie)
+  )
   await runtime.runPromise(Effect.void)
 })
 
@@ -58,7 +69,10 @@ interface Account {
   readonly mediaId: string
   /** a key with a spend cap, one without, and the workspace itself (the portal) */
   readonly payers: ReadonlyArray<Renders.Payer>
-  readonly charge: (payer: Renders.Payer, r: Omit<Renders.NewRender, "payer">) => Effect.Effect<{ renderId: string; charged: boolean }, { code: string }>
+  readonly charge: (
+    payer: Renders.Payer,
+    r: Omit<Renders.NewRender, "payer">
+  ) => Effect.Effect<{ renderId: string; charged: boolean }, { code: string }>
 }
 
 interface Model {
@@ -74,17 +88,39 @@ const makeAccount = Effect.gen(function*() {
   const renders = yield* RendersRepo
   const ws = yield* WorkspacesRepo.create("model", { plan: "custom", included, storageBudgetBytes: 10 ** 9 })
   const mediaId = randomUUID()
-  yield* sql`INSERT INTO media ${sql.insert({
-    id: mediaId, workspace_id: ws.id, created_at: new Date(), label: "", tags: [], width: 10, height: 10,
-    mime_type: "image/png", file_size_bytes: 1, blob_key: `media/${ws.id}/${mediaId}`
-  })}`
-  const keyIds = [`key_${randomUUID().replaceAll("-", "").slice(0, 20)}`, `key_${randomUUID().replaceAll("-", "").slice(0, 20)}`]
+  yield* sql`INSERT INTO media ${
+    sql.insert({
+      id: mediaId,
+      workspace_id: ws.id,
+      created_at: new Date(),
+      label: "",
+      tags: [],
+      width: 10,
+      height: 10,
+      mime_type: "image/png",
+      file_size_bytes: 1,
+      blob_key: `media/${ws.id}/${mediaId}`
+    })
+  }`
+  const keyIds = [
+    `key_${randomUUID().replaceAll("-", "").slice(0, 20)}`,
+    `key_${randomUUID().replaceAll("-", "").slice(0, 20)}`
+  ]
   for (const [i, id] of keyIds.entries()) {
-    yield* sql`INSERT INTO api_keys ${sql.insert({
-      id, workspace_id: ws.id, name: "model", secret_hash: new Uint8Array(32), scopes: ["renders:create"],
-      spend_cap_24h: i === 0 ? cap : null, creates_per_minute: 60, reads_per_minute: 600, uploads_per_minute: 60,
-      created_at: new Date()
-    })}`
+    yield* sql`INSERT INTO api_keys ${
+      sql.insert({
+        id,
+        workspace_id: ws.id,
+        name: "model",
+        secret_hash: new Uint8Array(32),
+        scopes: ["renders:create"],
+        spend_cap_24h: i === 0 ? cap : null,
+        creates_per_minute: 60,
+        reads_per_minute: 600,
+        uploads_per_minute: 60,
+        created_at: new Date()
+      })
+    }`
   }
   const keys = yield* Entity.makeTestClient(ApiKeyEntity, apiKeyEntityLayer)
   const charge = (
@@ -93,8 +129,7 @@ const makeAccount = Effect.gen(function*() {
   ): Effect.Effect<{ renderId: string; charged: boolean }, { code: string }, RendersRepo> =>
     payer.keyId === null
       ? Effect.map(RendersRepo.charge({ ...r, payer }), (c) => ({ renderId: c.row.id, charged: c._tag === "Charged" }))
-      : Effect.flatMap(keys(payer.keyId), (client) =>
-        client.Charge({ ...r, payer }))
+      : Effect.flatMap(keys(payer.keyId), (client) => client.Charge({ ...r, payer }))
   return {
     workspaceId: ws.id,
     cycleStart: Plans.cycleStart(ws.created_at, new Date()),
@@ -160,7 +195,12 @@ const command = (label: string, step: Step, needsRender = false): fc.AsyncComman
 const pick = (m: Model, i: number) => m.renders[i % m.renders.length].id
 
 const asset = (id: string): Renders.Asset => ({
-  blobKey: `renders/${id}.mp4`, contentType: "video/mp4", width: 1080, height: 1920, byteSize: 1000, durationSec: 1,
+  blobKey: `renders/${id}.mp4`,
+  contentType: "video/mp4",
+  width: 1080,
+  height: 1920,
+  byteSize: 1000,
+  durationSec: 1,
   posterBlobKey: `renders/${id}.poster.jpg`
 })
 
@@ -194,9 +234,14 @@ const createCommand = (payerIndex: number, idempotencyKey: string | null) =>
       const before = yield* RendersRepo.usage(payer.workspaceId)
       const id = `rnd_${randomUUID().replaceAll("-", "")}`
       const outcome = yield* Effect.either(m.account.charge(payer, {
-        id, mediaId: m.account.mediaId, request: { media_id: m.account.mediaId }, metadata: {},
-        idempotencyKey: idempotencyKey === null ? null : scopedKey, idempotencyRecordId: recordId,
-        captionBlobKey: null, deadline: Date.now() + 60_000
+        id,
+        mediaId: m.account.mediaId,
+        request: { media_id: m.account.mediaId },
+        metadata: {},
+        idempotencyKey: idempotencyKey === null ? null : scopedKey,
+        idempotencyRecordId: recordId,
+        captionBlobKey: null,
+        deadline: Date.now() + 60_000
       }))
       if (Either.isLeft(outcome)) {
         // a refusal is the charge rule's, on the counts as they were
@@ -244,7 +289,10 @@ describe("renders and charges against PostgreSQL (model-based)", () => {
     await fc.assert(
       fc.asyncProperty(renderCommands, async (cmds) => {
         const account = await run(Scope.extend(makeAccount, clients))
-        await fc.asyncModelRun(() => ({ model: { account, renders: [], idempotent: new Map() } satisfies Model, real: {} }), cmds)
+        await fc.asyncModelRun(
+          () => ({ model: { account, renders: [], idempotent: new Map() } satisfies Model, real: {} }),
+          cmds
+        )
       }),
       { numRuns: 40 }
     )
@@ -265,8 +313,21 @@ interface ImportModel {
 
 const makeImport = Effect.gen(function*() {
   const ws = yield* WorkspacesRepo.create("imports", { plan: "custom", included: 0, storageBudgetBytes: 10 ** 9 })
-  const row = yield* ImportsRepo.create({ id: `imp_${randomUUID().replaceAll("-", "")}`, workspaceId: ws.id, apiKeyId: null, folderId: "folder", idempotencyRecordId: null })
-  return { importId: row.id, workspaceId: ws.id, status: row.status, stoppedReason: null, ended: undefined, position: 0 } satisfies ImportModel
+  const row = yield* ImportsRepo.create({
+    id: `imp_${randomUUID().replaceAll("-", "")}`,
+    workspaceId: ws.id,
+    apiKeyId: null,
+    folderId: "folder",
+    idempotencyRecordId: null
+  })
+  return {
+    importId: row.id,
+    workspaceId: ws.id,
+    status: row.status,
+    stoppedReason: null,
+    ended: undefined,
+    position: 0
+  } satisfies ImportModel
 })
 
 const checkImport = (m: ImportModel) =>
@@ -286,14 +347,21 @@ const checkImport = (m: ImportModel) =>
     m.stoppedReason = row.stopped_reason
   })
 
-const importCommand = (label: string, step: (m: ImportModel) => Effect.Effect<void, never, Env>): fc.AsyncCommand<ImportModel, unknown> => ({
+const importCommand = (
+  label: string,
+  step: (m: ImportModel) => Effect.Effect<void, never, Env>
+): fc.AsyncCommand<ImportModel, unknown> => ({
   check: () => true,
   run: (m) => run(Effect.zipRight(step(m), checkImport(m))),
   toString: () => label
 })
 
 const itemOf = (kind: number, mediaId: string): Imports.NewItem =>
-  kind === 0 ? { status: "imported", mediaId } : kind === 1 ? { status: "skipped", reason: "already_imported" } : { status: "failed", reason: "download_failed" }
+  kind === 0
+    ? { status: "imported", mediaId }
+    : kind === 1
+    ? { status: "skipped", reason: "already_imported" }
+    : { status: "failed", reason: "download_failed" }
 
 const endImport = (stopped: ImportState.StoppedReason | null) => (m: ImportModel) =>
   Effect.gen(function*() {
@@ -312,11 +380,27 @@ const importCommands = fc.commands([
         if (ImportState.isTerminal(m.status)) return
         const sql = yield* SqlClient.SqlClient
         const mediaId = randomUUID()
-        yield* sql`INSERT INTO media ${sql.insert({
-          id: mediaId, workspace_id: m.workspaceId, created_at: new Date(), label: "", tags: [], width: 1, height: 1,
-          mime_type: "image/png", file_size_bytes: 1, blob_key: `media/x/${mediaId}`, source_ref: `f${m.position}`
-        })}`.pipe(Effect.orDie)
-        yield* ImportsRepo.recordItem(m.importId, m.position, { id: `f${m.position}`, name: `f${m.position}` }, itemOf(kind, mediaId))
+        yield* sql`INSERT INTO media ${
+          sql.insert({
+            id: mediaId,
+            workspace_id: m.workspaceId,
+            created_at: new Date(),
+            label: "",
+            tags: [],
+            width: 1,
+            height: 1,
+            mime_type: "image/png",
+            file_size_bytes: 1,
+            blob_key: `media/x/${mediaId}`,
+            source_ref: `f${m.position}`
+          })
+        }`.pipe(Effect.orDie)
+        yield* ImportsRepo.recordItem(
+          m.importId,
+          m.position,
+          { id: `f${m.position}`, name: `f${m.position}` },
+          itemOf(kind, mediaId)
+        )
         m.position++
       }))
   ),
@@ -324,13 +408,18 @@ const importCommands = fc.commands([
     importCommand(`finish(${stopped})`, endImport(stopped))
   ),
   // a rerun racing the first run to the end
-  fc.tuple(fc.option(fc.constantFrom(...ImportState.stoppedReasons), { nil: null }), fc.option(fc.constantFrom(...ImportState.stoppedReasons), { nil: null }))
+  fc.tuple(
+    fc.option(fc.constantFrom(...ImportState.stoppedReasons), { nil: null }),
+    fc.option(fc.constantFrom(...ImportState.stoppedReasons), { nil: null })
+  )
     .map(([a, b]) =>
       importCommand(`race(finish(${a}), finish(${b}))`, (m) =>
         Effect.gen(function*() {
           const tally = yield* ImportsRepo.tally(m.importId)
           const pending = !ImportState.isTerminal((yield* ImportsRepo.byId(m.importId))!.status)
-          const [sa, sb] = yield* Effect.all([ImportsRepo.finish(m.importId, a), ImportsRepo.finish(m.importId, b)], { concurrency: 2 })
+          const [sa, sb] = yield* Effect.all([ImportsRepo.finish(m.importId, a), ImportsRepo.finish(m.importId, b)], {
+            concurrency: 2
+          })
           if (pending && m.ended === undefined) {
             // whichever won, both answer the status it wrote
             expect(sa).toBe(sb)

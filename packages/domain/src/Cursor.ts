@@ -9,7 +9,10 @@ export interface Position {
 }
 
 const toBase64Url = (text: string): string =>
-  btoa(String.fromCharCode(...new TextEncoder().encode(text))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
+  btoa(String.fromCharCode(...new TextEncoder().encode(text))).replace(/\+/g, "-").replace(/\//g, "_").replace(
+    /=+$/,
+    ""
+  )
 
 const fromBase64Url = (text: string): string | undefined => {
   if (!/^[A-Za-z0-9_-]+$/.test(text)) return undefined
@@ -34,7 +37,9 @@ export const decodeCursor = (cursor: string): Position | undefined => {
     const v: unknown = JSON.parse(json)
     if (typeof v !== "object" || v === null) return undefined
     const { t, i } = v as Record<string, unknown>
-    if (typeof t !== "string" || typeof i !== "string" || !isoInstant.test(t) || Number.isNaN(Date.parse(t))) return undefined
+    if (typeof t !== "string" || typeof i !== "string" || !isoInstant.test(t) || Number.isNaN(Date.parse(t))) {
+      return undefined
+    }
     if (i.length === 0 || i.length > 128) return undefined
     return { createdAt: t, id: i }
   } catch {
@@ -51,7 +56,8 @@ export interface FolderPage {
   readonly parent: string
 }
 
-export const encodePageToken = (page: FolderPage): string => toBase64Url(JSON.stringify({ p: page.token, f: page.parent }))
+export const encodePageToken = (page: FolderPage): string =>
+  toBase64Url(JSON.stringify({ p: page.token, f: page.parent }))
 
 export const decodePageToken = (cursor: string): FolderPage | undefined => {
   if (cursor.length === 0 || cursor.length > 4096) return undefined

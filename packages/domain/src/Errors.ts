@@ -22,7 +22,10 @@ export const ErrorCatalogue = {
   internal_error: { status: 500, answeredBy: "every" },
   service_unavailable: { status: 503, answeredBy: "every" },
   // what operations answer of their own
-  validation_failed: { status: 422, answeredBy: ["listMedia", "uploadMedia", "createImport", "folders", "createRender"] },
+  validation_failed: {
+    status: 422,
+    answeredBy: ["listMedia", "uploadMedia", "createImport", "folders", "createRender"]
+  },
   unsupported_render_type: { status: 422, answeredBy: ["createRender"] },
   unsupported_media_type: { status: 415, answeredBy: ["uploadMedia"] },
   payload_too_large: { status: 413, answeredBy: ["uploadMedia", "createImport", "createRender"] },
@@ -69,11 +72,16 @@ export const codesOf = <Operation extends string>(operation: Operation): Readonl
 
 /** Every operation the catalogue names. */
 export const operationNames: ReadonlyArray<OperationName> = [
-  ...new Set(Object.values(ErrorCatalogue).flatMap((e): ReadonlyArray<OperationName> => e.answeredBy === "every" ? [] : e.answeredBy))
+  ...new Set(
+    Object.values(ErrorCatalogue).flatMap((e): ReadonlyArray<OperationName> =>
+      e.answeredBy === "every" ? [] : e.answeredBy
+    )
+  )
 ]
 
 /** Codes that travel with a given status, for documenting each status once in OpenAPI. */
-export const codesWithStatus = (status: number): ReadonlyArray<ErrorCode> => errorCodes.filter((code) => statusOf(code) === status)
+export const codesWithStatus = (status: number): ReadonlyArray<ErrorCode> =>
+  errorCodes.filter((code) => statusOf(code) === status)
 
 /** Error codes a render carries in `render.error.code` (not HTTP statuses). */
 export const renderErrorCodes = ["render_failed", "render_timeout", "render_rejected", "render_canceled"] as const
@@ -93,5 +101,8 @@ export class ApiFailure extends Data.TaggedError("ApiFailure")<{
   readonly headers?: Readonly<Record<string, string>>
 }> {}
 
-export const fail = (code: ErrorCode, message: string, extra?: { retryAfter?: number; headers?: Record<string, string> }) =>
-  new ApiFailure({ code, message, ...extra })
+export const fail = (
+  code: ErrorCode,
+  message: string,
+  extra?: { retryAfter?: number; headers?: Record<string, string> }
+) => new ApiFailure({ code, message, ...extra })

@@ -13,7 +13,9 @@ export const isValidKey = (key: string): boolean => /^[\x20-\x7e]{1,255}$/.test(
 export const canonicalJson = (value: unknown): string => {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`
   if (value !== null && typeof value === "object") {
-    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+    const entries = Object.keys(value).sort().map((k) =>
+      `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`
+    )
     return `{${entries.join(",")}}`
   }
   return JSON.stringify(value) ?? "null"

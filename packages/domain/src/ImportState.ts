@@ -6,10 +6,20 @@ import type { ImportStatus } from "./Resources.ts"
  * imported and a failure or a stop happened, `failed` when nothing was imported and a failure or a
  * stop happened (including a folder or connection that went away after creation).
  */
-export const stoppedReasons = ["file_limit_reached", "storage_budget_exceeded", "integration_not_connected", "unknown_folder"] as const
+export const stoppedReasons = [
+  "file_limit_reached",
+  "storage_budget_exceeded",
+  "integration_not_connected",
+  "unknown_folder"
+] as const
 export type StoppedReason = (typeof stoppedReasons)[number]
 
-export const itemReasons = ["unsupported_media_type", "already_imported", "payload_too_large", "download_failed"] as const
+export const itemReasons = [
+  "unsupported_media_type",
+  "already_imported",
+  "payload_too_large",
+  "download_failed"
+] as const
 export type ItemReason = (typeof itemReasons)[number]
 
 export const maxFilesPerImport = 500

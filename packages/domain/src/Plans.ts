@@ -7,7 +7,10 @@ export type Plan = typeof Plan.Type
 const GiB = 1024 ** 3
 
 /** contract §3: what each plan includes per billing cycle and its default storage budget. */
-export const planDefaults: Record<Plan, { readonly canHoldKeys: boolean; readonly included: number | null; readonly storageBudgetBytes: number }> = {
+export const planDefaults: Record<
+  Plan,
+  { readonly canHoldKeys: boolean; readonly included: number | null; readonly storageBudgetBytes: number }
+> = {
   free: { canHoldKeys: false, included: 0, storageBudgetBytes: 0 },
   starter: { canHoldKeys: true, included: 0, storageBudgetBytes: 1 * GiB },
   studio: { canHoldKeys: true, included: 100, storageBudgetBytes: 10 * GiB },
@@ -26,8 +29,13 @@ export const cycleStart = (anchor: Date, now: Date): Date => {
     const m = anchor.getUTCMonth() + monthsAfter
     const lastDay = new Date(Date.UTC(y, m + 1, 0)).getUTCDate()
     return new Date(Date.UTC(
-      y, m, Math.min(anchor.getUTCDate(), lastDay),
-      anchor.getUTCHours(), anchor.getUTCMinutes(), anchor.getUTCSeconds(), anchor.getUTCMilliseconds()
+      y,
+      m,
+      Math.min(anchor.getUTCDate(), lastDay),
+      anchor.getUTCHours(),
+      anchor.getUTCMinutes(),
+      anchor.getUTCSeconds(),
+      anchor.getUTCMilliseconds()
     ))
   }
   if (now.getTime() < anchor.getTime()) return anchor

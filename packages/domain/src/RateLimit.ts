@@ -29,4 +29,3 @@ export const admit = (window: Window | undefined, limit: number, now: number): D
   const next = { startedAt: current.startedAt, count: current.count + 1 }
   return { allowed: true, limit, remaining: limit - next.count, resetSeconds, window: next }
 }
-

@@ -39,7 +39,12 @@ export const rank = (s: RenderStatus): number => (s === "queued" ? 0 : s === "pr
 export const percentOf = (done: number, total: number): number => (done / Math.max(1, total)) * 100
 
 export const initial: RenderState = {
-  status: "queued", progress: 0, errorCode: null, hasAsset: false, completed: false, refunded: false
+  status: "queued",
+  progress: 0,
+  errorCode: null,
+  hasAsset: false,
+  completed: false,
+  refunded: false
 }
 
 /** Returns the next state, or undefined when the event is not allowed in this state. */
@@ -52,10 +57,17 @@ export const transition = (s: RenderState, e: RenderEvent): RenderState | undefi
     case "Progressed":
       // progress only moves forward, and reaches 100 only on completion
       return s.status === "processing"
-        ? { ...s, progress: Number.isNaN(e.percent) ? s.progress : Math.max(s.progress, Math.min(99, Math.max(0, Math.floor(e.percent)))) }
+        ? {
+          ...s,
+          progress: Number.isNaN(e.percent)
+            ? s.progress
+            : Math.max(s.progress, Math.min(99, Math.max(0, Math.floor(e.percent))))
+        }
         : undefined
     case "Finished":
-      return s.status === "processing" ? { ...s, status: "completed", progress: 100, hasAsset: true, completed: true } : undefined
+      return s.status === "processing"
+        ? { ...s, status: "completed", progress: 100, hasAsset: true, completed: true }
+        : undefined
     case "Failed":
       return { ...s, status: "failed", errorCode: e.code, completed: true, refunded: true }
     case "Canceled":

@@ -11,16 +11,29 @@ const strict = { parseOptions: { onExcessProperty: "error", errors: "first" } } 
 export const textColors = ["white", "yellow", "pastel-yellow"] as const
 export const textSizes = ["tiny", "smallest", "smaller", "default", "larger"] as const
 export const captionStyles = ["quote", "meme"] as const
-export const imageClasses = ["person", "doll_figurine", "landscape_nature", "product_object", "interior_space", "other"] as const
+export const imageClasses = [
+  "person",
+  "doll_figurine",
+  "landscape_nature",
+  "product_object",
+  "interior_space",
+  "other"
+] as const
 export type ImageClass = (typeof imageClasses)[number]
 
 /** contract §6: at most 20 keys of 1–40 characters; values string (≤ 500), number, boolean or null. */
 export const RenderMetadata = Schema.Record({
   // `__proto__` would be dropped on decoding (assigning it sets the prototype), silently losing a
   // key the client sent; it is refused instead
-  key: Schema.String.pipe(Schema.filter((k) =>
-    k === "__proto__" ? "metadata key __proto__ is not allowed" : isStorable(k) ? undefined : "metadata keys must be well-formed text without U+0000"
-  )),
+  key: Schema.String.pipe(
+    Schema.filter((k) =>
+      k === "__proto__"
+        ? "metadata key __proto__ is not allowed"
+        : isStorable(k)
+        ? undefined
+        : "metadata keys must be well-formed text without U+0000"
+    )
+  ),
   value: Schema.Union(TextOfLength(0, 500), Schema.Number.pipe(Schema.finite()), Schema.Boolean, Schema.Null)
 }).pipe(
   Schema.filter((m) => {
@@ -33,7 +46,8 @@ export const RenderMetadata = Schema.Record({
   // one message in the caller's words for every way metadata can be wrong (the schema's own would
   // name internals such as `{ readonly [x: string]: … }`); the error formatter prefixes the field
   message: () => ({
-    message: "must be a JSON object of at most 20 keys (1 to 40 characters each) whose values are text (at most 500 characters), numbers, true/false or null",
+    message:
+      "must be a JSON object of at most 20 keys (1 to 40 characters each) whose values are text (at most 500 characters), numbers, true/false or null",
     override: true
   })
 })

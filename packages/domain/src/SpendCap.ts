@@ -57,7 +57,11 @@ export const room = (s: Standing): { readonly cap: number; readonly allowance: n
  */
 export const chargeRefusalFor = (s: Standing, count: number): ChargeRefusal | undefined => {
   const r = room(s)
-  return count <= Math.min(r.cap, r.allowance) ? undefined : r.cap <= r.allowance ? "spend_cap_reached" : "quota_exceeded"
+  return count <= Math.min(r.cap, r.allowance)
+    ? undefined
+    : r.cap <= r.allowance
+    ? "spend_cap_reached"
+    : "quota_exceeded"
 }
 
 export const refusalMessage = (refusal: ChargeRefusal, included: number | null): string =>
@@ -68,7 +72,14 @@ export const refusalMessage = (refusal: ChargeRefusal, included: number | null):
     : "the billing cycle's render allowance is used up"
 
 /** `refusalMessage` for `chargeRefusalFor`: how many of the `count` would fit (`left`), when more than one was asked for. */
-export const refusalMessageFor = (refusal: ChargeRefusal, included: number | null, count: number, left: number): string =>
+export const refusalMessageFor = (
+  refusal: ChargeRefusal,
+  included: number | null,
+  count: number,
+  left: number
+): string =>
   count <= 1 || (refusal === "quota_exceeded" && included === 0)
     ? refusalMessage(refusal, included)
-    : `${refusal === "spend_cap_reached" ? "this key's 24-hour spend cap" : "the billing cycle's render allowance"} has room for ${left} more ${left === 1 ? "render" : "renders"}, and ${count} were asked for`
+    : `${
+      refusal === "spend_cap_reached" ? "this key's 24-hour spend cap" : "the billing cycle's render allowance"
+    } has room for ${left} more ${left === 1 ? "render" : "renders"}, and ${count} were asked for`

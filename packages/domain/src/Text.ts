@@ -21,7 +21,9 @@ export const lengthProblem = (s: string, min: number, max: number): string | und
 }
 
 export const TextOfLength = (min: number, max: number) =>
-  Schema.String.pipe(Schema.filter((s) => lengthProblem(s, min, max), { jsonSchema: { minLength: min, maxLength: max } }))
+  Schema.String.pipe(
+    Schema.filter((s) => lengthProblem(s, min, max), { jsonSchema: { minLength: min, maxLength: max } })
+  )
 
 /** An API key's name, wherever it is minted (operator CLI, portal): at most 100 characters. */
 export const maxKeyNameLength = 100

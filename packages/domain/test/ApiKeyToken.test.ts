@@ -4,7 +4,8 @@ import { checksumOf, crc32, keyIdPart, keyPrefix, mintToken, parseToken, tokenLe
 import { base62Alphabet } from "../src/Random.ts"
 
 /** Key format (contract §2): `p2v_live_` + 16 id + 32 secret + 6 checksum, all base62. */
-const base62 = (n: number) => fc.array(fc.constantFrom(...base62Alphabet), { minLength: n, maxLength: n }).map((a) => a.join(""))
+const base62 = (n: number) =>
+  fc.array(fc.constantFrom(...base62Alphabet), { minLength: n, maxLength: n }).map((a) => a.join(""))
 const token = base62(16).map((idPart) => mintToken(idPart))
 
 describe("ApiKeyToken", () => {
@@ -28,11 +29,15 @@ describe("ApiKeyToken", () => {
     { fastCheck: { numRuns: 2000 } }
   )
 
-  it.prop("inserting or deleting one character is refused", [token, fc.nat(), fc.constantFrom(...base62Alphabet)], ([t, at, c]) => {
-    const i = at % t.token.length
-    expect(parseToken(t.token.slice(0, i) + t.token.slice(i + 1))).toBeUndefined()
-    expect(parseToken(t.token.slice(0, i) + c + t.token.slice(i))).toBeUndefined()
-  })
+  it.prop(
+    "inserting or deleting one character is refused",
+    [token, fc.nat(), fc.constantFrom(...base62Alphabet)],
+    ([t, at, c]) => {
+      const i = at % t.token.length
+      expect(parseToken(t.token.slice(0, i) + t.token.slice(i + 1))).toBeUndefined()
+      expect(parseToken(t.token.slice(0, i) + c + t.token.slice(i))).toBeUndefined()
+    }
+  )
 
   it.prop("swapping two different adjacent characters is refused", [token, fc.nat()], ([t, at]) => {
     const i = at % (t.token.length - 1)
@@ -46,7 +51,10 @@ describe("ApiKeyToken", () => {
     if (parsed !== undefined) expect(checksumOf(s.slice(0, -6))).toBe(s.slice(-6))
   })
 
-  it.prop("well-shaped strings with a random checksum are refused (unless it happens to match)", [base62(48), base62(6)], ([body, sum]) => {
+  it.prop("well-shaped strings with a random checksum are refused (unless it happens to match)", [
+    base62(48),
+    base62(6)
+  ], ([body, sum]) => {
     const candidate = keyPrefix + body + sum
     expect(parseToken(candidate) !== undefined).toBe(checksumOf(keyPrefix + body) === sum)
   })

@@ -3,7 +3,11 @@ import { FastCheck as fc, Predicate } from "effect"
 import { decodeCursor, decodePageToken, encodeCursor, encodePageToken } from "../src/Cursor.ts"
 
 /** Keyset cursors are opaque: what we encode decodes to the same position, anything else is refused. */
-const date = fc.date({ min: new Date("1970-01-01T00:00:00Z"), max: new Date("2200-01-01T00:00:00Z"), noInvalidDate: true })
+const date = fc.date({
+  min: new Date("1970-01-01T00:00:00Z"),
+  max: new Date("2200-01-01T00:00:00Z"),
+  noInvalidDate: true
+})
 const position = fc.record({
   // as stored: ISO 8601, sometimes with microseconds
   createdAt: fc.tuple(date, fc.integer({ min: 0, max: 999 })).map(([d, micro]) =>
@@ -29,7 +33,11 @@ describe("Cursor", () => {
     }
   })
 
-  it.prop("a character outside base64url makes any cursor invalid", [position, fc.nat(), fc.constantFrom("+", "/", "=", " ", "!", "%", ".", "é", "\n")], ([p, at, bad]) => {
+  it.prop("a character outside base64url makes any cursor invalid", [
+    position,
+    fc.nat(),
+    fc.constantFrom("+", "/", "=", " ", "!", "%", ".", "é", "\n")
+  ], ([p, at, bad]) => {
     const c = encodeCursor(p)
     const i = at % (c.length + 1)
     expect(decodeCursor(c.slice(0, i) + bad + c.slice(i))).toBeUndefined()
@@ -37,7 +45,8 @@ describe("Cursor", () => {
 
   it.prop("base64url of JSON that is not a position is refused", [fc.jsonValue()], ([v]) => {
     const looksLikePosition = typeof v === "object" && v !== null && !Array.isArray(v) &&
-      Predicate.hasProperty(v, "t") && typeof v.t === "string" && Predicate.hasProperty(v, "i") && typeof v.i === "string"
+      Predicate.hasProperty(v, "t") && typeof v.t === "string" && Predicate.hasProperty(v, "i") &&
+      typeof v.i === "string"
     fc.pre(!looksLikePosition)
     expect(decodeCursor(b64url(JSON.stringify(v)))).toBeUndefined()
   })
@@ -53,18 +62,25 @@ describe("Cursor", () => {
     }
   )
 
-  it.prop("positions with an empty or oversized id are refused", [fc.oneof(fc.constant(""), fc.string({ minLength: 129, maxLength: 200 }))], ([i]) => {
+  it.prop("positions with an empty or oversized id are refused", [
+    fc.oneof(fc.constant(""), fc.string({ minLength: 129, maxLength: 200 }))
+  ], ([i]) => {
     expect(decodeCursor(b64url(JSON.stringify({ t: "2024-01-01T00:00:00.000Z", i })))).toBeUndefined()
   })
 
   it("refuses the empty string and over-long input", () => {
     expect(decodeCursor("")).toBeUndefined()
-    expect(decodeCursor(encodeCursor({ createdAt: "2024-01-01T00:00:00.000Z", id: "x".repeat(128) }) + "A".repeat(600))).toBeUndefined()
+    expect(decodeCursor(encodeCursor({ createdAt: "2024-01-01T00:00:00.000Z", id: "x".repeat(128) }) + "A".repeat(600)))
+      .toBeUndefined()
   })
 
-  it.prop("drive page tokens round-trip with their folder", [fc.string({ minLength: 1, maxLength: 1000 }), fc.string()], ([token, parent]) => {
-    expect(decodePageToken(encodePageToken({ token, parent }))).toEqual({ token, parent })
-  })
+  it.prop(
+    "drive page tokens round-trip with their folder",
+    [fc.string({ minLength: 1, maxLength: 1000 }), fc.string()],
+    ([token, parent]) => {
+      expect(decodePageToken(encodePageToken({ token, parent }))).toEqual({ token, parent })
+    }
+  )
 
   it("refuses folder cursors without a token or a folder", () => {
     expect(decodePageToken(b64url(JSON.stringify({ p: "abc" })))).toBeUndefined()

@@ -16,9 +16,13 @@ describe("the error catalogue", () => {
   })
 
   it("gives every operation the codes every authenticated request can meet, and its own", () => {
-    expect(Errors.codesOf("getUsage")).toEqual(Errors.errorCodes.filter((c) => Errors.ErrorCatalogue[c].answeredBy === "every"))
+    expect(Errors.codesOf("getUsage")).toEqual(
+      Errors.errorCodes.filter((c) => Errors.ErrorCatalogue[c].answeredBy === "every")
+    )
     expect(Errors.codesOf("getRender")).toContain("render_not_found")
     expect(Errors.codesOf("getRender")).not.toContain("unknown_media")
-    expect(Errors.codesOf("createRender")).toEqual(expect.arrayContaining(["spend_cap_reached", "quota_exceeded", "idempotency_in_progress"]))
+    expect(Errors.codesOf("createRender")).toEqual(
+      expect.arrayContaining(["spend_cap_reached", "quota_exceeded", "idempotency_in_progress"])
+    )
   })
 })

@@ -28,6 +28,8 @@ describe("JsonBody", () => {
   it("the idempotency fingerprint of a body past the bound is its bytes' hash, without overflowing", () => {
     const deep = new TextEncoder().encode(nested(200_000))
     expect(fingerprint(deep)).toMatch(/^[0-9a-f]{64}$/)
-    expect(fingerprint(new TextEncoder().encode(`{"b":1,"a":2}`))).toBe(fingerprint(new TextEncoder().encode(`{ "a": 2, "b": 1 }`)))
+    expect(fingerprint(new TextEncoder().encode(`{"b":1,"a":2}`))).toBe(
+      fingerprint(new TextEncoder().encode(`{ "a": 2, "b": 1 }`))
+    )
   })
 })

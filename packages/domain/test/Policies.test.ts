@@ -5,16 +5,29 @@ import { canonicalJson, fingerprint, isValidKey } from "../src/Idempotency.ts"
 import { compareFolderNames, considered, finalStatus, maxFilesPerImport, stoppedReasons } from "../src/ImportState.ts"
 import { cycleStart, planDefaults, plans } from "../src/Plans.ts"
 import { admit, type Window, windowMillis } from "../src/RateLimit.ts"
-import { allowanceLeft, chargedInWindow, chargeRefusal, chargeRefusalFor, mayCharge, spendWindowMillis } from "../src/SpendCap.ts"
+import {
+  allowanceLeft,
+  chargedInWindow,
+  chargeRefusal,
+  chargeRefusalFor,
+  mayCharge,
+  spendWindowMillis
+} from "../src/SpendCap.ts"
 
 const minute = windowMillis
 const day = 24 * 60 * 60 * 1000
 
 describe("RateLimit.admit", () => {
   /** a request stream: gaps in ms between requests (mostly short, sometimes a minute or more) */
-  const gaps = fc.array(fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 3 * minute })), { maxLength: 300 })
+  const gaps = fc.array(fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 3 * minute })), {
+    maxLength: 300
+  })
 
-  it.prop("never admits more than `limit` in one window; refusals do not consume", [fc.integer({ min: 0, max: 20 }), gaps, fc.integer({ min: 0, max: 2 ** 40 })], ([limit, steps, start]) => {
+  it.prop("never admits more than `limit` in one window; refusals do not consume", [
+    fc.integer({ min: 0, max: 20 }),
+    gaps,
+    fc.integer({ min: 0, max: 2 ** 40 })
+  ], ([limit, steps, start]) => {
     let window: Window | undefined
     let now = start
     const admittedPerWindow = new Map<number, number>()
@@ -43,18 +56,25 @@ describe("RateLimit.admit", () => {
     for (const count of admittedPerWindow.values()) expect(count).toBeLessThanOrEqual(limit)
   })
 
-  it.prop("a burst admits exactly min(n, limit)", [fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 100 })], ([limit, n]) => {
-    let window: Window | undefined
-    let admitted = 0
-    for (let i = 0; i < n; i++) {
-      const d = admit(window, limit, 1_000_000 + i)
-      if (d.allowed) admitted++
-      window = d.window
+  it.prop(
+    "a burst admits exactly min(n, limit)",
+    [fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 100 })],
+    ([limit, n]) => {
+      let window: Window | undefined
+      let admitted = 0
+      for (let i = 0; i < n; i++) {
+        const d = admit(window, limit, 1_000_000 + i)
+        if (d.allowed) admitted++
+        window = d.window
+      }
+      expect(admitted).toBe(Math.min(n, limit))
     }
-    expect(admitted).toBe(Math.min(n, limit))
-  })
+  )
 
-  it.prop("a full minute after the window opened, the budget is whole again", [fc.integer({ min: 1, max: 50 }), fc.integer({ min: 0, max: 10 * minute })], ([limit, later]) => {
+  it.prop("a full minute after the window opened, the budget is whole again", [
+    fc.integer({ min: 1, max: 50 }),
+    fc.integer({ min: 0, max: 10 * minute })
+  ], ([limit, later]) => {
     let window: Window | undefined
     for (let i = 0; i < limit + 3; i++) window = admit(window, limit, 5_000 + i).window
     const d = admit(window, limit, 5_000 + minute + later)
@@ -66,7 +86,10 @@ describe("RateLimit.admit", () => {
 describe("SpendCap", () => {
   const attempts = fc.array(fc.integer({ min: 0, max: 6 * 60 * 60 * 1000 }), { maxLength: 200 })
 
-  it.prop("charging only when mayCharge never puts more than `cap` in any trailing 24 h", [fc.integer({ min: 0, max: 15 }), attempts], ([cap, gaps]) => {
+  it.prop("charging only when mayCharge never puts more than `cap` in any trailing 24 h", [
+    fc.integer({ min: 0, max: 15 }),
+    attempts
+  ], ([cap, gaps]) => {
     const accepted: Array<number> = []
     let now = 0
     for (const gap of gaps) {
@@ -75,10 +98,15 @@ describe("SpendCap", () => {
       expect(chargedInWindow(accepted, now)).toBeLessThanOrEqual(cap)
     }
     // and over every window ending at an acceptance
-    for (const t of accepted) expect(accepted.filter((a) => a > t - spendWindowMillis && a <= t).length).toBeLessThanOrEqual(cap)
+    for (const t of accepted) {
+      expect(accepted.filter((a) => a > t - spendWindowMillis && a <= t).length).toBeLessThanOrEqual(cap)
+    }
   })
 
-  it.prop("it refills continuously: 24 h after the oldest charge in the window, one more is allowed", [fc.integer({ min: 1, max: 10 }), fc.array(fc.integer({ min: 1, max: 60_000 }), { minLength: 1, maxLength: 10 })], ([cap, gaps]) => {
+  it.prop("it refills continuously: 24 h after the oldest charge in the window, one more is allowed", [
+    fc.integer({ min: 1, max: 10 }),
+    fc.array(fc.integer({ min: 1, max: 60_000 }), { minLength: 1, maxLength: 10 })
+  ], ([cap, gaps]) => {
     const accepted: Array<number> = []
     let now = 0
     for (const gap of gaps) {
@@ -92,7 +120,11 @@ describe("SpendCap", () => {
     }
   })
 
-  it.prop("no cap means no ceiling; allowance null means unlimited", [fc.array(fc.integer(), { maxLength: 50 }), fc.integer(), fc.nat()], ([accepted, now, used]) => {
+  it.prop("no cap means no ceiling; allowance null means unlimited", [
+    fc.array(fc.integer(), { maxLength: 50 }),
+    fc.integer(),
+    fc.nat()
+  ], ([accepted, now, used]) => {
     expect(mayCharge(null, accepted, now)).toBe(true)
     expect(allowanceLeft(null, used)).toBe(true)
   })
@@ -130,26 +162,45 @@ describe("SpendCap", () => {
 })
 
 describe("Plans", () => {
-  const date = fc.date({ min: new Date("1970-01-01T00:00:00Z"), max: new Date("2200-01-01T00:00:00Z"), noInvalidDate: true })
+  const date = fc.date({
+    min: new Date("1970-01-01T00:00:00Z"),
+    max: new Date("2200-01-01T00:00:00Z"),
+    noInvalidDate: true
+  })
   /** the anchor `months` after `anchor`, the day clamped to the month's length */
   const anchorAt = (anchor: Date, months: number) => {
     const y = anchor.getUTCFullYear()
     const m = anchor.getUTCMonth() + months
     const last = new Date(Date.UTC(y, m + 1, 0)).getUTCDate()
-    return new Date(Date.UTC(y, m, Math.min(anchor.getUTCDate(), last), anchor.getUTCHours(), anchor.getUTCMinutes(), anchor.getUTCSeconds(), anchor.getUTCMilliseconds()))
+    return new Date(
+      Date.UTC(
+        y,
+        m,
+        Math.min(anchor.getUTCDate(), last),
+        anchor.getUTCHours(),
+        anchor.getUTCMinutes(),
+        anchor.getUTCSeconds(),
+        anchor.getUTCMilliseconds()
+      )
+    )
   }
 
-  it.prop("cycleStart is the latest anchor not in the future: ≤ now, > now − 32 days, and the next anchor is after now", [date, fc.integer({ min: 0, max: 40 * 365 * day })], ([anchor, elapsed]) => {
-    const now = new Date(anchor.getTime() + elapsed)
-    const start = cycleStart(anchor, now)
-    expect(start.getTime()).toBeLessThanOrEqual(now.getTime())
-    expect(start.getTime()).toBeGreaterThan(now.getTime() - 32 * day)
-    expect(start.getTime()).toBeGreaterThanOrEqual(anchor.getTime())
-    // it is one of the anchors, and the following one is in the future
-    const months = (start.getUTCFullYear() - anchor.getUTCFullYear()) * 12 + start.getUTCMonth() - anchor.getUTCMonth()
-    expect(anchorAt(anchor, months).getTime()).toBe(start.getTime())
-    expect(anchorAt(anchor, months + 1).getTime()).toBeGreaterThan(now.getTime())
-  })
+  it.prop(
+    "cycleStart is the latest anchor not in the future: ≤ now, > now − 32 days, and the next anchor is after now",
+    [date, fc.integer({ min: 0, max: 40 * 365 * day })],
+    ([anchor, elapsed]) => {
+      const now = new Date(anchor.getTime() + elapsed)
+      const start = cycleStart(anchor, now)
+      expect(start.getTime()).toBeLessThanOrEqual(now.getTime())
+      expect(start.getTime()).toBeGreaterThan(now.getTime() - 32 * day)
+      expect(start.getTime()).toBeGreaterThanOrEqual(anchor.getTime())
+      // it is one of the anchors, and the following one is in the future
+      const months = (start.getUTCFullYear() - anchor.getUTCFullYear()) * 12 + start.getUTCMonth() -
+        anchor.getUTCMonth()
+      expect(anchorAt(anchor, months).getTime()).toBe(start.getTime())
+      expect(anchorAt(anchor, months + 1).getTime()).toBeGreaterThan(now.getTime())
+    }
+  )
 
   it.prop("at the anchor itself the cycle starts there", [date], ([anchor]) => {
     expect(cycleStart(anchor, anchor).getTime()).toBe(anchor.getTime())
@@ -176,28 +227,44 @@ describe("Plans", () => {
 })
 
 describe("Access", () => {
-  const maybeDate = fc.option(fc.date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2100-01-01T00:00:00Z"), noInvalidDate: true }), { nil: null })
+  const maybeDate = fc.option(
+    fc.date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2100-01-01T00:00:00Z"), noInvalidDate: true }),
+    { nil: null }
+  )
   const standing = fc.record({
     key: fc.record({ revokedAt: maybeDate, expiresAt: maybeDate }),
-    account: fc.record({ status: fc.constantFrom("active" as const, "inactive" as const), apiEnabled: fc.boolean(), plan: fc.constantFrom(...plans) }),
+    account: fc.record({
+      status: fc.constantFrom("active" as const, "inactive" as const),
+      apiEnabled: fc.boolean(),
+      plan: fc.constantFrom(...plans)
+    }),
     now: fc.date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2100-01-01T00:00:00Z"), noInvalidDate: true })
   })
 
-  it.prop("refusal order: revoked, expired, tenant_inactive, api_disabled, tier_not_eligible", [standing], ([{ account, key, now }]) => {
-    const reasons = [
-      [key.revokedAt !== null && key.revokedAt <= now, "api_key_revoked"],
-      [key.expiresAt !== null && key.expiresAt <= now, "api_key_expired"],
-      [account.status === "inactive", "tenant_inactive"],
-      [!account.apiEnabled, "api_disabled"],
-      [account.plan === "free", "tier_not_eligible"]
-    ] as const
-    expect(refusal(key, account, now)).toBe(reasons.find(([applies]) => applies)?.[1])
-  })
+  it.prop(
+    "refusal order: revoked, expired, tenant_inactive, api_disabled, tier_not_eligible",
+    [standing],
+    ([{ account, key, now }]) => {
+      const reasons = [
+        [key.revokedAt !== null && key.revokedAt <= now, "api_key_revoked"],
+        [key.expiresAt !== null && key.expiresAt <= now, "api_key_expired"],
+        [account.status === "inactive", "tenant_inactive"],
+        [!account.apiEnabled, "api_disabled"],
+        [account.plan === "free", "tier_not_eligible"]
+      ] as const
+      expect(refusal(key, account, now)).toBe(reasons.find(([applies]) => applies)?.[1])
+    }
+  )
 
-  it.prop("the Bearer scheme compares case-insensitively; other schemes give nothing", [fc.stringMatching(/^[A-Za-z0-9_]{1,60}$/), fc.subarray([...'bearer'.split("").keys()])], ([token, upper]) => {
+  it.prop("the Bearer scheme compares case-insensitively; other schemes give nothing", [
+    fc.stringMatching(/^[A-Za-z0-9_]{1,60}$/),
+    fc.subarray([..."bearer".split("").keys()])
+  ], ([token, upper]) => {
     const scheme = "bearer".split("").map((c, i) => (upper.includes(i) ? c.toUpperCase() : c)).join("")
     expect(bearerToken(`${scheme} ${token}`)).toBe(token)
-    for (const other of ["Basic", "Token", "Bearerx", "Digest"]) expect(bearerToken(`${other} ${token}`)).toBeUndefined()
+    for (const other of ["Basic", "Token", "Bearerx", "Digest"]) {
+      expect(bearerToken(`${other} ${token}`)).toBeUndefined()
+    }
     expect(bearerToken(token)).toBeUndefined()
   })
 })
@@ -206,13 +273,21 @@ describe("ImportState", () => {
   const tally = fc.record({ imported: fc.nat(600), skipped: fc.nat(600), failed: fc.nat(600) })
   const stopped = fc.option(fc.constantFrom(...stoppedReasons), { nil: null })
 
-  it.prop("finalStatus: completed iff nothing failed and nothing stopped; else partial iff something was imported", [tally, stopped], ([t, s]) => {
+  it.prop("finalStatus: completed iff nothing failed and nothing stopped; else partial iff something was imported", [
+    tally,
+    stopped
+  ], ([t, s]) => {
     const status = finalStatus(t, s)
     if (t.failed === 0 && s === null) expect(status).toBe("completed")
     else expect(status).toBe(t.imported > 0 ? "partial" : "failed")
   })
 
-  it.prop("considered: the first 500 in name order, whatever the input order", [fc.uniqueArray(fc.record({ name: fc.string({ maxLength: 8 }), id: fc.uuid() }), { selector: (f) => f.id, maxLength: 700 })], ([files]) => {
+  it.prop("considered: the first 500 in name order, whatever the input order", [
+    fc.uniqueArray(fc.record({ name: fc.string({ maxLength: 8 }), id: fc.uuid() }), {
+      selector: (f) => f.id,
+      maxLength: 700
+    })
+  ], ([files]) => {
     const a = considered(files)
     const b = considered([...files].reverse())
     expect(a).toEqual(b)
@@ -225,7 +300,9 @@ describe("ImportState", () => {
 describe("folder name order", () => {
   const folder = fc.record({ name: fc.string({ maxLength: 8 }), id: fc.string({ minLength: 1, maxLength: 4 }) })
 
-  it.prop("is a total order: the same result whatever the input order", [fc.uniqueArray(folder, { selector: (f) => f.id, maxLength: 60 })], ([folders]) => {
+  it.prop("is a total order: the same result whatever the input order", [
+    fc.uniqueArray(folder, { selector: (f) => f.id, maxLength: 60 })
+  ], ([folders]) => {
     const a = [...folders].sort(compareFolderNames)
     const b = [...folders].reverse().sort(compareFolderNames)
     expect(a).toEqual(b)
@@ -234,16 +311,25 @@ describe("folder name order", () => {
 
   it("ignores case first, as a person reads a folder list", () => {
     const names = ["delta", "Alpha", "charlie", "Bravo", "alpha", "echo"].map((name, i) => ({ name, id: String(i) }))
-    expect(names.sort(compareFolderNames).map((f) => f.name)).toEqual(["Alpha", "alpha", "Bravo", "charlie", "delta", "echo"])
+    expect(names.sort(compareFolderNames).map((f) => f.name)).toEqual([
+      "Alpha",
+      "alpha",
+      "Bravo",
+      "charlie",
+      "delta",
+      "echo"
+    ])
   })
 })
 
 describe("Idempotency", () => {
   /** the same value with every object's keys in reverse order */
   const reversed = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(reversed)
-    : v !== null && typeof v === "object" ? Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reversed(x)]))
-    : v
+    Array.isArray(v) ?
+      v.map(reversed)
+      : v !== null && typeof v === "object" ?
+      Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reversed(x)]))
+      : v
 
   it.prop("the fingerprint ignores key order and whitespace of the JSON body", [fc.jsonValue()], ([value]) => {
     const fp = (text: string) => fingerprint(new TextEncoder().encode(text))
@@ -255,7 +341,9 @@ describe("Idempotency", () => {
 
   it.prop("different JSON values have different fingerprints", [fc.jsonValue(), fc.jsonValue()], ([a, b]) => {
     fc.pre(canonicalJson(a) !== canonicalJson(b))
-    expect(fingerprint(new TextEncoder().encode(JSON.stringify(a)))).not.toBe(fingerprint(new TextEncoder().encode(JSON.stringify(b))))
+    expect(fingerprint(new TextEncoder().encode(JSON.stringify(a)))).not.toBe(
+      fingerprint(new TextEncoder().encode(JSON.stringify(b)))
+    )
   })
 
   it.prop("keys are 1–255 printable ASCII characters", [fc.string({ maxLength: 300, unit: "binary" })], ([key]) => {

@@ -11,8 +11,19 @@ const decodeRender = Schema.decodeUnknownEither(CreateRenderBody)
 const decodeImport = Schema.decodeUnknownEither(CreateImportBody)
 
 const renderFields = [
-  "media_id", "quote", "render_type", "caption_style", "text_color", "text_size", "bold", "bold_outline", "page_theme",
-  "image_class", "sub_prompt", "render_prompt", "metadata"
+  "media_id",
+  "quote",
+  "render_type",
+  "caption_style",
+  "text_color",
+  "text_size",
+  "bold",
+  "bold_outline",
+  "page_theme",
+  "image_class",
+  "sub_prompt",
+  "render_prompt",
+  "metadata"
 ]
 const importFields = ["provider", "folder_id", "recursive"]
 
@@ -23,7 +34,11 @@ const validRender = fc.record({
   text_color: fc.constantFrom("white", "yellow", "pastel-yellow"),
   bold: fc.boolean(),
   // `__proto__` is the one key refused on purpose (Requests.ts; its own test below)
-  metadata: fc.dictionary(fc.string({ minLength: 1, maxLength: 40 }).filter((k) => k !== "__proto__"), fc.oneof(fc.string({ maxLength: 50 }), fc.integer(), fc.boolean(), fc.constant(null)), { maxKeys: 20 })
+  metadata: fc.dictionary(
+    fc.string({ minLength: 1, maxLength: 40 }).filter((k) => k !== "__proto__"),
+    fc.oneof(fc.string({ maxLength: 50 }), fc.integer(), fc.boolean(), fc.constant(null)),
+    { maxKeys: 20 }
+  )
 }, { requiredKeys: ["media_id"] })
 const validImport = fc.record({
   provider: fc.constant("cloud_drive"),
@@ -33,9 +48,13 @@ const validImport = fc.record({
 
 const value = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant({}), fc.constant([]))
 /** Adds the field as an own property, as JSON.parse would (so `__proto__` is a real key too). */
-const withField = (body: object, key: string, v: unknown) => JSON.parse(JSON.stringify(Object.fromEntries([...Object.entries(body), [key, v]])))
+const withField = (body: object, key: string, v: unknown) =>
+  JSON.parse(JSON.stringify(Object.fromEntries([...Object.entries(body), [key, v]])))
 const unknownKey = (known: Array<string>) =>
-  fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom("url", "storage_path", "preview_url", "__proto__", "constructor", "MEDIA_ID", "media_id "))
+  fc.oneof(
+    fc.string({ maxLength: 30 }),
+    fc.constantFrom("url", "storage_path", "preview_url", "__proto__", "constructor", "MEDIA_ID", "media_id ")
+  )
     .filter((k) => !known.includes(k))
 
 describe("strict bodies", () => {
@@ -43,19 +62,27 @@ describe("strict bodies", () => {
     expect(Either.isRight(decodeRender(body)), JSON.stringify(body)).toBe(true)
   })
 
-  it.prop("a render body with any unknown field is refused", [validRender, unknownKey(renderFields), value], ([body, key, v]) => {
-    const withExtra = withField(body, key, v)
-    expect(Object.hasOwn(withExtra, key)).toBe(true)
-    expect(Either.isLeft(decodeRender(withExtra)), JSON.stringify(withExtra)).toBe(true)
-  })
+  it.prop(
+    "a render body with any unknown field is refused",
+    [validRender, unknownKey(renderFields), value],
+    ([body, key, v]) => {
+      const withExtra = withField(body, key, v)
+      expect(Object.hasOwn(withExtra, key)).toBe(true)
+      expect(Either.isLeft(decodeRender(withExtra)), JSON.stringify(withExtra)).toBe(true)
+    }
+  )
 
   it.prop("valid import bodies decode", [validImport], ([body]) => {
     expect(Either.isRight(decodeImport(body)), JSON.stringify(body)).toBe(true)
   })
 
-  it.prop("an import body with any unknown field is refused", [validImport, unknownKey(importFields), value], ([body, key, v]) => {
-    expect(Either.isLeft(decodeImport(withField(body, key, v)))).toBe(true)
-  })
+  it.prop(
+    "an import body with any unknown field is refused",
+    [validImport, unknownKey(importFields), value],
+    ([body, key, v]) => {
+      expect(Either.isLeft(decodeImport(withField(body, key, v)))).toBe(true)
+    }
+  )
 
   it("the fields the spec names explicitly are refused", () => {
     for (const key of ["url", "storage_path", "preview_url"]) {
@@ -81,7 +108,9 @@ describe("strict bodies", () => {
     expect(Either.isLeft(decodeImport({ provider: "cloud_drive", folder_id: "abc", recursive: true }))).toBe(true)
   })
 
-  it.prop("metadata: more than 20 keys or a nested value is refused", [fc.uniqueArray(fc.string({ minLength: 1, maxLength: 40 }), { minLength: 21, maxLength: 30 })], ([keys]) => {
+  it.prop("metadata: more than 20 keys or a nested value is refused", [
+    fc.uniqueArray(fc.string({ minLength: 1, maxLength: 40 }), { minLength: 21, maxLength: 30 })
+  ], ([keys]) => {
     const media_id = "00000000-0000-4000-8000-000000000000"
     expect(Either.isLeft(decodeRender({ media_id, metadata: Object.fromEntries(keys.map((k) => [k, 1])) }))).toBe(true)
     expect(Either.isLeft(decodeRender({ media_id, metadata: { [keys[0]]: { nested: true } } }))).toBe(true)
@@ -100,28 +129,43 @@ describe("lengths count code points", () => {
   const unit = fc.oneof(fc.constantFrom("a", "é", "😀", "🎞", "𝄞", "中", "ß"), fc.fullUnicode())
   const text = fc.array(unit, { maxLength: 260 })
 
-  it.prop("TextOfLength(min, max) accepts exactly the strings of min..max code points", [text, fc.nat(60), fc.nat(260)], ([units, min, span]) => {
-    const s = units.join("")
-    const max = min + span
-    const n = [...s].length
-    expect(codePoints(s)).toBe(n)
-    expect(Either.isRight(Schema.decodeUnknownEither(TextOfLength(min, max))(s))).toBe(n >= min && n <= max)
-  })
-
-  it.prop("an emoji counts as one: quote 500, sub_prompt 150, render_prompt 200, page_theme 1..100, label 200, tag 1..50", [fc.constantFrom("😀", "🎞", "𝄞")], ([emoji]) => {
-    const media_id = "00000000-0000-4000-8000-000000000000"
-    const cases: Array<[string, number, number]> = [["quote", 0, 500], ["sub_prompt", 0, 150], ["render_prompt", 0, 200], ["page_theme", 1, 100]]
-    for (const [field, min, max] of cases) {
-      expect(Either.isRight(decodeRender({ media_id, [field]: emoji.repeat(max) })), `${field} at ${max}`).toBe(true)
-      expect(Either.isLeft(decodeRender({ media_id, [field]: emoji.repeat(max + 1) })), `${field} at ${max + 1}`).toBe(true)
-      if (min === 1) expect(Either.isLeft(decodeRender({ media_id, [field]: "" }))).toBe(true)
+  it.prop(
+    "TextOfLength(min, max) accepts exactly the strings of min..max code points",
+    [text, fc.nat(60), fc.nat(260)],
+    ([units, min, span]) => {
+      const s = units.join("")
+      const max = min + span
+      const n = [...s].length
+      expect(codePoints(s)).toBe(n)
+      expect(Either.isRight(Schema.decodeUnknownEither(TextOfLength(min, max))(s))).toBe(n >= min && n <= max)
     }
-    expect(Either.isRight(Schema.decodeUnknownEither(UploadLabel)(emoji.repeat(200)))).toBe(true)
-    expect(Either.isLeft(Schema.decodeUnknownEither(UploadLabel)(emoji.repeat(201)))).toBe(true)
-    expect(Either.isRight(Schema.decodeUnknownEither(UploadTag)(emoji.repeat(50)))).toBe(true)
-    expect(Either.isLeft(Schema.decodeUnknownEither(UploadTag)(emoji.repeat(51)))).toBe(true)
-    expect(Either.isLeft(Schema.decodeUnknownEither(UploadTag)(""))).toBe(true)
-  })
+  )
+
+  it.prop(
+    "an emoji counts as one: quote 500, sub_prompt 150, render_prompt 200, page_theme 1..100, label 200, tag 1..50",
+    [fc.constantFrom("😀", "🎞", "𝄞")],
+    ([emoji]) => {
+      const media_id = "00000000-0000-4000-8000-000000000000"
+      const cases: Array<[string, number, number]> = [["quote", 0, 500], ["sub_prompt", 0, 150], [
+        "render_prompt",
+        0,
+        200
+      ], ["page_theme", 1, 100]]
+      for (const [field, min, max] of cases) {
+        expect(Either.isRight(decodeRender({ media_id, [field]: emoji.repeat(max) })), `${field} at ${max}`).toBe(true)
+        expect(Either.isLeft(decodeRender({ media_id, [field]: emoji.repeat(max + 1) })), `${field} at ${max + 1}`)
+          .toBe(true)
+        if (min === 1) {
+          expect(Either.isLeft(decodeRender({ media_id, [field]: "" }))).toBe(true)
+        }
+      }
+      expect(Either.isRight(Schema.decodeUnknownEither(UploadLabel)(emoji.repeat(200)))).toBe(true)
+      expect(Either.isLeft(Schema.decodeUnknownEither(UploadLabel)(emoji.repeat(201)))).toBe(true)
+      expect(Either.isRight(Schema.decodeUnknownEither(UploadTag)(emoji.repeat(50)))).toBe(true)
+      expect(Either.isLeft(Schema.decodeUnknownEither(UploadTag)(emoji.repeat(51)))).toBe(true)
+      expect(Either.isLeft(Schema.decodeUnknownEither(UploadTag)(""))).toBe(true)
+    }
+  )
 })
 
 describe("list limit", () => {
@@ -129,7 +173,9 @@ describe("list limit", () => {
     fc.integer({ min: -1000, max: 1000 }).map(String),
     fc.string({ maxLength: 6 }),
     fc.double().map(String),
-    fc.integer({ min: 1, max: 100 }).chain((n) => fc.constantFrom(`${n}.0`, `+${n}`, ` ${n}`, `${n} `, `0x${n.toString(16)}`, `${n}e0`, `0${n}`))
+    fc.integer({ min: 1, max: 100 }).chain((n) =>
+      fc.constantFrom(`${n}.0`, `+${n}`, ` ${n}`, `${n} `, `0x${n.toString(16)}`, `${n}e0`, `0${n}`)
+    )
   )
   it.prop("accepts exactly the integers 1..100 written in decimal digits (no clamping)", [numberLike], ([raw]) => {
     const decoded = Schema.decodeUnknownEither(ListLimit)(raw)

@@ -8,8 +8,8 @@
  * Time: navigation start → first contentful paint in Chromium (median of 5 loads), and the server's
  * time to the first byte of the HTML.
  */
-import { chromium } from "playwright-core"
 import { gzipSync } from "node:zlib"
+import { chromium } from "playwright-core"
 
 const link = process.argv[2]
 if (link === undefined) throw new Error("give a sign-in link")
@@ -33,7 +33,15 @@ const renderId = await page.evaluate(async () => {
   const html = await (await fetch("/portal/renders")).text()
   return /\/portal\/renders\/(rnd_[A-Za-z0-9]+)/.exec(html)?.[1]
 })
-const pages = ["/portal", "/portal/keys", "/portal/library", "/portal/renders", "/portal/renders/new", "/portal/drive", ...(renderId ? [`/portal/renders/${renderId}`] : [])]
+const pages = [
+  "/portal",
+  "/portal/keys",
+  "/portal/library",
+  "/portal/renders",
+  "/portal/renders/new",
+  "/portal/drive",
+  ...(renderId ? [`/portal/renders/${renderId}`] : [])
+]
 const median = (xs: Array<number>) => {
   const known = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b)
   return known.length === 0 ? Number.NaN : known[Math.floor(known.length / 2)]
@@ -60,6 +68,10 @@ for (const path of pages) {
     fcp.push(t.fcp)
     ttfb.push(t.ttfb)
   }
-  console.log(`${path.padEnd(48)} html ${String(htmlBytes).padStart(6)} B  ttfb ${median(ttfb).toFixed(1).padStart(6)} ms  first render ${median(fcp).toFixed(1).padStart(6)} ms`)
+  console.log(
+    `${path.padEnd(48)} html ${String(htmlBytes).padStart(6)} B  ttfb ${
+      median(ttfb).toFixed(1).padStart(6)
+    } ms  first render ${median(fcp).toFixed(1).padStart(6)} ms`
+  )
 }
 await browser.close()

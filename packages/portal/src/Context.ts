@@ -1,9 +1,9 @@
-import { Data, Effect } from "effect"
 import type { HttpServerRequest } from "@effect/platform"
 import * as JsonBody from "@pic2video/api/JsonBody"
-import { Errors } from "@pic2video/domain"
 import type { Session } from "@pic2video/cluster/portal/PortalSessions"
 import type { WorkspaceRow } from "@pic2video/cluster/Workspaces"
+import { Errors } from "@pic2video/domain"
+import { Data, Effect } from "effect"
 import type { Frame, Section } from "./Layout.ts"
 
 /** What a signed-in page handler is given: the request, its session and workspace, a parsed form. */
@@ -38,7 +38,8 @@ export class Form {
 /** Another workspace's object, or none: answered as the API does, 404 and nothing more. */
 export class NotFound extends Data.TaggedError("NotFound")<{}> {}
 
-export const orNotFound = <A>(value: A | undefined) => value === undefined ? Effect.fail(new NotFound()) : Effect.succeed(value)
+export const orNotFound = <A>(value: A | undefined) =>
+  value === undefined ? Effect.fail(new NotFound()) : Effect.succeed(value)
 
 /** A form's body is small: read at most this much (a larger one is 413 and the connection closes). */
 const maxFormBytes = 64 * 1024
@@ -52,7 +53,11 @@ export const readForm = (request: HttpServerRequest.HttpServerRequest): Effect.E
   if (type !== "" && !type.startsWith("application/x-www-form-urlencoded")) {
     return Effect.succeed(Errors.fail("invalid_request", "the form is not urlencoded"))
   }
-  return JsonBody.textWithin(request, maxFormBytes, () => Errors.fail("payload_too_large", "the form is larger than 64 KiB")).pipe(
+  return JsonBody.textWithin(
+    request,
+    maxFormBytes,
+    () => Errors.fail("payload_too_large", "the form is larger than 64 KiB")
+  ).pipe(
     Effect.map((text) => new Form([...new URLSearchParams(text).entries()])),
     Effect.merge
   )

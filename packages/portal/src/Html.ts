@@ -68,8 +68,16 @@ export const flag = (on: boolean, name: string) => (on ? raw(` ${name}`) : raw("
 export const dateTime = (d: Date | null | undefined) =>
   d === null || d === undefined
     ? html`<span class="muted">—</span>`
-    : // a line may break between the date and the time, never inside either (not at a date's hyphens)
-      html`<time datetime="${d.toISOString()}"><span class="nowrap">${d.toISOString().slice(0, 10)}</span> <span class="nowrap">${d.toISOString().slice(11, 16)} UTC</span></time>`
+    // a line may break between the date and the time, never inside either (not at a date's hyphens)
+    : html`<time datetime="${d.toISOString()}"><span class="nowrap">${
+      d.toISOString().slice(0, 10)
+    }</span> <span class="nowrap">${d.toISOString().slice(11, 16)} UTC</span></time>`
 
 export const bytes = (n: number) =>
-  n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(1)} GB` : n >= 1024 ** 2 ? `${(n / 1024 ** 2).toFixed(1)} MB` : n >= 1024 ? `${(n / 1024).toFixed(0)} KB` : `${n} B`
+  n >= 1024 ** 3
+    ? `${(n / 1024 ** 3).toFixed(1)} GB`
+    : n >= 1024 ** 2
+    ? `${(n / 1024 ** 2).toFixed(1)} MB`
+    : n >= 1024
+    ? `${(n / 1024).toFixed(0)} KB`
+    : `${n} B`

@@ -49,13 +49,17 @@ export const document = (frame: Frame): Markup =>
     <nav aria-label="Portal">
       <ul>${
       nav.map(([name, href]) =>
-        html`<li><a href="${href}"${frame.signedIn?.section === name ? html` aria-current="page"` : ""}>${name}</a></li>`
+        html`<li><a href="${href}"${
+          frame.signedIn?.section === name ? html` aria-current="page"` : ""
+        }>${name}</a></li>`
       )
     }</ul>
     </nav>
     <form class="signout" method="post" action="/portal/sign-out">
       <input type="hidden" name="csrf" value="${frame.signedIn.csrf}">
-      <span class="workspace" title="Workspace: ${plain(frame.signedIn.workspaceName)}">${isolate(frame.signedIn.workspaceName)}</span>
+      <span class="workspace" title="Workspace: ${plain(frame.signedIn.workspaceName)}">${
+      isolate(frame.signedIn.workspaceName)
+    }</span>
       <button type="submit" class="button quiet">Sign out</button>
     </form>`
   }
@@ -76,7 +80,13 @@ export const htmlResponse = (markup: Markup, status = 200, headers: Record<strin
   })
 
 /** A page that only says something (sign-in problems, errors, not found). */
-export const messagePage = (status: number, title: string, text: Interpolated, frame?: Frame["signedIn"], headers?: Record<string, string>) =>
+export const messagePage = (
+  status: number,
+  title: string,
+  text: Interpolated,
+  frame?: Frame["signedIn"],
+  headers?: Record<string, string>
+) =>
   htmlResponse(
     document({
       title,
@@ -96,8 +106,10 @@ ${frame !== undefined ? html`<p><a href="/portal">Back to the overview</a></p>` 
 export const sentence = (message: string) => message.charAt(0).toUpperCase() + message.slice(1)
 
 /** An error's message (it may quote what was sent: its bidi controls are removed, see `plain`). */
-export const alert = (message: string | undefined) => message === undefined ? "" : html`<div class="alert" role="alert">${plain(sentence(message))}</div>`
-export const notice = (message: Interpolated | undefined) => message === undefined ? "" : html`<div class="notice" role="status">${message}</div>`
+export const alert = (message: string | undefined) =>
+  message === undefined ? "" : html`<div class="alert" role="alert">${plain(sentence(message))}</div>`
+export const notice = (message: Interpolated | undefined) =>
+  message === undefined ? "" : html`<div class="notice" role="status">${message}</div>`
 
 /** A change without its session's CSRF token (another site's form, or a page open too long): nothing changes. */
 export const expiredPage = (frame?: Frame["signedIn"]) =>

@@ -1,13 +1,13 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { failureHeaders } from "@pic2video/api/ErrorResponse"
+import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import { AppConfig } from "@pic2video/cluster/AppConfig"
 import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
 import { WorkspacesRepo } from "@pic2video/cluster/Workspaces"
 import { Errors, RateLimit } from "@pic2video/domain"
-import * as RouteMetrics from "@pic2video/api/RouteMetrics"
-import { failureHeaders } from "@pic2video/api/ErrorResponse"
 import { Cause, Effect, FiberRef } from "effect"
-import { readFileSync } from "node:fs"
 import { createHash } from "node:crypto"
+import { readFileSync } from "node:fs"
 import { Form, NotFound, readForm, type Signed } from "./Context.ts"
 import { html } from "./Html.ts"
 import { expiredPage, formRefusal, messagePage, securityHeaders, sentence } from "./Layout.ts"
@@ -34,7 +34,11 @@ export const mutationsPerMinute = 120
 
 const staticFile = (name: string, contentType: string) => {
   const body = readFileSync(new URL(`../static/${name}`, import.meta.url))
-  return { body: new Uint8Array(body), contentType, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 16)}"` }
+  return {
+    body: new Uint8Array(body),
+    contentType,
+    etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 16)}"`
+  }
 }
 const statics: Record<string, ReturnType<typeof staticFile>> = {
   "/portal/static/portal.css": staticFile("portal.css", "text/css; charset=utf-8"),
@@ -70,9 +74,17 @@ export const failurePage = (failure: Errors.ApiFailure, frame?: Signed["frame"])
   )
 
 export const notFoundPage = (frame?: Signed["frame"]) =>
-  messagePage(404, "Not found", html`<p>There is nothing here, or it belongs to another workspace.</p>`, frame?.(undefined))
+  messagePage(
+    404,
+    "Not found",
+    html`<p>There is nothing here, or it belongs to another workspace.</p>`,
+    frame?.(undefined)
+  )
 
-type Handler<R> = (s: Signed, ...ids: Array<string>) => Effect.Effect<HttpServerResponse.HttpServerResponse, Errors.ApiFailure | NotFound, R>
+type Handler<R> = (
+  s: Signed,
+  ...ids: Array<string>
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, Errors.ApiFailure | NotFound, R>
 /**
  * A route by its template, as metrics name it (`/portal/renders/{id}`): each `{id}` matches one path
  * segment, passed on to the handler; the overview also answers with a trailing slash.
@@ -139,7 +151,9 @@ export const app = Effect.gen(function*() {
 
   const file = statics[path]
   if (file !== undefined) {
-    if (method !== "GET") return messagePage(405, "Not allowed", "This address only answers GET.", undefined, { allow: "GET, HEAD" })
+    if (method !== "GET") {
+      return messagePage(405, "Not allowed", "This address only answers GET.", undefined, { allow: "GET, HEAD" })
+    }
     if (request.headers["if-none-match"] === file.etag) {
       return HttpServerResponse.empty({ status: 304, headers: { etag: file.etag, ...securityHeaders } })
     }
@@ -151,14 +165,22 @@ export const app = Effect.gen(function*() {
   if (path === SignIn.path) {
     if (method === "GET") return yield* SignIn.open(request, url)
     if (method === "POST") return yield* SignIn.submit(request, config.publicBaseUrl, secure)
-    return messagePage(405, "Not allowed", "Open the sign-in link in your browser.", undefined, { allow: "GET, HEAD, POST" })
+    return messagePage(405, "Not allowed", "Open the sign-in link in your browser.", undefined, {
+      allow: "GET, HEAD, POST"
+    })
   }
   if (path === "/portal/signed-out") {
-    return messagePage(200, "You are signed out", html`<p>Your session has ended (you signed out, it expired, or the workspace is not active).</p>
-<p>To sign in again, ask the operator of this service for a new sign-in link.</p>`)
+    return messagePage(
+      200,
+      "You are signed out",
+      html`<p>Your session has ended (you signed out, it expired, or the workspace is not active).</p>
+<p>To sign in again, ask the operator of this service for a new sign-in link.</p>`
+    )
   }
   if (path === "/portal/sign-out") {
-    if (method !== "POST") return messagePage(405, "Not allowed", "Use the Sign out button.", undefined, { allow: "POST" })
+    if (method !== "POST") {
+      return messagePage(405, "Not allowed", "Use the Sign out button.", undefined, { allow: "POST" })
+    }
     return yield* SignIn.signOut(request, secure)
   }
 
@@ -174,9 +196,15 @@ export const app = Effect.gen(function*() {
   if (!overall.allowed || !writes.allowed) {
     RouteMetrics.rateLimited.portal.unsafeUpdate(1, [])
     const wait = Math.max(overall.allowed ? 0 : overall.resetSeconds, writes.allowed ? 0 : writes.resetSeconds)
-    return messagePage(429, "Too many requests", html`<p>This workspace sent too many requests this minute, so this one was not carried out: nothing was changed.</p><p>Wait ${wait} seconds and try again.</p>`, frame(undefined), {
-      "retry-after": String(wait)
-    })
+    return messagePage(
+      429,
+      "Too many requests",
+      html`<p>This workspace sent too many requests this minute, so this one was not carried out: nothing was changed.</p><p>Wait ${wait} seconds and try again.</p>`,
+      frame(undefined),
+      {
+        "retry-after": String(wait)
+      }
+    )
   }
 
   const matched = routesOf(path)
@@ -197,7 +225,9 @@ export const app = Effect.gen(function*() {
     } else {
       const read = yield* readForm(request)
       if (!(read instanceof Form)) return formRefusal(read, frame(undefined))
-      if (!PortalSessions.csrfMatches(session, read.get("csrf") ?? request.headers["x-csrf-token"])) return expired(frame)
+      if (!PortalSessions.csrfMatches(session, read.get("csrf") ?? request.headers["x-csrf-token"])) {
+        return expired(frame)
+      }
       form = read
     }
   }
@@ -205,7 +235,10 @@ export const app = Effect.gen(function*() {
   const signed: Signed = { request, url, session, workspace, form, frame }
   const handler = chosen.handler as Handler<PageContext>
   return yield* handler(signed, ...chosen.ids).pipe(
-    Effect.catchIf((e): e is Errors.ApiFailure => e instanceof Errors.ApiFailure, (e) => Effect.succeed(failurePage(e, frame))),
+    Effect.catchIf(
+      (e): e is Errors.ApiFailure => e instanceof Errors.ApiFailure,
+      (e) => Effect.succeed(failurePage(e, frame))
+    ),
     Effect.catchIf((e): e is NotFound => e instanceof NotFound, () => Effect.succeed(notFoundPage(frame)))
   )
 }).pipe(
@@ -215,7 +248,11 @@ export const app = Effect.gen(function*() {
       ? Effect.failCause(cause)
       : Effect.as(
         Effect.logError("portal request failed", cause),
-        messagePage(500, "Something went wrong", html`<p>The service could not finish this request. Nothing you entered is lost: go back and try again.</p>`)
+        messagePage(
+          500,
+          "Something went wrong",
+          html`<p>The service could not finish this request. Nothing you entered is lost: go back and try again.</p>`
+        )
       )
   ),
   Effect.map(HttpServerResponse.setHeaders(securityHeaders))
@@ -228,4 +265,3 @@ const safeDecode = (segment: string) => {
     return segment
   }
 }
-

@@ -8,8 +8,8 @@
  * (module loading, fonts: what a long-running service holds anyway) and CPU time (all threads), in all
  * and during the render only.
  */
-import { readFileSync } from "node:fs"
 import { tuneMemory } from "@pic2video/server/ProcessMemory"
+import { readFileSync } from "node:fs"
 import type { ImageClass } from "../src/CaptionSpec.ts"
 import type { RenderTimings } from "../src/pipeline.ts"
 
@@ -40,12 +40,31 @@ const program = Effect.gen(function*() {
   const t0 = performance.now()
   // with a poster, as the service renders
   const posterPath = job.outPath.replace(/\.mp4$/, ".poster.jpg")
-  yield* renderVideo({ photo: job.photo, overlay, imageClass: job.imageClass, seconds: job.seconds, outPath: job.outPath, posterPath, onTimings: (t) => (timings = t) })
+  yield* renderVideo({
+    photo: job.photo,
+    overlay,
+    imageClass: job.imageClass,
+    seconds: job.seconds,
+    outPath: job.outPath,
+    posterPath,
+    onTimings: (t) => (timings = t)
+  })
   const wallMs = performance.now() - t0
   const hwmKb = Number(/^VmHWM:\s+(\d+)/m.exec(status())?.[1] ?? 0)
   const cpu = process.cpuUsage()
   const during = process.cpuUsage(cpu0)
-  console.log(`RESULT ${JSON.stringify({ wallMs, timings, hwmKb, rssBeforeKb, cpuMs: (cpu.user + cpu.system) / 1000, renderCpuMs: (during.user + during.system) / 1000 })}`)
+  console.log(
+    `RESULT ${
+      JSON.stringify({
+        wallMs,
+        timings,
+        hwmKb,
+        rssBeforeKb,
+        cpuMs: (cpu.user + cpu.system) / 1000,
+        renderCpuMs: (during.user + during.system) / 1000
+      })
+    }`
+  )
 })
 
 NodeRuntime.runMain(program.pipe(Effect.provide(Renderer.layerFromEnv), Logger.withMinimumLogLevel(LogLevel.Warning)))

@@ -74,7 +74,12 @@ const makeInputs = Effect.promise(async () => {
 })
 
 /** The naive pipeline: ffmpeg zoompan on the same prepared base (whole-pixel crop per frame). */
-const zoompanCommand = (basePng: string, overlayPath: string, outPath: string, settings: Renderer["Type"]["encode"]): FfmpegCommand => {
+const zoompanCommand = (
+  basePng: string,
+  overlayPath: string,
+  outPath: string,
+  settings: Renderer["Type"]["encode"]
+): FfmpegCommand => {
   const c = encodeCommand({ frames: FRAMES, overlayPath, outPath, settings })
   const z = `1+0.15*(1-cos(PI*on/${FRAMES - 1}))/2`
   const zoompan = `zoompan=z='${z}':x='iw/2-iw/zoom/2':y='ih/2-ih/zoom/2':d=${FRAMES}:s=1080x1920:fps=30`
@@ -145,7 +150,10 @@ interface ChildRender {
 
 const renderInChild = (job: { photo: string; overlay: string; imageClass: string | undefined; outPath: string }) =>
   Effect.async<ChildRender, Error>((resume) => {
-    const child = spawn(process.execPath, [new URL("./render-child.ts", import.meta.url).pathname, JSON.stringify({ ...job, seconds: SECONDS })], {
+    const child = spawn(process.execPath, [
+      new URL("./render-child.ts", import.meta.url).pathname,
+      JSON.stringify({ ...job, seconds: SECONDS })
+    ], {
       stdio: ["ignore", "pipe", "inherit"]
     })
     let out = ""
@@ -198,30 +206,65 @@ const program = Effect.gen(function*() {
     yield* writeFrames(base, path, FRAMES, workers, (f) => Effect.sync(() => rgbFrames.push(f.slice()) > 0), (e) => e)
     const overlay = prepareOverlay(yield* overlayPixels(overlayPng))
     const yuvFrames: Array<Uint8Array> = []
-    yield* writeFrames(base, path, FRAMES, workers, (f) => Effect.sync(() => yuvFrames.push(f.slice()) > 0), (e) => e, { pixFmt: "yuv420p", overlay })
+    yield* writeFrames(base, path, FRAMES, workers, (f) => Effect.sync(() => yuvFrames.push(f.slice()) > 0), (e) => e, {
+      pixFmt: "yuv420p",
+      overlay
+    })
     // The same stdin writer the renderer uses, fed from memory.
     const fromMemory = (bufs: ReadonlyArray<Uint8Array>) => (stdin: Writable) =>
-      Effect.forEach(bufs, flushedWriter(stdin), { discard: true }).pipe(Effect.zipRight(Effect.sync(() => stdin.end())))
+      Effect.forEach(bufs, flushedWriter(stdin), { discard: true }).pipe(
+        Effect.zipRight(Effect.sync(() => stdin.end()))
+      )
 
-    const reps: Array<{ render: ChildRender; renderCpu: number; floor: number; floorCpu: number; x264: number; x264Cpu: number; load: string }> = []
+    const reps: Array<
+      {
+        render: ChildRender
+        renderCpu: number
+        floor: number
+        floorCpu: number
+        x264: number
+        x264Cpu: number
+        load: string
+      }
+    > = []
     for (let r = 0; r < REPEATS; r++) {
-      const [render, renderCpu] = yield* cpuOf(renderInChild({ photo: input.photo, overlay: overlayPath, imageClass: input.imageClass, outPath }))
+      const [render, renderCpu] = yield* cpuOf(
+        renderInChild({ photo: input.photo, overlay: overlayPath, imageClass: input.imageClass, outPath })
+      )
       const [[, floor], floorCpu] = yield* cpuOf(timed(
-        runFfmpeg(renderer.ffmpeg.path, encodeCommand({ frames: FRAMES, overlayPath, outPath: join(outDir, "floor.mp4"), settings: renderer.encode }), { feed: fromMemory(rgbFrames), niceness: renderer.niceness })
+        runFfmpeg(
+          renderer.ffmpeg.path,
+          encodeCommand({ frames: FRAMES, overlayPath, outPath: join(outDir, "floor.mp4"), settings: renderer.encode }),
+          { feed: fromMemory(rgbFrames), niceness: renderer.niceness }
+        )
       ))
       const [[, x264], x264Cpu] = yield* cpuOf(timed(
         runFfmpeg(
           renderer.ffmpeg.path,
-          encodeCommand({ frames: FRAMES, overlayPath: undefined, outPath: join(outDir, "x264.mp4"), settings: renderer.encode, inputPixFmt: "yuv420p" }),
+          encodeCommand({
+            frames: FRAMES,
+            overlayPath: undefined,
+            outPath: join(outDir, "x264.mp4"),
+            settings: renderer.encode,
+            inputPixFmt: "yuv420p"
+          }),
           { feed: fromMemory(yuvFrames), niceness: renderer.niceness }
         )
       ))
       reps.push({ render, renderCpu, floor, floorCpu, x264, x264Cpu, load: load() })
       console.log(
-        `  ${stem} #${r + 1}: render ${(render.wallMs / 1000).toFixed(2)} s, floor ${floor.toFixed(2)} s, x264 ${x264.toFixed(2)} s, ` +
+        `  ${stem} #${r + 1}: render ${(render.wallMs / 1000).toFixed(2)} s, floor ${floor.toFixed(2)} s, x264 ${
+          x264.toFixed(2)
+        } s, ` +
           `ratio ${(render.wallMs / 1000 / floor).toFixed(2)} / ${(render.wallMs / 1000 / x264).toFixed(2)}, ` +
-          `cpu render ${(render.renderCpuMs / 1000).toFixed(1)} node (+${((render.cpuMs - render.renderCpuMs) / 1000).toFixed(1)} start-up) + ${(renderCpu - render.cpuMs / 1000).toFixed(1)} ffmpeg, floor ${floorCpu.toFixed(1)}, x264 ${x264Cpu.toFixed(1)}; ` +
-          `rss ${(render.peakSumKb / 1024).toFixed(0)} MB (node ${(render.hwmKb / 1024).toFixed(0)}, ${(render.rssBeforeKb / 1024).toFixed(0)} before the render, + ffmpeg ${(render.childHwmKb / 1024).toFixed(0)}), load ${reps.at(-1)!.load}`
+          `cpu render ${(render.renderCpuMs / 1000).toFixed(1)} node (+${
+            ((render.cpuMs - render.renderCpuMs) / 1000).toFixed(1)
+          } start-up) + ${(renderCpu - render.cpuMs / 1000).toFixed(1)} ffmpeg, floor ${floorCpu.toFixed(1)}, x264 ${
+            x264Cpu.toFixed(1)
+          }; ` +
+          `rss ${(render.peakSumKb / 1024).toFixed(0)} MB (node ${(render.hwmKb / 1024).toFixed(0)}, ${
+            (render.rssBeforeKb / 1024).toFixed(0)
+          } before the render, + ffmpeg ${(render.childHwmKb / 1024).toFixed(0)}), load ${reps.at(-1)!.load}`
       )
     }
     rgbFrames.length = 0
@@ -229,38 +272,87 @@ const program = Effect.gen(function*() {
 
     const basePng = join(outDir, "base.png")
     yield* Effect.promise(() =>
-      sharp(Buffer.from(base.data.buffer, base.data.byteOffset, base.data.byteLength), { raw: { width: base.width, height: base.height, channels: 3 } }).png({ compressionLevel: 1 }).toFile(basePng)
+      sharp(Buffer.from(base.data.buffer, base.data.byteOffset, base.data.byteLength), {
+        raw: { width: base.width, height: base.height, channels: 3 }
+      }).png({ compressionLevel: 1 }).toFile(basePng)
     )
-    const [, zoompanWall] =
-      framing.kind === "pan" || !ZOOMPAN
-        ? [undefined, Number.NaN]
-        : yield* timed(runFfmpeg(renderer.ffmpeg.path, zoompanCommand(basePng, overlayPath, join(outDir, `${stem}_zoompan.mp4`), renderer.encode), { niceness: renderer.niceness }))
+    const [, zoompanWall] = framing.kind === "pan" || !ZOOMPAN
+      ? [undefined, Number.NaN]
+      : yield* timed(
+        runFfmpeg(
+          renderer.ffmpeg.path,
+          zoompanCommand(basePng, overlayPath, join(outDir, `${stem}_zoompan.mp4`), renderer.encode),
+          { niceness: renderer.niceness }
+        )
+      )
 
     for (const n of [0, 120, 239]) {
-      execFileSync(renderer.ffmpeg.path, ["-v", "error", "-y", "-i", outPath, "-vf", `select=eq(n\\,${n})`, "-frames:v", "1", join(outDir, `${stem}_f${n}.png`)])
+      execFileSync(renderer.ffmpeg.path, [
+        "-v",
+        "error",
+        "-y",
+        "-i",
+        outPath,
+        "-vf",
+        `select=eq(n\\,${n})`,
+        "-frames:v",
+        "1",
+        join(outDir, `${stem}_f${n}.png`)
+      ])
     }
     const m = (f: (r: (typeof reps)[number]) => number) => median(reps.map(f))
     const rssMb = Math.max(...reps.map((r) => r.render.peakSumKb)) / 1024
     const boundMb = Math.max(...reps.map((r) => r.render.hwmKb + r.render.childHwmKb)) / 1024
     rows.push(
-      [input.name.padEnd(22), (m((r) => r.render.wallMs) / 1000).toFixed(2).padStart(7), m((r) => r.floor).toFixed(2).padStart(7), m((r) => r.x264).toFixed(2).padStart(7),
-        m((r) => r.render.wallMs / 1000 / r.floor).toFixed(2).padStart(6), m((r) => r.render.wallMs / 1000 / r.x264).toFixed(2).padStart(8),
+      [
+        input.name.padEnd(22),
+        (m((r) => r.render.wallMs) / 1000).toFixed(2).padStart(7),
+        m((r) => r.floor).toFixed(2).padStart(7),
+        m((r) => r.x264).toFixed(2).padStart(7),
+        m((r) => r.render.wallMs / 1000 / r.floor).toFixed(2).padStart(6),
+        m((r) => r.render.wallMs / 1000 / r.x264).toFixed(2).padStart(8),
         `${rssMb.toFixed(0)}/${boundMb.toFixed(0)}`.padStart(8),
         Number.isNaN(zoompanWall) ? "    n/a" : zoompanWall.toFixed(2).padStart(7),
-        `${m((r) => r.renderCpu - (r.render.cpuMs - r.render.renderCpuMs) / 1000).toFixed(1)}/${m((r) => r.floorCpu).toFixed(1)}/${m((r) => r.x264Cpu).toFixed(1)}`.padStart(15),
-        `  ${reps.map((r) => r.load.split("/")[0]).join(" ")}`].join(" ")
+        `${m((r) => r.renderCpu - (r.render.cpuMs - r.render.renderCpuMs) / 1000).toFixed(1)}/${
+          m((r) => r.floorCpu).toFixed(1)
+        }/${m((r) => r.x264Cpu).toFixed(1)}`.padStart(15),
+        `  ${reps.map((r) => r.load.split("/")[0]).join(" ")}`
+      ].join(" ")
     )
     const s = (f: (t: RenderTimings) => number) => (m((r) => f(r.render.timings)) / 1000).toFixed(2).padStart(7)
-    stageRows.push([input.name.padEnd(22), s((t) => t.prepareMs), s((t) => t.encodeMs), s((t) => t.waitFramesMs), s((t) => t.waitSinkMs), s((t) => t.tailMs), s((t) => t.verifyMs), s((t) => t.posterMs)].join(" "))
+    stageRows.push(
+      [
+        input.name.padEnd(22),
+        s((t) => t.prepareMs),
+        s((t) => t.encodeMs),
+        s((t) => t.waitFramesMs),
+        s((t) => t.waitSinkMs),
+        s((t) => t.tailMs),
+        s((t) => t.verifyMs),
+        s((t) => t.posterMs)
+      ].join(" ")
+    )
     console.log(rows.at(-1))
   }
-  console.log(`\nffmpeg ${renderer.ffmpeg.version} (${renderer.ffmpeg.source}), preset ${renderer.encode.preset}, crf ${renderer.encode.crf}, x264 threads ${renderer.encode.threads} (${x264Params(renderer.encode)}), ${renderer.frameConcurrency} frame workers, ${FRAMES} frames, 1080x1920@30, ${REPEATS} repeats (medians)`)
-  console.log(`${"photo".padEnd(22)}  render   floor    x264  ratio  ratio264 rss MB   zoompan cpu s r/f/x264  load(1 min) per repeat`)
+  console.log(
+    `\nffmpeg ${renderer.ffmpeg.version} (${renderer.ffmpeg.source}), preset ${renderer.encode.preset}, crf ${renderer.encode.crf}, x264 threads ${renderer.encode.threads} (${
+      x264Params(renderer.encode)
+    }), ${renderer.frameConcurrency} frame workers, ${FRAMES} frames, 1080x1920@30, ${REPEATS} repeats (medians)`
+  )
+  console.log(
+    `${
+      "photo".padEnd(22)
+    }  render   floor    x264  ratio  ratio264 rss MB   zoompan cpu s r/f/x264  load(1 min) per repeat`
+  )
   for (const r of rows) console.log(r)
-  console.log(`\nstages of the render (medians, s): prepare = decode + base + overlay; encode = ffmpeg running, within it waiting on frames / on ffmpeg's stdin, and the tail after the last frame`)
+  console.log(
+    `\nstages of the render (medians, s): prepare = decode + base + overlay; encode = ffmpeg running, within it waiting on frames / on ffmpeg's stdin, and the tail after the last frame`
+  )
   console.log(`${"photo".padEnd(22)} prepare  encode  wFrames  wSink    tail  verify  poster`)
   for (const r of stageRows) console.log(r)
-  console.log(`\nrss MB = peak sampled sum (node + ffmpeg) / bound (node VmHWM + ffmpeg VmHWM); load average at end ${load()}`)
+  console.log(
+    `\nrss MB = peak sampled sum (node + ffmpeg) / bound (node VmHWM + ffmpeg VmHWM); load average at end ${load()}`
+  )
   console.log(`frames and videos in ${outDir}`)
 })
 

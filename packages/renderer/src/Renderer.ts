@@ -1,8 +1,8 @@
 import { Config, Context, Effect, Layer } from "effect"
-import { type EncodeSettings, DEFAULT_ENCODE, PRESETS, type Preset } from "./ffmpeg-args.ts"
+import type { BinaryNotFound } from "./errors.ts"
+import { DEFAULT_ENCODE, type EncodeSettings, type Preset, PRESETS } from "./ffmpeg-args.ts"
 import { describeCoverage, fontCoverage } from "./fonts.ts"
 import { type BinaryInfo, findOnPath, resolveBinary } from "./platform/binaries.ts"
-import type { BinaryNotFound } from "./errors.ts"
 
 /**
  * The renderer's start-up state: which ffmpeg/ffprobe it runs (resolved and version-checked once, and
@@ -53,7 +53,9 @@ export class Renderer extends Context.Tag("@pic2video/renderer/Renderer")<Render
       yield* Effect.log(`renderer: caption fonts: ${describeCoverage(coverage)}`)
       const wanted = Math.min(19, Math.max(0, Math.round(config.niceness ?? DEFAULT_NICENESS)))
       const niceness = wanted > 0 && findOnPath("nice", pathEnv) === undefined ? 0 : wanted
-      if (niceness !== wanted) yield* Effect.logWarning("renderer: `nice` is not on PATH; renders run at normal priority")
+      if (niceness !== wanted) {
+        yield* Effect.logWarning("renderer: `nice` is not on PATH; renders run at normal priority")
+      }
       return {
         ffmpeg,
         ffprobe,
@@ -73,7 +75,9 @@ export class Renderer extends Context.Tag("@pic2video/renderer/Renderer")<Render
       const env = yield* Config.all({
         ffmpegPath: Config.option(Config.string("FFMPEG_PATH").pipe(Config.withDescription("ffmpeg binary to use"))),
         ffprobePath: Config.option(Config.string("FFPROBE_PATH").pipe(Config.withDescription("ffprobe binary to use"))),
-        preset: Config.literal(...PRESETS)("RENDER_X264_PRESET").pipe(Config.withDefault<Preset>(DEFAULT_ENCODE.preset)),
+        preset: Config.literal(...PRESETS)("RENDER_X264_PRESET").pipe(
+          Config.withDefault<Preset>(DEFAULT_ENCODE.preset)
+        ),
         crf: Config.integer("RENDER_CRF").pipe(Config.withDefault(DEFAULT_ENCODE.crf)),
         threads: Config.integer("RENDER_X264_THREADS").pipe(Config.withDefault(DEFAULT_ENCODE.threads)),
         niceness: Config.integer("RENDER_NICE").pipe(Config.withDefault(DEFAULT_NICENESS))

@@ -103,7 +103,11 @@ export const layoutCaption = (c: ResolvedCaption, framing: Framing | undefined):
   const sizePx = TEXT_SIZES[c.style][c.size]
   const color = TEXT_COLORS[c.color]
   const shadow = { sigma: Math.max(2, sizePx * 0.07), dy: Math.round(sizePx * 0.05), opacity: 0.6 }
-  const halo = (outlinePx: number): Halo => ({ sigma: HALO_SIGMA * sizePx, gain: HALO_GAIN, opacity: outlinePx > 0 ? 0 : HALO_OPACITY })
+  const halo = (outlinePx: number): Halo => ({
+    sigma: HALO_SIGMA * sizePx,
+    gain: HALO_GAIN,
+    opacity: outlinePx > 0 ? 0 : HALO_OPACITY
+  })
   const normalised = normaliseLineBreaks(c.quote.normalize("NFC"))
 
   if (c.style === "meme") {
@@ -137,7 +141,11 @@ export const toMarkup = (text: string, color: string): string =>
   `<span foreground="${color}">${text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")}</span>`
 
 /** Space the outline, shadow and halo need around the glyphs, so they too stay inside the region. */
-export const effectMargin = (l: Pick<CaptionLayout, "outlinePx" | "shadow" | "halo">, sizePx: number, nominalPx: number): number => {
+export const effectMargin = (
+  l: Pick<CaptionLayout, "outlinePx" | "shadow" | "halo">,
+  sizePx: number,
+  nominalPx: number
+): number => {
   const scale = sizePx / nominalPx
   const halo = l.halo.opacity > 0 ? l.halo.sigma * 3 : 0
   return Math.ceil((l.outlinePx * 1.3 + Math.max(l.shadow.sigma * 2.5 + l.shadow.dy, halo)) * scale) + 2

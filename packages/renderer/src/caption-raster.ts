@@ -145,7 +145,12 @@ type Layer = { readonly image: RgbaImage; readonly left: number; readonly top: n
 
 /** The part of a layer that lands on the canvas, as [x0, y0, x1, y1). */
 const onCanvas = (l: Layer, canvas: { width: number; height: number }) =>
-  [Math.max(0, l.left), Math.max(0, l.top), Math.min(canvas.width, l.left + l.image.width), Math.min(canvas.height, l.top + l.image.height)] as const
+  [
+    Math.max(0, l.left),
+    Math.max(0, l.top),
+    Math.min(canvas.width, l.left + l.image.width),
+    Math.min(canvas.height, l.top + l.image.height)
+  ] as const
 
 /** Straight-alpha "over" of one layer onto the canvas. */
 const blend = (out: Uint8Array, canvas: { width: number; height: number }, l: Layer) => {

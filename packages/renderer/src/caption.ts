@@ -1,7 +1,7 @@
 import { Effect } from "effect"
-import { type CaptionSpec, type ImageClass, resolveCaption } from "./CaptionSpec.ts"
-import { clipTo, composeOverlay, renderText, type RgbaImage, withEffects } from "./caption-raster.ts"
 import { type CaptionLayout, effectMargin, layoutCaption, MIN_FONT_PX, toMarkup } from "./caption-layout.ts"
+import { clipTo, composeOverlay, renderText, type RgbaImage, withEffects } from "./caption-raster.ts"
+import { type CaptionSpec, type ImageClass, resolveCaption } from "./CaptionSpec.ts"
 import { CaptionPrepError } from "./errors.ts"
 import { fontCoverage, fontFor, formatCodePoint, missingGlyphs } from "./fonts.ts"
 import { planFraming, type SubjectBox } from "./framing.ts"
@@ -27,7 +27,10 @@ const asSent = "This caption cannot be composited as sent; retrying it unchanged
 const failed = (reason: CaptionPrepError["reason"], message: string) => new CaptionPrepError({ reason, message })
 
 const tryRaster = <A>(what: string, f: () => Promise<A>) =>
-  Effect.tryPromise({ try: f, catch: (e) => failed("render_failed", `${what}: ${e instanceof Error ? e.message : String(e)}`) })
+  Effect.tryPromise({
+    try: f,
+    catch: (e) => failed("render_failed", `${what}: ${e instanceof Error ? e.message : String(e)}`)
+  })
 
 interface Fitted {
   readonly sizePx: number
@@ -54,9 +57,7 @@ const fit = (layout: CaptionLayout) =>
             fontfile: font.file,
             sizePx: size,
             wrapWidth: boxWidth(b.region) - 2 * margin
-          })
-        )
-      )
+          })))
       let ratio = 1
       let heightBound = true
       layout.blocks.forEach((b, i) => {
@@ -72,17 +73,19 @@ const fit = (layout: CaptionLayout) =>
       size = Math.min(size - 1, next)
       if (size < MIN_FONT_PX) break
     }
-    return yield* failed("does_not_fit", `it does not fit the safe zone at a readable size. ${asSent}: shorten the quote, or choose a smaller text_size`)
+    return yield* failed(
+      "does_not_fit",
+      `it does not fit the safe zone at a readable size. ${asSent}: shorten the quote, or choose a smaller text_size`
+    )
   })
 
 const place = (img: RgbaImage, region: Box, valign: "top" | "middle" | "bottom") => {
   const left = Math.round(region.left + (boxWidth(region) - img.width) / 2)
-  const top =
-    valign === "top"
-      ? region.top
-      : valign === "bottom"
-        ? region.bottom - img.height
-        : Math.round(region.top + (boxHeight(region) - img.height) / 2)
+  const top = valign === "top"
+    ? region.top
+    : valign === "bottom"
+    ? region.bottom - img.height
+    : Math.round(region.top + (boxHeight(region) - img.height) / 2)
   return clipTo(img, left, top, region)
 }
 
@@ -107,7 +110,9 @@ export const prepareCaption = (
       return yield* failed(
         "unsupported_script",
         `no installed font can draw ${missing.slice(0, 8).map(formatCodePoint).join(", ")}` +
-          `${missing.length > 8 ? ` and ${missing.length - 8} more` : ""}. ${asSent}: remove or replace those characters` +
+          `${
+            missing.length > 8 ? ` and ${missing.length - 8} more` : ""
+          }. ${asSent}: remove or replace those characters` +
           ` (an operator can install fonts that have them, see scripts/setup.mjs)`
       )
     }
@@ -121,10 +126,12 @@ export const prepareCaption = (
           outlinePx: Math.round(layout.outlinePx * scale),
           shadow: { ...layout.shadow, sigma: layout.shadow.sigma * scale, dy: Math.round(layout.shadow.dy * scale) },
           halo: { ...layout.halo, sigma: layout.halo.sigma * scale }
-        })
-      ).pipe(Effect.map((img) => place(img, b.region, b.valign)))
-    )
+        })).pipe(Effect.map((img) =>
+          place(img, b.region, b.valign)
+        )))
     return yield* tryRaster("overlay", () =>
-      composeOverlay(OUTPUT, layers.filter((l): l is NonNullable<typeof l> => l !== undefined))
-    )
+      composeOverlay(
+        OUTPUT,
+        layers.filter((l): l is NonNullable<typeof l> => l !== undefined)
+      ))
   }).pipe(Effect.withSpan("prepareCaption"))

@@ -45,7 +45,8 @@ export const DEFAULT_ENCODE: EncodeSettings = { preset: "veryfast", crf: 20, max
  * −0.2 to −0.9 % bytes and SSIM −0.0001 to −0.0004, PSNR ±0.03 dB (hubble and portrait, measured
  * against the source frames).
  */
-export const x264Params = (s: EncodeSettings): string => ["b-pyramid=none", ...(s.threads > 1 ? ["sliced-threads=1"] : [])].join(":")
+export const x264Params = (s: EncodeSettings): string =>
+  ["b-pyramid=none", ...(s.threads > 1 ? ["sliced-threads=1"] : [])].join(":")
 
 export interface EncodeJob {
   readonly frames: number
@@ -91,7 +92,16 @@ export const encodeCommand = (job: EncodeJob): FfmpegCommand => {
   const inputs: Array<FfmpegInput> = [
     {
       source: "pipe:0",
-      options: ["-f", "rawvideo", "-pix_fmt", job.inputPixFmt ?? "rgb24", "-s", `${OUTPUT.width}x${OUTPUT.height}`, "-r", `${OUTPUT.fps}`]
+      options: [
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        job.inputPixFmt ?? "rgb24",
+        "-s",
+        `${OUTPUT.width}x${OUTPUT.height}`,
+        "-r",
+        `${OUTPUT.fps}`
+      ]
     }
   ]
   if (job.overlayPath !== undefined) inputs.push({ source: job.overlayPath, options: [] })
@@ -100,42 +110,73 @@ export const encodeCommand = (job: EncodeJob): FfmpegCommand => {
     inputs,
     complexFilter: filterGraph(job.overlayPath !== undefined, job.inputPixFmt),
     outputOptions: [
-      "-map", "[v]",
-      "-map", "[a]",
+      "-map",
+      "[v]",
+      "-map",
+      "[a]",
       // The frame count, not the (endless) silence, decides the length.
-      "-frames:v", `${job.frames}`,
-      "-t", `${job.frames / OUTPUT.fps}`,
-      "-c:v", "libx264",
-      "-preset", s.preset,
-      "-crf", `${s.crf}`,
-      "-maxrate", `${s.maxrateKbps}k`,
-      "-bufsize", `${s.maxrateKbps * 2}k`,
+      "-frames:v",
+      `${job.frames}`,
+      "-t",
+      `${job.frames / OUTPUT.fps}`,
+      "-c:v",
+      "libx264",
+      "-preset",
+      s.preset,
+      "-crf",
+      `${s.crf}`,
+      "-maxrate",
+      `${s.maxrateKbps}k`,
+      "-bufsize",
+      `${s.maxrateKbps * 2}k`,
       // High@4.0 fits 1080x1920@30 exactly (8160 MB/frame, 244,800 MB/s) and every phone decodes it.
-      "-profile:v", "high",
-      "-level:v", "4.0",
-      "-pix_fmt", "yuv420p",
+      "-profile:v",
+      "high",
+      "-level:v",
+      "4.0",
+      "-pix_fmt",
+      "yuv420p",
       // 2 s keyframe interval, closed GOPs (x264's default), as the platforms ask.
-      "-g", `${gop}`,
-      "-keyint_min", `${gop}`,
-      "-sc_threshold", "0",
-      "-threads", `${s.threads}`,
-      "-x264-params", x264Params(s),
-      "-color_primaries", "bt709",
-      "-color_trc", "bt709",
-      "-colorspace", "bt709",
-      "-color_range", "tv",
-      "-c:a", "aac",
-      "-b:a", "128k",
-      "-ar", "48000",
-      "-ac", "2",
+      "-g",
+      `${gop}`,
+      "-keyint_min",
+      `${gop}`,
+      "-sc_threshold",
+      "0",
+      "-threads",
+      `${s.threads}`,
+      "-x264-params",
+      x264Params(s),
+      "-color_primaries",
+      "bt709",
+      "-color_trc",
+      "bt709",
+      "-colorspace",
+      "bt709",
+      "-color_range",
+      "tv",
+      "-c:a",
+      "aac",
+      "-b:a",
+      "128k",
+      "-ar",
+      "48000",
+      "-ac",
+      "2",
       // No dates or tool strings that differ between runs; same inputs → same bytes.
-      "-map_metadata", "-1",
-      "-fflags", "+bitexact",
-      "-flags:v", "+bitexact",
-      "-flags:a", "+bitexact",
+      "-map_metadata",
+      "-1",
+      "-fflags",
+      "+bitexact",
+      "-flags:v",
+      "+bitexact",
+      "-flags:a",
+      "+bitexact",
       // moov before mdat, so players and platforms can start before the whole file is there.
-      "-movflags", "+faststart",
-      "-f", "mp4"
+      "-movflags",
+      "+faststart",
+      "-f",
+      "mp4"
     ],
     output: job.outPath
   }

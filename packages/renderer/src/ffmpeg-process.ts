@@ -37,7 +37,8 @@ const killAndWait = (c: ffmpeg.FfmpegCommand): Effect.Effect<void> =>
     child.kill("SIGKILL")
   }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
 
-const tail = (stderr: string | null | undefined): string => (stderr ?? "").trim().split("\n").slice(-STDERR_LINES).join("\n")
+const tail = (stderr: string | null | undefined): string =>
+  (stderr ?? "").trim().split("\n").slice(-STDERR_LINES).join("\n")
 
 export const runFfmpeg = (
   binary: string,
@@ -88,8 +89,7 @@ const spawn = (
     }
     c.on("end", () => resume(Effect.void))
     c.on("error", (err: Error, _stdout: string | null, stderr: string | null) =>
-      resume(Effect.fail(new RenderFailed({ stage: "encode", message: err.message, stderrTail: tail(stderr) })))
-    )
+      resume(Effect.fail(new RenderFailed({ stage: "encode", message: err.message, stderrTail: tail(stderr) }))))
     c.run()
     return killAndWait(c)
   })

@@ -15,7 +15,6 @@ export interface CaptionFont {
   readonly file: string
 }
 
-
 const PLAYFAIR = "@expo-google-fonts/playfair-display"
 export const FONTS = {
   // SemiBold as the "regular" weight: the regular italic was hard to read on busy photos (spike §5).
@@ -101,5 +100,7 @@ export const describeCoverage = (c: FontCoverage): string => {
   ]
   const yes = probes.filter(([, cp]) => c.set.has(cp)).map(([n]) => n)
   const no = probes.filter(([, cp]) => !c.set.has(cp)).map(([n]) => n)
-  return `${c.files} font files; scripts: ${yes.join(" ") || "latin only"}${no.length ? `; missing: ${no.join(" ")}` : ""}`
+  return `${c.files} font files; scripts: ${yes.join(" ") || "latin only"}${
+    no.length ? `; missing: ${no.join(" ")}` : ""
+  }`
 }

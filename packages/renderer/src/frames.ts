@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { type CameraPath, cameraAt, frameTime } from "./motion-path.ts"
+import { cameraAt, type CameraPath, frameTime } from "./motion-path.ts"
 import { type FrameFormat, frameWorkers } from "./platform/frame-workers.ts"
 import type { Raster } from "./resample.ts"
 

@@ -112,7 +112,12 @@ const subjectCover = (photo: PhotoSize, cls: ImageClass, hasCaption: boolean, s:
   const top = tall ? clampTo(s.y + s.height / 2 - ch * 0.42, 0, photo.height - ch) : 0
   const crop = { left, top, width: cw, height: ch }
   const scale = base.width / cw
-  const rect = { left: (s.x - left) * scale, top: (s.y - top) * scale, width: s.width * scale, height: s.height * scale }
+  const rect = {
+    left: (s.x - left) * scale,
+    top: (s.y - top) * scale,
+    width: s.width * scale,
+    height: s.height * scale
+  }
   const kMin = OUTPUT.width / base.width
   // At the widest view the whole base is seen: this is where the subject naturally sits.
   const nat = { top: rect.top * kMin, bottom: (rect.top + rect.height) * kMin }
@@ -212,7 +217,9 @@ export const planFraming = (
     : SAFE_BOX
   // The photo's top at the deepest zoom about its centre: the framing's own push-in takes it there.
   const deepTop = anchorOut.y - height / 2
-  const kept = subject ? letterboxSubject(photo, photoRect, kMin, deepTop, hasCaption ? captionBox : undefined, subject) : undefined
+  const kept = subject
+    ? letterboxSubject(photo, photoRect, kMin, deepTop, hasCaption ? captionBox : undefined, subject)
+    : undefined
   return {
     kind: "contain-blur",
     imageClass: cls,

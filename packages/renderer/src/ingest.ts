@@ -63,11 +63,18 @@ const prepare = async (photo: string | Uint8Array, f: Framing): Promise<BaseImag
         const height = Math.max(1, Math.min(info.height - top, Math.round(c.height)))
         const cropped = await src().extract({ left, top, width, height }).raw().toBuffer()
         return rawRgb(
-          sharp(cropped, { raw: { width, height, channels: 3 } }).resize(f.base.width, f.base.height, { fit: "fill", kernel: "lanczos3" })
+          sharp(cropped, { raw: { width, height, channels: 3 } }).resize(f.base.width, f.base.height, {
+            fit: "fill",
+            kernel: "lanczos3"
+          })
         )
       }
       return rawRgb(
-        src().resize(f.base.width, f.base.height, { fit: "cover", position: sharp.strategy.attention, kernel: "lanczos3" })
+        src().resize(f.base.width, f.base.height, {
+          fit: "cover",
+          position: sharp.strategy.attention,
+          kernel: "lanczos3"
+        })
       )
     case "pan":
       return rawRgb(src().resize(f.base.width, f.base.height, { fit: "fill", kernel: "lanczos3" }))
@@ -114,12 +121,25 @@ export const overlayPixels = (png: Uint8Array): Effect.Effect<Uint8Array, Render
   Effect.tryPromise({
     try: async () => {
       const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true })
-      if (info.width === OUTPUT.width && info.height === OUTPUT.height && info.channels === 4) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
-      const placed = await sharp({ create: { width: OUTPUT.width, height: OUTPUT.height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
-        .composite([{ input: data, raw: { width: info.width, height: info.height, channels: info.channels }, left: 0, top: 0 }])
+      if (info.width === OUTPUT.width && info.height === OUTPUT.height && info.channels === 4) {
+        return new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      }
+      const placed = await sharp({
+        create: { width: OUTPUT.width, height: OUTPUT.height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } }
+      })
+        .composite([{
+          input: data,
+          raw: { width: info.width, height: info.height, channels: info.channels },
+          left: 0,
+          top: 0
+        }])
         .raw()
         .toBuffer()
       return new Uint8Array(placed.buffer, placed.byteOffset, placed.byteLength)
     },
-    catch: (e) => new RenderFailed({ stage: "frames", message: `caption overlay does not decode: ${e instanceof Error ? e.message : String(e)}` })
+    catch: (e) =>
+      new RenderFailed({
+        stage: "frames",
+        message: `caption overlay does not decode: ${e instanceof Error ? e.message : String(e)}`
+      })
   })

@@ -157,7 +157,8 @@ const subjectMotion = (f: Framing & { subject: NonNullable<Framing["subject"]> }
   const speed = words.speed ?? (cls === "person" || cls === "doll_figurine" ? "slow" : "normal")
   const amp = AMPLITUDE[speed]
   const kDeep = f.kMin * Math.pow(f.kMax / f.kMin, Math.max(amp, 0.6))
-  let move = words.move ?? (cls === "landscape_nature" ? "pan-right" : cls === "interior_space" ? "pan-left" : "zoom-in")
+  let move = words.move ??
+    (cls === "landscape_nature" ? "pan-right" : cls === "interior_space" ? "pan-left" : "zoom-in")
   if (move === "pan-up" || move === "pan-down") move = "zoom-in"
   switch (move) {
     case "still":
@@ -218,7 +219,11 @@ const letterboxMotion = (f: Framing, words: MotionWords): CameraPath => {
   const faceHigh = cls === "person" || cls === "doll_figurine"
   // The point the camera moves toward (base px); a figurine's box is the whole figure: aim at its head.
   const tx = s ? s.left + s.width / 2 : cx
-  const ty = s ? (cls === "doll_figurine" ? s.top + s.height * 0.3 : s.top + s.height / 2) : faceHigh ? r.top + r.height * 0.35 : cy
+  const ty = s
+    ? (cls === "doll_figurine" ? s.top + s.height * 0.3 : s.top + s.height / 2)
+    : faceHigh
+    ? r.top + r.height * 0.35
+    : cy
   const { x: ox, y: oy } = f.anchorOut
   const bottom = r.top + r.height
   /** Clamp inside the base, then keep the anchor low enough for the photo's edge to clear the caption. */
@@ -238,7 +243,8 @@ const letterboxMotion = (f: Framing, words: MotionWords): CameraPath => {
   /** Half the sideways room at zoom k (base px either side of the centre). */
   const room = (k: number) => Math.max(0, (f.base.width - OUTPUT.width / k) / 2)
   /** A key whose own frame breaks a limit is first brought toward the widest view on its own. */
-  const held = (key: CameraKey) => keepSubject(f, { base: f.base, anchorOut: f.anchorOut, from: key, to: key }, wide).from
+  const held = (key: CameraKey) =>
+    keepSubject(f, { base: f.base, anchorOut: f.anchorOut, from: key, to: key }, wide).from
   const path = (from: CameraKey, to: CameraKey): CameraPath =>
     keepSubject(f, { base: f.base, anchorOut: f.anchorOut, from: held(fit(from)), to: held(fit(to)) }, wide)
   const speed = words.speed ?? (faceHigh ? "slow" : "normal")
@@ -351,7 +357,9 @@ export const planMotion = (f: Framing, words: MotionWords, seconds: number): Cam
       const span = horizontal ? hi.ax - lo.ax : hi.ay - lo.ay
       const maxTravel = f.kind === "pan" ? PAN_PX_PER_SECOND * seconds : span
       const travel = Math.min(span, maxTravel) * amp
-      const mid = horizontal ? clamp(cx, lo.ax + travel / 2, hi.ax - travel / 2) : clamp(cy, lo.ay + travel / 2, hi.ay - travel / 2)
+      const mid = horizontal
+        ? clamp(cx, lo.ax + travel / 2, hi.ax - travel / 2)
+        : clamp(cy, lo.ay + travel / 2, hi.ay - travel / 2)
       // "pan right": the camera moves right, so the window goes from the left to the right.
       const sign = move === "pan-right" || move === "pan-down" ? 1 : -1
       const a = mid - (sign * travel) / 2

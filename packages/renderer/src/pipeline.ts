@@ -11,7 +11,7 @@ import { planMotion } from "./motion-path.ts"
 import { combineMotionWords } from "./motion-words.ts"
 import { OUTPUT } from "./output.ts"
 import { stream as platformStream, temp } from "./platform/index.ts"
-import { type PosterResult, posterFrame, writePoster } from "./poster.ts"
+import { posterFrame, type PosterResult, writePoster } from "./poster.ts"
 import { probeVideo } from "./probe.ts"
 import { Renderer } from "./Renderer.ts"
 import { verifyProbe } from "./verify.ts"
@@ -118,7 +118,10 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
           { pixFmt: "yuv420p", overlay },
           stats
         ).pipe(
-          Effect.withSpan("frames", { attributes: { "p2v.frames": total, "p2v.frame_workers": renderer.frameConcurrency }, captureStackTrace: false }),
+          Effect.withSpan("frames", {
+            attributes: { "p2v.frames": total, "p2v.frame_workers": renderer.frameConcurrency },
+            captureStackTrace: false
+          }),
           Effect.zipRight(platformStream.end(stdin)),
           Effect.tap(() => (fed = performance.now()))
         )
@@ -135,8 +138,18 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
         )
       }
 
-      const cmd = encodeCommand({ frames: total, overlayPath: undefined, outPath: partial, settings: renderer.encode, inputPixFmt: "yuv420p" })
-      yield* runFfmpeg(renderer.ffmpeg.path, cmd, { feed, onFrames: (n) => Queue.unsafeOffer(progress, n), niceness: renderer.niceness }).pipe(
+      const cmd = encodeCommand({
+        frames: total,
+        overlayPath: undefined,
+        outPath: partial,
+        settings: renderer.encode,
+        inputPixFmt: "yuv420p"
+      })
+      yield* runFfmpeg(renderer.ffmpeg.path, cmd, {
+        feed,
+        onFrames: (n) => Queue.unsafeOffer(progress, n),
+        niceness: renderer.niceness
+      }).pipe(
         Effect.withSpan("encode")
       )
 
@@ -153,7 +166,9 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
       const posterPath = job.posterPath
       let poster: PosterResult | undefined
       if (posterPath !== undefined) {
-        if (posterBytes === undefined) return yield* new RenderFailed({ stage: "frames", message: `the poster's frame ${posterAt} was never made` })
+        if (posterBytes === undefined) {
+          return yield* new RenderFailed({ stage: "frames", message: `the poster's frame ${posterAt} was never made` })
+        }
         const posterPartial = yield* temp.partialFile(posterPath)
         poster = yield* writePoster(posterBytes, posterAt, posterPartial)
         yield* temp.moveInto(posterPartial, posterPath).pipe(Effect.mapError(ioFailed("move the poster into place")))

@@ -42,11 +42,17 @@ const u8 = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : v)
  * chroma the block's own sample. A quarter of the work of a full-size conversion, and the poster is a
  * third of the frame's size anyway.
  */
-export const yuv420pToRgbHalf = (frame: Uint8Array, width: number, height: number): { data: Uint8Array; width: number; height: number } => {
+export const yuv420pToRgbHalf = (
+  frame: Uint8Array,
+  width: number,
+  height: number
+): { data: Uint8Array; width: number; height: number } => {
   const c = chromaSize(width, height)
   const uAt = width * height
   const vAt = uAt + c.width * c.height
-  if (frame.length < vAt + c.width * c.height) throw new Error(`a ${width}x${height} yuv420p frame needs ${vAt + c.width * c.height} bytes`)
+  if (frame.length < vAt + c.width * c.height) {
+    throw new Error(`a ${width}x${height} yuv420p frame needs ${vAt + c.width * c.height} bytes`)
+  }
   const rgb = new Uint8Array(c.width * c.height * 3)
   for (let cy = 0; cy < c.height; cy++) {
     const r0 = 2 * cy * width
@@ -69,7 +75,11 @@ export const yuv420pToRgbHalf = (frame: Uint8Array, width: number, height: numbe
 }
 
 /** One output frame (yuv420p, OUTPUT size) → the poster JPEG at `path`. */
-export const writePoster = (frame: Uint8Array, index: number, path: string): Effect.Effect<PosterResult, RenderFailed> =>
+export const writePoster = (
+  frame: Uint8Array,
+  index: number,
+  path: string
+): Effect.Effect<PosterResult, RenderFailed> =>
   Effect.tryPromise({
     try: async () => {
       const rgb = yuv420pToRgbHalf(frame, OUTPUT.width, OUTPUT.height)

@@ -59,19 +59,19 @@ export const probeVideo = (path: string): Effect.Effect<VideoProbe, ProbeFailed,
       byteSize: size,
       video: v
         ? {
-            codec: str(v.codec_name),
-            profile: str(v.profile),
-            level: num(v.level),
-            width: num(v.width),
-            height: num(v.height),
-            pixFmt: str(v.pix_fmt),
-            fps: rate(v.avg_frame_rate),
-            frames: num(v.nb_frames),
-            colorSpace: str(v.color_space),
-            colorPrimaries: str(v.color_primaries),
-            colorTransfer: str(v.color_transfer),
-            colorRange: str(v.color_range)
-          }
+          codec: str(v.codec_name),
+          profile: str(v.profile),
+          level: num(v.level),
+          width: num(v.width),
+          height: num(v.height),
+          pixFmt: str(v.pix_fmt),
+          fps: rate(v.avg_frame_rate),
+          frames: num(v.nb_frames),
+          colorSpace: str(v.color_space),
+          colorPrimaries: str(v.color_primaries),
+          colorTransfer: str(v.color_transfer),
+          colorRange: str(v.color_range)
+        }
         : null,
       audio: a ? { codec: str(a.codec_name), sampleRate: num(a.sample_rate), channels: num(a.channels) } : null,
       boxes,

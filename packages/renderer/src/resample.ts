@@ -78,7 +78,12 @@ const scratchLayout = (at: number, rows: AxisWeights, cols: AxisWeights, hWeight
  * base nor the planes' JS copies are kept (12 MB of a 1242x2208 base, for the whole render); `render`
  * then fails.
  */
-export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay: PreparedOverlay | null = null, only?: "yuv420p"): Resampler => {
+export const makeResampler = (
+  module: WebAssembly.Module,
+  base: Raster,
+  overlay: PreparedOverlay | null = null,
+  only?: "yuv420p"
+): Resampler => {
   const wasm = new WebAssembly.Instance(module, {}).exports as unknown as Exports
   let top = align(wasm.heapBase())
   const ensure = (end: number) => {
@@ -104,7 +109,14 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay:
   // the scratch every frame reuses.
   let rgbAt: number | undefined
   type Size = { readonly width: number; readonly height: number }
-  let planar: { y: number; u: number; v: number; sizes: Record<"y" | "u" | "v", Size>; out: number; overlay: Record<"y" | "yKeep" | "u" | "v" | "cKeep", number> | undefined } | undefined
+  let planar: {
+    y: number
+    u: number
+    v: number
+    sizes: Record<"y" | "u" | "v", Size>
+    out: number
+    overlay: Record<"y" | "yKeep" | "u" | "v" | "cKeep", number> | undefined
+  } | undefined
   const baseStride = base.width * 3
   const baseSize: Size = { width: base.width, height: base.height }
   let source: Raster | undefined = base
@@ -116,7 +128,13 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay:
     const u = place(planes.u.data)
     const v = place(planes.v.data)
     const o = overlay
-      ? { y: place(overlay.y.colour), yKeep: place(overlay.y.keep), u: place(overlay.u), v: place(overlay.v), cKeep: place(overlay.chromaKeep) }
+      ? {
+        y: place(overlay.y.colour),
+        yKeep: place(overlay.y.keep),
+        u: place(overlay.u),
+        v: place(overlay.v),
+        cKeep: place(overlay.chromaKeep)
+      }
       : undefined
     const out = reserve(YUV_FRAME_BYTES)
     return { y, u, v, sizes: { y: size(planes.y), u: size(planes.u), v: size(planes.v) }, out, overlay: o }
@@ -154,20 +172,47 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay:
     } else {
       put(vFirst, rows.first)
       put(vWeights, splat8(rows))
-      wasm.vertical(baseAt + colLo * 3, baseStride, inter, interStride, rowBytes, OUTPUT.height, vFirst, vWeights, rows.taps)
+      wasm.vertical(
+        baseAt + colLo * 3,
+        baseStride,
+        inter,
+        interStride,
+        rowBytes,
+        OUTPUT.height,
+        vFirst,
+        vWeights,
+        rows.taps
+      )
     }
     if (cols.taps === 4) {
       wasm.horizontal4(src, srcStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights)
     } else if (cols.taps === 6 && cols.span <= 5) {
       wasm.horizontal5(src, srcStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights)
     } else {
-      wasm.horizontal(src, srcStride, out, OUTPUT.width * 3, OUTPUT.width, OUTPUT.height, hFirst, hWeights, cols.taps / 2)
+      wasm.horizontal(
+        src,
+        srcStride,
+        out,
+        OUTPUT.width * 3,
+        OUTPUT.width,
+        OUTPUT.height,
+        hFirst,
+        hWeights,
+        cols.taps / 2
+      )
     }
     return out
   }
 
   /** One plane of the frame: vertical pass (skipped on the row grid at zoom 1), then the plane's horizontal pass. */
-  const planePass = (planeAt: number, plane: { width: number }, rows: AxisWeights, cols: AxisWeights, outAt: number, scratch: number) => {
+  const planePass = (
+    planeAt: number,
+    plane: { width: number },
+    rows: AxisWeights,
+    cols: AxisWeights,
+    outAt: number,
+    scratch: number
+  ) => {
     const colLo = cols.first[0]
     const colHi = Math.min(plane.width, cols.first[cols.count - 1] + cols.span)
     const rowBytes = align(colHi - colLo)
@@ -203,7 +248,14 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay:
       const outV = outU + lumaBytes / 4
       const { rows, cols } = planeWeights(w, p.sizes.y, OUTPUT.width, OUTPUT.height, w.x0, w.y0)
       planePass(p.y, p.sizes.y, rows, cols, p.out, top)
-      const c = planeWeights(w, p.sizes.u, OUTPUT.width / 2, OUTPUT.height / 2, chromaOrigin(w.x0, w.k), chromaOrigin(w.y0, w.k))
+      const c = planeWeights(
+        w,
+        p.sizes.u,
+        OUTPUT.width / 2,
+        OUTPUT.height / 2,
+        chromaOrigin(w.x0, w.k),
+        chromaOrigin(w.y0, w.k)
+      )
       planePass(p.u, p.sizes.u, c.rows, c.cols, outU, top)
       planePass(p.v, p.sizes.v, c.rows, c.cols, outV, top)
       if (overlay && p.overlay) {
@@ -222,7 +274,14 @@ export const makeResampler = (module: WebAssembly.Module, base: Raster, overlay:
  * The weights of one plane of a yuv420p frame: `width` x `height` output samples from a plane whose
  * first sample is at (x0, y0) in that plane's pixels; taps padded to whole groups of eight for `hplane`.
  */
-export const planeWeights = (w: CameraWindow, plane: { width: number; height: number }, width: number, height: number, x0: number, y0: number) => {
+export const planeWeights = (
+  w: CameraWindow,
+  plane: { width: number; height: number },
+  width: number,
+  height: number,
+  x0: number,
+  y0: number
+) => {
   const step = 1 / w.k
   return {
     rows: axisWeights(height, y0, step, plane.height),

@@ -20,7 +20,9 @@ export const verifyProbe = (p: VideoProbe, expectedSeconds: number): ReadonlyArr
     problems.push(`colour tags ${v.colorSpace}/${v.colorPrimaries}/${v.colorTransfer}`)
   }
   if (!(Math.abs(p.durationSec - expectedSeconds) <= frame + 1e-6)) problems.push(`duration ${p.durationSec}`)
-  if (Number.isFinite(v.frames) && v.frames !== Math.round(expectedSeconds * OUTPUT.fps)) problems.push(`frames ${v.frames}`)
+  if (Number.isFinite(v.frames) && v.frames !== Math.round(expectedSeconds * OUTPUT.fps)) {
+    problems.push(`frames ${v.frames}`)
+  }
   if (!p.audio || p.audio.codec !== "aac") problems.push("no AAC audio")
   if (!p.moovBeforeMdat) problems.push(`box order ${p.boxes.join(",")}`)
   return problems

@@ -10,7 +10,10 @@ import { OUTPUT } from "./output.ts"
 export const YUV_FRAME_BYTES = (OUTPUT.width * OUTPUT.height * 3) / 2
 
 /** The chroma planes' size for a luma plane of this size (2x2 blocks, the last one cut at an odd edge). */
-export const chromaSize = (width: number, height: number) => ({ width: Math.ceil(width / 2), height: Math.ceil(height / 2) })
+export const chromaSize = (width: number, height: number) => ({
+  width: Math.ceil(width / 2),
+  height: Math.ceil(height / 2)
+})
 
 /**
  * The caption overlay as the blend reads it, per plane: only the band of rows where it has any alpha
@@ -55,7 +58,10 @@ export const prepareOverlay = (rgba: Uint8Array): PreparedOverlay | null => {
   if (first < 0) return null
   const top = first & ~1
   const rows = ((last + 2) & ~1) - top
-  const identity = (n: number) => ({ colour: new Uint8Array(n + OVERLAY_TAIL), keep: new Uint8Array(n + OVERLAY_TAIL).fill(255) })
+  const identity = (n: number) => ({
+    colour: new Uint8Array(n + OVERLAY_TAIL),
+    keep: new Uint8Array(n + OVERLAY_TAIL).fill(255)
+  })
   const y = identity(rows * width)
   const cw = width / 2
   const u = new Uint8Array((rows / 2) * cw + OVERLAY_TAIL)
@@ -112,14 +118,19 @@ export interface Plane {
  * planes is linear, as the conversion is, so it matches converting resampled RGB (to rounding), at half
  * the work: a third of the bytes for luma, a twelfth each for the chroma planes.
  */
-export const basePlanes = (base: { data: Uint8Array; width: number; height: number }): { y: Plane; u: Plane; v: Plane } => {
+export const basePlanes = (
+  base: { data: Uint8Array; width: number; height: number }
+): { y: Plane; u: Plane; v: Plane } => {
   const { width, height, data } = base
   const c = chromaSize(width, height)
   const y = new Uint8Array(width * height)
   const u = new Uint8Array(c.width * c.height)
   const v = new Uint8Array(c.width * c.height)
   for (let i = 0, p = 0; i < y.length; i++, p += 3) {
-    y[i] = u8(((16 << 7) + 64 + q15mulr(data[p] << 7, Y_COEF[0]) + q15mulr(data[p + 1] << 7, Y_COEF[1]) + q15mulr(data[p + 2] << 7, Y_COEF[2])) >> 7)
+    y[i] = u8(
+      ((16 << 7) + 64 + q15mulr(data[p] << 7, Y_COEF[0]) + q15mulr(data[p + 1] << 7, Y_COEF[1]) +
+        q15mulr(data[p + 2] << 7, Y_COEF[2])) >> 7
+    )
   }
   const row = width * 3
   for (let cy = 0; cy < c.height; cy++) {
@@ -150,7 +161,13 @@ export const basePlanes = (base: { data: Uint8Array; width: number; height: numb
 export const chromaOrigin = (origin: number, k: number): number => origin / 2 - 0.25 + 0.25 / k
 
 /** Plain reference of `blend` over one plane's band: out = colour + (plane · keep) / 255, rounded. */
-export const blendReference = (plane: Uint8Array, at: number, colour: Uint8Array, keep: Uint8Array, bytes: number): void => {
+export const blendReference = (
+  plane: Uint8Array,
+  at: number,
+  colour: Uint8Array,
+  keep: Uint8Array,
+  bytes: number
+): void => {
   for (let i = 0; i < bytes; i++) {
     const t = plane[at + i] * keep[i] + 128
     plane[at + i] = u8(colour[i] + ((t + (t >> 8)) >> 8))

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import sharp from "sharp"
-import { CaptionStyle, TextColor, TextSize, type CaptionSpec } from "../src/CaptionSpec.ts"
 import { addQuotes, splitMeme } from "../src/caption-layout.ts"
 import { prepareCaption } from "../src/caption.ts"
+import { type CaptionSpec, CaptionStyle, TextColor, TextSize } from "../src/CaptionSpec.ts"
 import { planFraming } from "../src/framing.ts"
 import { SAFE_BOX } from "../src/output.ts"
 import { alphaBox } from "./support/fixtures.ts"
@@ -28,7 +28,7 @@ const overlayBox = (spec: CaptionSpec, photo?: { width: number; height: number }
 describe("layout rules", () => {
   it("adds typographic quotes only when absent", () => {
     expect(addQuotes("Hello")).toBe("“Hello”")
-    expect(addQuotes('"Hello"')).toBe("“Hello”")
+    expect(addQuotes("\"Hello\"")).toBe("“Hello”")
     expect(addQuotes("“Hello”")).toBe("“Hello”")
     expect(addQuotes("«Bonjour»")).toBe("«Bonjour»")
   })
@@ -46,20 +46,31 @@ describe("prepareCaption", () => {
       expect(yield* prepareCaption({ quote: "" })).toBeNull()
       expect(yield* prepareCaption({})).toBeNull()
       expect(yield* prepareCaption({ quote: "   " })).toBeNull()
-    })
-  )
+    }))
 
   it.effect(
     "every style × colour × size × bold × outline stays inside the safe zone",
     () =>
       Effect.gen(function*() {
         const specs: Array<CaptionSpec> = []
-        for (const caption_style of CaptionStyle.literals)
-          for (const text_color of TextColor.literals)
-            for (const text_size of TextSize.literals)
-              for (const bold of [false, true])
-                for (const bold_outline of [false, true])
-                  specs.push({ quote: "Stay close to anything that makes you glad you are alive", caption_style, text_color, text_size, bold, bold_outline })
+        for (const caption_style of CaptionStyle.literals) {
+          for (const text_color of TextColor.literals) {
+            for (const text_size of TextSize.literals) {
+              for (const bold of [false, true]) {
+                for (const bold_outline of [false, true]) {
+                  specs.push({
+                    quote: "Stay close to anything that makes you glad you are alive",
+                    caption_style,
+                    text_color,
+                    text_size,
+                    bold,
+                    bold_outline
+                  })
+                }
+              }
+            }
+          }
+        }
         expect(specs.length).toBe(120)
         const sizes = new Map<string, number>()
         yield* Effect.forEach(
@@ -68,7 +79,10 @@ describe("prepareCaption", () => {
             overlayBox(spec).pipe(
               Effect.tap((b) => {
                 insideSafeZone(b)
-                sizes.set(`${spec.caption_style}/${spec.text_size}/${spec.bold}/${spec.bold_outline}/${spec.text_color}`, b.bottom - b.top)
+                sizes.set(
+                  `${spec.caption_style}/${spec.text_size}/${spec.bold}/${spec.bold_outline}/${spec.text_color}`,
+                  b.bottom - b.top
+                )
               })
             ),
           { concurrency: 2, discard: true }
@@ -80,7 +94,10 @@ describe("prepareCaption", () => {
   )
 
   const hard: Record<string, string> = {
-    "500 characters": "Every morning we are born again. What we do today is what matters most. ".repeat(7).slice(0, 500),
+    "500 characters": "Every morning we are born again. What we do today is what matters most. ".repeat(7).slice(
+      0,
+      500
+    ),
     "colour emoji (ZWJ, skin tone)": "Sunday mood ☀️🌿😌✨👩🏽‍💻👨‍👩‍👧‍👦 🇯🇵",
     "Arabic": "الحياة قصيرة، فابتسم ما دمت تملك أسنانك",
     "Hebrew": "החיים הם מה שקורה לך בזמן שאתה עסוק בתוכניות אחרות",
@@ -97,8 +114,7 @@ describe("prepareCaption", () => {
           insideSafeZone(yield* overlayBox({ quote, caption_style, text_size: "larger", bold_outline: true }))
           // and in the band of a contain-blur framing
           insideSafeZone(yield* overlayBox({ quote, caption_style, text_size: "larger" }, { width: 640, height: 427 }))
-        })
-      )
+        }))
     }
   }
 
@@ -108,16 +124,14 @@ describe("prepareCaption", () => {
       const band = planFraming(photo, undefined, true).captionBox
       const b = yield* overlayBox({ quote: "A quiet morning by the lake" }, photo)
       expect(b.top).toBeGreaterThanOrEqual(band.top)
-    })
-  )
+    }))
 
   it.effect("a meme puts text at the top and the bottom", () =>
     Effect.gen(function*() {
       const b = yield* overlayBox({ quote: "one does not simply walk into mordor", caption_style: "meme" })
       expect(b.top).toBeLessThan(SAFE_BOX.top + 150)
       expect(b.bottom).toBeGreaterThan(SAFE_BOX.bottom - 150)
-    })
-  )
+    }))
 
   it.effect("a script no installed font can draw fails clearly instead of drawing boxes", () =>
     Effect.gen(function*() {
@@ -127,8 +141,7 @@ describe("prepareCaption", () => {
       expect(err._tag).toBe("CaptionPrepError")
       expect(err.reason).toBe("unsupported_script")
       expect(err.message).toContain("U+E000")
-    })
-  )
+    }))
 
   /**
    * The overlay composited over pure white (the near-white sky case): the pixels 2 px off each glyph
@@ -139,7 +152,9 @@ describe("prepareCaption", () => {
     Effect.gen(function*() {
       for (const text_size of ["tiny", "default"] as const) {
         const png = yield* prepareCaption({ quote: "Where the mountains meet the water.", text_size })
-        const { data, info } = yield* Effect.promise(() => sharp(png!).ensureAlpha().raw().toBuffer({ resolveWithObject: true }))
+        const { data, info } = yield* Effect.promise(() =>
+          sharp(png!).ensureAlpha().raw().toBuffer({ resolveWithObject: true })
+        )
         const W = info.width
         const isText = (i: number) => data[i * 4] >= 250 && data[i * 4 + 3] === 255
         const overWhite = (i: number) => 255 - data[i * 4 + 3] + (data[i * 4] * data[i * 4 + 3]) / 255
@@ -156,14 +171,12 @@ describe("prepareCaption", () => {
         expect(ring.length).toBeGreaterThan(500)
         expect(ring[Math.floor(ring.length / 2)]).toBeLessThan(128)
       }
-    })
-  )
+    }))
 
   it.effect("is deterministic", () =>
     Effect.gen(function*() {
       const a = yield* prepareCaption({ quote: "Same in, same out 😌", bold_outline: true })
       const b = yield* prepareCaption({ quote: "Same in, same out 😌", bold_outline: true })
       expect(Buffer.from(a!).equals(Buffer.from(b!))).toBe(true)
-    })
-  )
+    }))
 })

@@ -7,7 +7,12 @@ import { verifyProbe } from "../src/verify.ts"
 const argAfter = (argv: ReadonlyArray<string>, flag: string) => argv[argv.indexOf(flag) + 1]
 
 describe("ffmpeg args", () => {
-  const cmd = encodeCommand({ frames: 240, overlayPath: "/tmp/o.png", outPath: "/tmp/out.mp4", settings: DEFAULT_ENCODE })
+  const cmd = encodeCommand({
+    frames: 240,
+    overlayPath: "/tmp/o.png",
+    outPath: "/tmp/out.mp4",
+    settings: DEFAULT_ENCODE
+  })
   const argv = toArgv(cmd)
 
   it("reads rgb24 frames on stdin at 1080x1920@30, then the overlay; the silence comes from the graph", () => {
@@ -24,7 +29,8 @@ describe("ffmpeg args", () => {
     expect(g).toContain("out_range=tv")
     expect(g).toContain("format=yuv420p[v];")
     expect(filterGraph(false)).not.toContain("overlay")
-    expect(encodeCommand({ frames: 30, overlayPath: undefined, outPath: "o.mp4", settings: DEFAULT_ENCODE }).inputs).toHaveLength(1)
+    expect(encodeCommand({ frames: 30, overlayPath: undefined, outPath: "o.mp4", settings: DEFAULT_ENCODE }).inputs)
+      .toHaveLength(1)
   })
 
   it("encodes H.264 High@4.0 yuv420p, tagged BT.709, CRF + maxrate, 2 s GOP, AAC 48 kHz stereo, faststart", () => {
@@ -51,7 +57,14 @@ describe("ffmpeg args", () => {
   it("holds few frames in x264: one thread by default, more as slices; B-frames are not references", () => {
     expect(DEFAULT_ENCODE.threads).toBe(1)
     expect(argAfter(argv, "-x264-params")).toBe("b-pyramid=none")
-    const two = toArgv(encodeCommand({ frames: 240, overlayPath: undefined, outPath: "o.mp4", settings: { ...DEFAULT_ENCODE, threads: 2 } }))
+    const two = toArgv(
+      encodeCommand({
+        frames: 240,
+        overlayPath: undefined,
+        outPath: "o.mp4",
+        settings: { ...DEFAULT_ENCODE, threads: 2 }
+      })
+    )
     expect(argAfter(two, "-threads")).toBe("2")
     expect(argAfter(two, "-x264-params")).toBe("b-pyramid=none:sliced-threads=1")
     expect(x264Params({ ...DEFAULT_ENCODE, threads: 4 })).toContain("sliced-threads=1")
@@ -59,7 +72,13 @@ describe("ffmpeg args", () => {
 })
 
 describe("ffmpeg args for the renderer's yuv420p frames", () => {
-  const cmd = encodeCommand({ frames: 240, overlayPath: undefined, outPath: "/tmp/out.mp4", settings: DEFAULT_ENCODE, inputPixFmt: "yuv420p" })
+  const cmd = encodeCommand({
+    frames: 240,
+    overlayPath: undefined,
+    outPath: "/tmp/out.mp4",
+    settings: DEFAULT_ENCODE,
+    inputPixFmt: "yuv420p"
+  })
   const argv = toArgv(cmd)
 
   it("reads yuv420p on stdin (caption already in it) as its only input, converts nothing, and still tags BT.709 limited range", () => {
@@ -105,8 +124,18 @@ describe("verifyProbe", () => {
     durationSec: 8,
     byteSize: 1,
     video: {
-      codec: "h264", profile: "High", level: 40, width: 1080, height: 1920, pixFmt: "yuv420p", fps: 30, frames: 240,
-      colorSpace: "bt709", colorPrimaries: "bt709", colorTransfer: "bt709", colorRange: "tv"
+      codec: "h264",
+      profile: "High",
+      level: 40,
+      width: 1080,
+      height: 1920,
+      pixFmt: "yuv420p",
+      fps: 30,
+      frames: 240,
+      colorSpace: "bt709",
+      colorPrimaries: "bt709",
+      colorTransfer: "bt709",
+      colorRange: "tv"
     },
     audio: { codec: "aac", sampleRate: 48000, channels: 2 },
     boxes: ["ftyp", "moov", "mdat"],
@@ -116,7 +145,13 @@ describe("verifyProbe", () => {
     expect(verifyProbe(good, 8)).toEqual([])
     expect(verifyProbe({ ...good, durationSec: 8.03 }, 8)).toEqual([])
     const bad = verifyProbe(
-      { ...good, durationSec: 7.5, audio: null, moovBeforeMdat: false, video: { ...good.video!, pixFmt: "yuv444p", colorSpace: "" } },
+      {
+        ...good,
+        durationSec: 7.5,
+        audio: null,
+        moovBeforeMdat: false,
+        video: { ...good.video!, pixFmt: "yuv444p", colorSpace: "" }
+      },
       8
     )
     expect(bad.join(" ")).toMatch(/pix_fmt.*colour tags.*duration.*AAC.*box order/)

@@ -30,7 +30,14 @@ describe("subject-aware framing and motion", () => {
       { size: { width: 1920, height: 1080 }, subject: { x: 1500, y: 100, width: 200, height: 200 } },
       { size: { width: 900, height: 1600 }, subject: { x: 300, y: 1200, width: 200, height: 200 } }
     ]
-    const classes = ["person", "doll_figurine", "landscape_nature", "product_object", "interior_space", "other"] as const
+    const classes = [
+      "person",
+      "doll_figurine",
+      "landscape_nature",
+      "product_object",
+      "interior_space",
+      "other"
+    ] as const
     const prompts = [undefined, "zoom in", "zoom out", "pan left", "pan right", "pan up", "fast", "slow", "still"]
     for (const p of photos) {
       for (const cls of classes) {
@@ -47,8 +54,16 @@ describe("subject-aware framing and motion", () => {
   })
 
   it("the motion differs per class: a push-in on a face, a sideways drift over a landscape", () => {
-    const person = planMotion(planFraming({ width: 512, height: 512 }, "person", true, face), combineMotionWords(undefined, undefined), 8)
-    const landscape = planMotion(planFraming({ width: 512, height: 512 }, "landscape_nature", true, face), combineMotionWords(undefined, undefined), 8)
+    const person = planMotion(
+      planFraming({ width: 512, height: 512 }, "person", true, face),
+      combineMotionWords(undefined, undefined),
+      8
+    )
+    const landscape = planMotion(
+      planFraming({ width: 512, height: 512 }, "landscape_nature", true, face),
+      combineMotionWords(undefined, undefined),
+      8
+    )
     expect(person.to.k).toBeGreaterThan(person.from.k * 1.03)
     expect(Math.abs(landscape.to.ax - landscape.from.ax)).toBeGreaterThan(Math.abs(person.to.ax - person.from.ax) + 20)
   })

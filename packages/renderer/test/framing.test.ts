@@ -16,7 +16,12 @@ describe("framing", () => {
   })
 
   it("puts the caption band below the photo at its deepest zoom, inside the safe zone", () => {
-    for (const photo of [{ width: 640, height: 427 }, { width: 512, height: 512 }, { width: 1000, height: 872 }, { width: 3000, height: 1000 }]) {
+    for (
+      const photo of [{ width: 640, height: 427 }, { width: 512, height: 512 }, { width: 1000, height: 872 }, {
+        width: 3000,
+        height: 1000
+      }]
+    ) {
       const f = planFraming(photo, "product_object", true)
       expect(f.kind).toBe("contain-blur")
       expect(f.captionBox.top).toBeGreaterThanOrEqual(SAFE_BOX.top)
@@ -48,12 +53,19 @@ describe("framing", () => {
   })
 
   it("a subject box with a coordinate that is not a number is ignored, not framed around", () => {
-    const f = planFraming({ width: 2600, height: 1000 }, "person", true, { x: Number.NaN, y: 10, width: 60, height: 60 })
+    const f = planFraming({ width: 2600, height: 1000 }, "person", true, {
+      x: Number.NaN,
+      y: 10,
+      width: 60,
+      height: 60
+    })
     expect(f.crop).toBeUndefined()
     expect(Number.isFinite(f.photoRect.left)).toBe(true)
   })
 
   it("is a pure function of size, class and caption presence", () => {
-    expect(planFraming({ width: 640, height: 427 }, undefined, true)).toEqual(planFraming({ width: 640, height: 427 }, "other", true))
+    expect(planFraming({ width: 640, height: 427 }, undefined, true)).toEqual(
+      planFraming({ width: 640, height: 427 }, "other", true)
+    )
   })
 })

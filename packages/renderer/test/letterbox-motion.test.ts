@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
 import { ImageClass } from "../src/CaptionSpec.ts"
 import { type Framing, planFraming, type SubjectBox } from "../src/framing.ts"
-import { type CameraPath, cameraAt, frameTime, planMotion, subjectStaysInZone } from "../src/motion-path.ts"
+import { cameraAt, type CameraPath, frameTime, planMotion, subjectStaysInZone } from "../src/motion-path.ts"
 import { combineMotionWords } from "../src/motion-words.ts"
 import { OUTPUT, SAFE_BOX } from "../src/output.ts"
 
@@ -16,7 +16,11 @@ const photos = { coffee, hopper, footballer, plain }
 const classes = ImageClass.literals
 const noWords = combineMotionWords(undefined, undefined)
 
-const letterbox = (p: { size: { width: number; height: number }; subject: SubjectBox | null }, cls: ImageClass, caption = true) => {
+const letterbox = (
+  p: { size: { width: number; height: number }; subject: SubjectBox | null },
+  cls: ImageClass,
+  caption = true
+) => {
   const f = planFraming(p.size, cls, caption, p.subject)
   expect(f.kind).toBe("contain-blur")
   return f
@@ -229,7 +233,9 @@ describe("letterbox motion invariants", () => {
         const path = planMotion(letterbox(p, cls), noWords, 8)
         const ws = Array.from({ length: 240 }, (_, i) => cameraAt(path, frameTime(i, 240)))
         // per frame, signed: window left, top, width (base px)
-        const v = (i: number) => [ws[i + 1].x0 - ws[i].x0, ws[i + 1].y0 - ws[i].y0, OUTPUT.width / ws[i + 1].k - OUTPUT.width / ws[i].k]
+        const v = (
+          i: number
+        ) => [ws[i + 1].x0 - ws[i].x0, ws[i + 1].y0 - ws[i].y0, OUTPUT.width / ws[i + 1].k - OUTPUT.width / ws[i].k]
         const steps = Array.from({ length: 239 }, (_, i) => v(i))
         for (const c of [0, 1, 2]) {
           expect(Math.abs(steps[0][c]), cls).toBeLessThan(0.05)

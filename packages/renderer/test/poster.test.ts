@@ -30,13 +30,24 @@ const asFrame = (rgb: Uint8Array, width: number, height: number) => {
 
 describe("yuv420pToRgbHalf", () => {
   it("inverts the frame workers' BT.709 limited-range conversion to within rounding", () => {
-    const colours = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 255], [0, 0, 0], [128, 128, 128], [250, 200, 30], [12, 80, 160]]
+    const colours = [
+      [255, 0, 0],
+      [0, 255, 0],
+      [0, 0, 255],
+      [255, 255, 255],
+      [0, 0, 0],
+      [128, 128, 128],
+      [250, 200, 30],
+      [12, 80, 160]
+    ]
     for (const [r, g, b] of colours) {
       // a 2x2 block of one colour: one chroma sample, four luma samples, one pixel back
       const rgb = new Uint8Array(12).map((_, i) => [r, g, b][i % 3])
       const back = yuv420pToRgbHalf(asFrame(rgb, 2, 2), 2, 2)
       expect([back.width, back.height]).toEqual([1, 1])
-      for (let i = 0; i < 3; i++) expect(Math.abs(back.data[i] - rgb[i]), `${[r, g, b]} channel ${i}`).toBeLessThanOrEqual(2)
+      for (let i = 0; i < 3; i++) {
+        expect(Math.abs(back.data[i] - rgb[i]), `${[r, g, b]} channel ${i}`).toBeLessThanOrEqual(2)
+      }
     }
   })
 
@@ -47,7 +58,9 @@ describe("yuv420pToRgbHalf", () => {
     const back = yuv420pToRgbHalf(asFrame(rgb, 3, 3), 3, 3)
     expect([back.width, back.height]).toEqual([2, 2])
     const reds = [0, 1, 2, 3].map((p) => back.data[p * 3])
-    for (const [got, want] of reds.map((v, i) => [v, [70, 200, 30, 240][i]])) expect(Math.abs(got - want)).toBeLessThanOrEqual(2)
+    for (const [got, want] of reds.map((v, i) => [v, [70, 200, 30, 240][i]])) {
+      expect(Math.abs(got - want)).toBeLessThanOrEqual(2)
+    }
   })
 
   it("refuses a buffer shorter than a frame", () => {
@@ -69,7 +82,11 @@ const meanDiff = (a: Uint8Array, b: Uint8Array) => {
 }
 
 layer(Renderer.layer())("renderVideo's poster", (it) => {
-  const photos = [["astronaut", REAL.astronaut, "person"], ["chelsea", REAL.chelsea, "other"], ["coffee", REAL.coffee, "product_object"], [
+  const photos = [["astronaut", REAL.astronaut, "person"], ["chelsea", REAL.chelsea, "other"], [
+    "coffee",
+    REAL.coffee,
+    "product_object"
+  ], [
     "rocket",
     REAL.rocket,
     "other"
@@ -101,15 +118,37 @@ layer(Renderer.layer())("renderVideo's poster", (it) => {
           // the same picture as the MP4's frame 14, decoded by ffmpeg and scaled alike: the poster is
           // that frame (the encoder's loss apart), not another one
           const decoded = execFileSync(renderer.ffmpeg.path, [
-            "-v", "error", "-i", outPath, "-vf", `select=eq(n\\,14),scale=${POSTER.width}:${POSTER.height}:flags=lanczos`,
-            "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"
+            "-v",
+            "error",
+            "-i",
+            outPath,
+            "-vf",
+            `select=eq(n\\,14),scale=${POSTER.width}:${POSTER.height}:flags=lanczos`,
+            "-frames:v",
+            "1",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-"
           ], { maxBuffer: 16 * 1024 * 1024 })
           const poster = yield* Effect.promise(() => sharp(posterPath).removeAlpha().raw().toBuffer())
           const near = meanDiff(poster, decoded)
           // and a frame well away from it (the first) differs more: the camera moves
           const first = execFileSync(renderer.ffmpeg.path, [
-            "-v", "error", "-i", outPath, "-vf", `scale=${POSTER.width}:${POSTER.height}:flags=lanczos`,
-            "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"
+            "-v",
+            "error",
+            "-i",
+            outPath,
+            "-vf",
+            `scale=${POSTER.width}:${POSTER.height}:flags=lanczos`,
+            "-frames:v",
+            "1",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-"
           ], { maxBuffer: 16 * 1024 * 1024 })
           expect(near, `${name}: poster vs frame 14`).toBeLessThan(4)
           expect(meanDiff(poster, first), `${name}: poster vs frame 0`).toBeGreaterThan(near)
@@ -118,20 +157,24 @@ layer(Renderer.layer())("renderVideo's poster", (it) => {
     )
   }
 
-  it.effect("without a poster path none is made, and no poster file is left after a failed render", () =>
-    Effect.gen(function*() {
-      const outPath = join(out, "plain.mp4")
-      const result = yield* renderVideo({ photo: REAL.rocket, overlay: null, seconds: 1, outPath })
-      expect(result.poster).toBeUndefined()
-      const failed = yield* Effect.flip(renderVideo({
-        photo: join(out, "missing.jpg"),
-        overlay: null,
-        seconds: 1,
-        outPath: join(out, "failed.mp4"),
-        posterPath: join(out, "failed.jpg")
-      }))
-      expect(failed._tag).toBe("PhotoRejected")
-      expect(existsSync(join(out, "failed.jpg"))).toBe(false)
-      expect(readdirSync(out).filter((n) => n.includes("failed"))).toEqual([])
-    }), 60_000)
+  it.effect(
+    "without a poster path none is made, and no poster file is left after a failed render",
+    () =>
+      Effect.gen(function*() {
+        const outPath = join(out, "plain.mp4")
+        const result = yield* renderVideo({ photo: REAL.rocket, overlay: null, seconds: 1, outPath })
+        expect(result.poster).toBeUndefined()
+        const failed = yield* Effect.flip(renderVideo({
+          photo: join(out, "missing.jpg"),
+          overlay: null,
+          seconds: 1,
+          outPath: join(out, "failed.mp4"),
+          posterPath: join(out, "failed.jpg")
+        }))
+        expect(failed._tag).toBe("PhotoRejected")
+        expect(existsSync(join(out, "failed.jpg"))).toBe(false)
+        expect(readdirSync(out).filter((n) => n.includes("failed"))).toEqual([])
+      }),
+    60_000
+  )
 })

@@ -7,7 +7,7 @@ import { getPriority, tmpdir } from "node:os"
 import { join } from "node:path"
 import { prepareCaption } from "../src/caption.ts"
 import { photoSize } from "../src/ingest.ts"
-import { renderVideo, type RenderJob } from "../src/pipeline.ts"
+import { type RenderJob, renderVideo } from "../src/pipeline.ts"
 import { probeVideo } from "../src/probe.ts"
 import { Renderer } from "../src/Renderer.ts"
 import { makeSynthetic, REAL, type SyntheticName } from "./support/fixtures.ts"
@@ -66,8 +66,18 @@ layer(Renderer.layer())("renderVideo", (it) => {
         const p = yield* probeVideo(outPath)
         expect(Math.abs(p.durationSec - 8)).toBeLessThanOrEqual(1 / 30)
         expect(p.video).toMatchObject({
-          codec: "h264", profile: "High", level: 40, width: 1080, height: 1920, pixFmt: "yuv420p", fps: 30, frames: 240,
-          colorSpace: "bt709", colorPrimaries: "bt709", colorTransfer: "bt709", colorRange: "tv"
+          codec: "h264",
+          profile: "High",
+          level: 40,
+          width: 1080,
+          height: 1920,
+          pixFmt: "yuv420p",
+          fps: 30,
+          frames: 240,
+          colorSpace: "bt709",
+          colorPrimaries: "bt709",
+          colorTransfer: "bt709",
+          colorRange: "tv"
         })
         expect(p.audio).toEqual({ codec: "aac", sampleRate: 48000, channels: 2 })
         expect(p.moovBeforeMdat).toBe(true)
@@ -80,9 +90,17 @@ layer(Renderer.layer())("renderVideo", (it) => {
   )
 
   const kinds: Array<[SyntheticName | "chelsea" | "astronaut", string | undefined]> = [
-    ["tiny", "person"], ["huge", "landscape_nature"], ["exifRotated", undefined], ["alphaPng", "product_object"],
-    ["animatedGif", "other"], ["greyJpeg", undefined], ["webp", "product_object"], ["portrait", "person"],
-    ["panorama", "landscape_nature"], ["chelsea", undefined], ["astronaut", "person"]
+    ["tiny", "person"],
+    ["huge", "landscape_nature"],
+    ["exifRotated", undefined],
+    ["alphaPng", "product_object"],
+    ["animatedGif", "other"],
+    ["greyJpeg", undefined],
+    ["webp", "product_object"],
+    ["portrait", "person"],
+    ["panorama", "landscape_nature"],
+    ["chelsea", undefined],
+    ["astronaut", "person"]
   ]
   for (const [kind, imageClass] of kinds) {
     it.effect(
@@ -192,6 +210,5 @@ layer(Renderer.layer())("renderVideo", (it) => {
       )
       expect(missing._tag).toBe("PhotoRejected")
       expect(readdirSync(out).filter((n) => n.includes("corrupt") || n.includes("nope"))).toEqual([])
-    })
-  )
+    }))
 })

@@ -4,8 +4,16 @@ import { readFileSync } from "node:fs"
 import { compileWasm } from "../../../scripts/build-wasm.ts"
 import type { CameraWindow } from "../src/motion-path.ts"
 import { OUTPUT } from "../src/output.ts"
-import { compileResampler, FRAME_BYTES, frameWeights, makeResampler, planeWeights, type Raster, WASM_URL } from "../src/resample.ts"
 import { type AxisWeights, axisWeights, WEIGHT_ONE } from "../src/resample-weights.ts"
+import {
+  compileResampler,
+  FRAME_BYTES,
+  frameWeights,
+  makeResampler,
+  planeWeights,
+  type Raster,
+  WASM_URL
+} from "../src/resample.ts"
 import { basePlanes, blendReference, chromaOrigin, type Plane, prepareOverlay, YUV_FRAME_BYTES } from "../src/yuv.ts"
 
 /** The integer arithmetic the WebAssembly passes promise, written plainly: (Σ w·p + 2^13) >> 14, clamped. */
@@ -17,7 +25,9 @@ const reference = (base: Raster, w: CameraWindow): Uint8Array => {
   for (let y = 0; y < OUTPUT.height; y++) {
     for (let x = 0; x < stride; x++) {
       let acc = 0
-      for (let t = 0; t < rows.span; t++) acc += rows.weights[y * rows.taps + t] * base.data[(rows.first[y] + t) * stride + x]
+      for (let t = 0; t < rows.span; t++) {
+        acc += rows.weights[y * rows.taps + t] * base.data[(rows.first[y] + t) * stride + x]
+      }
       inter[y * stride + x] = clamp(acc)
     }
   }
@@ -26,7 +36,9 @@ const reference = (base: Raster, w: CameraWindow): Uint8Array => {
     for (let x = 0; x < OUTPUT.width; x++) {
       for (let c = 0; c < 3; c++) {
         let acc = 0
-        for (let t = 0; t < cols.span; t++) acc += cols.weights[x * cols.taps + t] * inter[y * stride + (cols.first[x] + t) * 3 + c]
+        for (let t = 0; t < cols.span; t++) {
+          acc += cols.weights[x * cols.taps + t] * inter[y * stride + (cols.first[x] + t) * 3 + c]
+        }
         out[(y * OUTPUT.width + x) * 3 + c] = clamp(acc)
       }
     }
@@ -41,7 +53,9 @@ const planeReference = (plane: Plane, rows: AxisWeights, cols: AxisWeights): Uin
   for (let y = 0; y < rows.count; y++) {
     for (let x = 0; x < plane.width; x++) {
       let acc = 0
-      for (let t = 0; t < rows.span; t++) acc += rows.weights[y * rows.taps + t] * plane.data[(rows.first[y] + t) * plane.width + x]
+      for (let t = 0; t < rows.span; t++) {
+        acc += rows.weights[y * rows.taps + t] * plane.data[(rows.first[y] + t) * plane.width + x]
+      }
       inter[y * plane.width + x] = clamp(acc)
     }
   }
@@ -49,7 +63,9 @@ const planeReference = (plane: Plane, rows: AxisWeights, cols: AxisWeights): Uin
   for (let y = 0; y < rows.count; y++) {
     for (let x = 0; x < cols.count; x++) {
       let acc = 0
-      for (let t = 0; t < cols.span; t++) acc += cols.weights[x * cols.taps + t] * inter[y * plane.width + cols.first[x] + t]
+      for (let t = 0; t < cols.span; t++) {
+        acc += cols.weights[x * cols.taps + t] * inter[y * plane.width + cols.first[x] + t]
+      }
       out[y * cols.count + x] = clamp(acc)
     }
   }
@@ -60,7 +76,14 @@ const planeReference = (plane: Plane, rows: AxisWeights, cols: AxisWeights): Uin
 const yuvReference = (base: Raster, w: CameraWindow, rgba: Uint8Array | null): Uint8Array => {
   const planes = basePlanes(base)
   const luma = planeWeights(w, planes.y, OUTPUT.width, OUTPUT.height, w.x0, w.y0)
-  const chroma = planeWeights(w, planes.u, OUTPUT.width / 2, OUTPUT.height / 2, chromaOrigin(w.x0, w.k), chromaOrigin(w.y0, w.k))
+  const chroma = planeWeights(
+    w,
+    planes.u,
+    OUTPUT.width / 2,
+    OUTPUT.height / 2,
+    chromaOrigin(w.x0, w.k),
+    chromaOrigin(w.y0, w.k)
+  )
   const out = new Uint8Array(YUV_FRAME_BYTES)
   const lumaBytes = OUTPUT.width * OUTPUT.height
   out.set(planeReference(planes.y, luma.rows, luma.cols), 0)
@@ -156,9 +179,16 @@ describe("resampling weights", () => {
 })
 
 /** A smooth grey texture (sums of long waves), so a shift can be measured from image gradients. */
-const texture = (width: number, height: number, level = (v: number) => Math.max(0, Math.min(255, Math.round(128 + 40 * v)))): Raster => {
+const texture = (
+  width: number,
+  height: number,
+  level = (v: number) => Math.max(0, Math.min(255, Math.round(128 + 40 * v)))
+): Raster => {
   const data = new Uint8Array(width * height * 3)
-  const waves = Array.from({ length: 6 }, (_, i) => ({ fx: Math.cos(i * 2.1) / (30 + i * 9), fy: Math.sin(i * 2.1) / (30 + i * 9), p: i * 1.3 }))
+  const waves = Array.from(
+    { length: 6 },
+    (_, i) => ({ fx: Math.cos(i * 2.1) / (30 + i * 9), fy: Math.sin(i * 2.1) / (30 + i * 9), p: i * 1.3 })
+  )
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       let v = 0
@@ -216,7 +246,9 @@ describe("motion", () => {
     // the RGB texture as it is, converted (contrast 219/255), measures 0.029 px at its worst step here,
     // and exactly the same through the RGB path given those luma values (the passes are the same maths).
     const greyFor = new Map<number, number>()
-    for (let g = 255; g >= 0; g--) greyFor.set(basePlanes({ data: new Uint8Array([g, g, g]), width: 1, height: 1 }).y.data[0], g)
+    for (let g = 255; g >= 0; g--) {
+      greyFor.set(basePlanes({ data: new Uint8Array([g, g, g]), width: 1, height: 1 }).y.data[0], g)
+    }
     const base = texture(1400, 2300, (v) => greyFor.get(Math.max(16, Math.min(235, Math.round(128 + 40 * v))))!)
     const resampler = makeResampler(compileResampler(), base)
     for (const k of [1, 0.9]) {
@@ -256,7 +288,11 @@ describe("WebAssembly resampler", () => {
 
   it.prop(
     "pans (zoom 1 on whole rows, where the vertical pass is skipped) give the reference's bytes too",
-    [FastCheck.double({ min: 0, max: 1, noNaN: true }), FastCheck.integer({ min: 0, max: 40 }), FastCheck.integer({ min: 1, max: 1 << 30 })],
+    [
+      FastCheck.double({ min: 0, max: 1, noNaN: true }),
+      FastCheck.integer({ min: 0, max: 40 }),
+      FastCheck.integer({ min: 1, max: 1 << 30 })
+    ],
     ([fx, y0, seed]) => {
       const base = noise(3000, OUTPUT.height + 40, seed)
       const w = { k: 1, x0: fx * (base.width - OUTPUT.width), y0 }
@@ -296,7 +332,11 @@ describe("WebAssembly resampler", () => {
 
   it.prop(
     "yuv420p pans (zoom 1 on whole rows, vertical passes skipped) give the reference's bytes too",
-    [FastCheck.double({ min: 0, max: 1, noNaN: true }), FastCheck.integer({ min: 0, max: 40 }), FastCheck.integer({ min: 1, max: 1 << 30 })],
+    [
+      FastCheck.double({ min: 0, max: 1, noNaN: true }),
+      FastCheck.integer({ min: 0, max: 40 }),
+      FastCheck.integer({ min: 1, max: 1 << 30 })
+    ],
     ([fx, y0, seed]) => {
       const base = noise(2999, OUTPUT.height + 41, seed)
       const w = { k: 1, x0: fx * (base.width - OUTPUT.width), y0 }

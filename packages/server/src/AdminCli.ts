@@ -2,13 +2,13 @@ import * as ApiKeys from "@pic2video/cluster/ApiKeys"
 import * as ClusterStatus from "@pic2video/cluster/ClusterStatus"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
-import { MediaRepo } from "@pic2video/cluster/repositories/Media"
+import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
 import * as PublicBaseUrl from "@pic2video/cluster/PublicBaseUrl"
 import * as Renders from "@pic2video/cluster/Renders"
+import { MediaRepo } from "@pic2video/cluster/repositories/Media"
 import * as RenderService from "@pic2video/cluster/services/RenderService"
 import * as Workspaces from "@pic2video/cluster/Workspaces"
 import { WorkspacesRepo } from "@pic2video/cluster/Workspaces"
-import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
 import { Errors, Plans, Scopes } from "@pic2video/domain"
 import { DateTime, Effect } from "effect"
 
@@ -20,7 +20,9 @@ type Flags = Record<string, string>
 
 const usage = (message: string) => Errors.fail("validation_failed", message)
 
-export const parseArgs = (argv: ReadonlyArray<string>): { readonly positional: ReadonlyArray<string>; readonly flags: Flags } => {
+export const parseArgs = (
+  argv: ReadonlyArray<string>
+): { readonly positional: ReadonlyArray<string>; readonly flags: Flags } => {
   const positional: Array<string> = []
   const flags: Flags = {}
   for (let i = 0; i < argv.length; i++) {
@@ -49,7 +51,11 @@ const nonNegativeInt = (flag: string, value: string | undefined) =>
     : Effect.fail(usage(`--${flag} must be a whole number`))
 
 const included = (value: string | undefined) =>
-  value === undefined ? Effect.succeed(undefined) : value === "unlimited" ? Effect.succeed(null) : nonNegativeInt("included", value)
+  value === undefined
+    ? Effect.succeed(undefined)
+    : value === "unlimited"
+    ? Effect.succeed(null)
+    : nonNegativeInt("included", value)
 
 const plan = (value: string | undefined) =>
   value === undefined
@@ -59,8 +65,9 @@ const plan = (value: string | undefined) =>
     : Effect.fail(usage(`--plan must be one of ${Plans.plans.join(", ")}`))
 
 const bool = (flag: string, value: string | undefined) =>
-  value === undefined ? Effect.succeed(undefined) : value === "true" ? Effect.succeed(true) : value === "false" ? Effect.succeed(false)
-  : Effect.fail(usage(`--${flag} must be true or false`))
+  value === undefined ? Effect.succeed(undefined) : value === "true" ? Effect.succeed(true) : value === "false" ?
+    Effect.succeed(false)
+    : Effect.fail(usage(`--${flag} must be true or false`))
 
 const one = (positional: ReadonlyArray<string>, what: string) =>
   positional.length === 3 ? Effect.succeed(positional[2]) : Effect.fail(usage(`expected exactly one ${what}`))
@@ -100,11 +107,15 @@ Plans: ${Plans.plans.join(", ")}.
 API users have their own CLI: npx p2v --help.
 `
 
-export const wantsHelp = (argv: ReadonlyArray<string>) => argv[0] === "help" || argv.includes("--help") || argv.includes("-h")
+export const wantsHelp = (argv: ReadonlyArray<string>) =>
+  argv[0] === "help" || argv.includes("--help") || argv.includes("-h")
 
 export const run = (argv: ReadonlyArray<string>) =>
   Effect.gen(function*() {
-    const { flags, positional } = yield* Effect.try({ try: () => parseArgs(argv), catch: (e) => e as Errors.ApiFailure })
+    const { flags, positional } = yield* Effect.try({
+      try: () => parseArgs(argv),
+      catch: (e) => e as Errors.ApiFailure
+    })
     const command = `${positional[0] ?? ""} ${positional[1] ?? ""}`
     switch (command) {
       case "workspace create": {
@@ -138,10 +149,21 @@ export const run = (argv: ReadonlyArray<string>) =>
       }
       case "workspace show": {
         yield* known(flags, [])
-        return Workspaces.toDocument(yield* WorkspacesRepo.get(yield* one(positional, "WORKSPACE_ID")), yield* DateTime.nowAsDate)
+        return Workspaces.toDocument(
+          yield* WorkspacesRepo.get(yield* one(positional, "WORKSPACE_ID")),
+          yield* DateTime.nowAsDate
+        )
       }
       case "key create": {
-        yield* known(flags, ["scopes", "name", "spend-cap-24h", "creates-per-minute", "reads-per-minute", "uploads-per-minute", "expires-at"])
+        yield* known(flags, [
+          "scopes",
+          "name",
+          "spend-cap-24h",
+          "creates-per-minute",
+          "reads-per-minute",
+          "uploads-per-minute",
+          "expires-at"
+        ])
         const workspaceId = yield* one(positional, "WORKSPACE_ID")
         if (flags.scopes === undefined) return yield* Effect.fail(usage("--scopes is required"))
         const expiresAt = flags["expires-at"] === undefined ? undefined : new Date(flags["expires-at"])
@@ -178,7 +200,10 @@ export const run = (argv: ReadonlyArray<string>) =>
         const row = yield* MediaRepo.byId(id)
         if (row === undefined) return yield* Effect.fail(Errors.fail("unknown_media", `no media ${id}`))
         // the public document, plus what the vision model inferred (null while pending or failed)
-        return { ...MediaLibrary.toDocument(row, yield* PublicBaseUrl.forOperator), inferred: yield* MediaInference.stored(id) }
+        return {
+          ...MediaLibrary.toDocument(row, yield* PublicBaseUrl.forOperator),
+          inferred: yield* MediaInference.stored(id)
+        }
       }
       case "render cancel": {
         yield* known(flags, [])

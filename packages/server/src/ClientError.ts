@@ -1,9 +1,9 @@
+import { errorBody } from "@pic2video/api/ErrorResponse"
 import { Errors } from "@pic2video/domain"
 import { randomBase62 } from "@pic2video/domain/Random"
 import { Buffer } from "node:buffer"
 import type { Server } from "node:http"
 import type { Duplex } from "node:stream"
-import { errorBody } from "@pic2video/api/ErrorResponse"
 
 /**
  * Requests Node's HTTP parser refuses before any handler sees them (a method it does not know, broken
@@ -32,7 +32,9 @@ export const boundedLog = (perMinute: number, log: (line: string) => void, now: 
   let logged = 0
   let suppressed = 0
   const flush = () => {
-    if (suppressed > 0) log(`${suppressed} more requests Node's HTTP parser could not read in the last minute (not logged one by one)`)
+    if (suppressed > 0) {
+      log(`${suppressed} more requests Node's HTTP parser could not read in the last minute (not logged one by one)`)
+    }
     suppressed = 0
   }
   let timer: ReturnType<typeof setTimeout> | undefined

@@ -40,11 +40,15 @@ export const config: Config.Config<HttpTimeouts> = Config.all({
   headersMillis: seconds("HTTP_HEADERS_TIMEOUT_SECONDS", 10),
   bodyMillis: seconds("HTTP_BODY_TIMEOUT_SECONDS", 30),
   requestMillis: seconds("HTTP_REQUEST_TIMEOUT_SECONDS", 180),
-  keepAliveMillis: Config.map(seconds("HTTP_KEEP_ALIVE_SECONDS", 5), (ms) => Math.max(1000, Math.round(ms / 1000) * 1000))
+  keepAliveMillis: Config.map(
+    seconds("HTTP_KEEP_ALIVE_SECONDS", 5),
+    (ms) => Math.max(1000, Math.round(ms / 1000) * 1000)
+  )
 })
 
 /** Node checks the header and request deadlines on a timer; it is this often, so they hold to a second. */
-export const checkingIntervalMillis = (t: HttpTimeouts) => Math.max(100, Math.min(1000, Math.floor(t.headersMillis / 4)))
+export const checkingIntervalMillis = (t: HttpTimeouts) =>
+  Math.max(100, Math.min(1000, Math.floor(t.headersMillis / 4)))
 
 export const apply = (server: Server, t: HttpTimeouts): void => {
   // Node requires headersTimeout ≤ requestTimeout

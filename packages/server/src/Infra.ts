@@ -10,7 +10,8 @@ import { Layer } from "effect"
  * What every process needs: configuration, the database (migrated) and its repositories, stored
  * files (BLOB_STORE_URL), key hashing, and the vision model (started on first use) that looks at photos entering the library.
  */
-export const layerInfra = Layer.mergeAll(BlobStore.layer, KeyHasher.layer, Vision.layerFromEnv, Repositories.layer).pipe(
-  Layer.provideMerge(Database.layer),
-  Layer.provideMerge(AppConfig.layer)
-)
+export const layerInfra = Layer.mergeAll(BlobStore.layer, KeyHasher.layer, Vision.layerFromEnv, Repositories.layer)
+  .pipe(
+    Layer.provideMerge(Database.layer),
+    Layer.provideMerge(AppConfig.layer)
+  )

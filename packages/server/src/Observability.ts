@@ -1,4 +1,10 @@
-import { type HttpApp, HttpServerError, HttpServerRequest, type HttpServerResponse, HttpTraceContext } from "@effect/platform"
+import {
+  type HttpApp,
+  HttpServerError,
+  HttpServerRequest,
+  type HttpServerResponse,
+  HttpTraceContext
+} from "@effect/platform"
 import { ReadsTraced } from "@pic2video/api/Http"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import * as Gauges from "@pic2video/cluster/metrics/Gauges"
@@ -22,7 +28,9 @@ import * as ProcessMetrics from "./observability/ProcessMetrics.ts"
 export type Role = "all-in-one" | "api" | "runner"
 
 const config = Config.all({
-  metricsPort: Config.option(Config.port("METRICS_PORT").pipe(Config.withDescription("port of the Prometheus /metrics listener; unset: none"))),
+  metricsPort: Config.option(
+    Config.port("METRICS_PORT").pipe(Config.withDescription("port of the Prometheus /metrics listener; unset: none"))
+  ),
   metricsHost: Config.string("METRICS_HOST").pipe(Config.withDefault("127.0.0.1")),
   logFormat: Config.literal("text", "json")("LOG_FORMAT").pipe(Config.withDefault("text")),
   otlp: Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
@@ -45,60 +53,73 @@ const contentType = "text/plain; version=0.0.4; charset=utf-8"
  * service starts logs and traces through it.
  */
 export const layerTelemetry = (role: Role) =>
-  Layer.unwrapEffect(Effect.gen(function*() {
-    const c = yield* config
-    const logger = c.logFormat === "json" ? JsonLogger.layer : Layer.empty
-    const tracing = !c.sdkDisabled && (Option.isSome(c.otlp) || Option.isSome(c.otlpTraces))
-    const metrics = Option.isSome(c.metricsPort)
-    if (!tracing && !metrics) return Layer.mergeAll(logger, Layer.succeed(MetricsExposition, Option.none()))
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      const c = yield* config
+      const logger = c.logFormat === "json" ? JsonLogger.layer : Layer.empty
+      const tracing = !c.sdkDisabled && (Option.isSome(c.otlp) || Option.isSome(c.otlpTraces))
+      const metrics = Option.isSome(c.metricsPort)
+      if (!tracing && !metrics) return Layer.mergeAll(logger, Layer.succeed(MetricsExposition, Option.none()))
 
-    const [{ NodeSdk, Tracer }, { PrometheusExporter, PrometheusSerializer }, { BatchSpanProcessor }, { OTLPTraceExporter }, { SemanticSpanNames }] = yield* Effect
-      .promise(() =>
-        Promise.all([
-          import("@effect/opentelemetry"),
-          import("@opentelemetry/exporter-prometheus"),
-          import("@opentelemetry/sdk-trace-base"),
-          import("@opentelemetry/exporter-trace-otlp-http"),
-          import("./observability/SpanNames.ts")
-        ])
+      const [
+        { NodeSdk, Tracer },
+        { PrometheusExporter, PrometheusSerializer },
+        { BatchSpanProcessor },
+        { OTLPTraceExporter },
+        { SemanticSpanNames }
+      ] = yield* Effect
+        .promise(() =>
+          Promise.all([
+            import("@effect/opentelemetry"),
+            import("@opentelemetry/exporter-prometheus"),
+            import("@opentelemetry/sdk-trace-base"),
+            import("@opentelemetry/exporter-trace-otlp-http"),
+            import("./observability/SpanNames.ts")
+          ])
+        )
+      const reader = metrics ? new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true }) : undefined
+      const serializer = new PrometheusSerializer("", false, undefined, false, true)
+      const sdk = NodeSdk.layer(() => ({
+        // OTEL_SERVICE_NAME wins when set (a name given here would override it)
+        resource: Option.isSome(c.serviceName) ? undefined : {
+          serviceName: `pic2video-${role}`,
+          attributes: { "service.instance.id": `${hostname()}:${process.pid}` }
+        },
+        metricReader: reader
+      }))
+      // Effect's spans become OpenTelemetry spans, exported in batches; the exporter reads the
+      // OTEL_EXPORTER_OTLP_* variables itself (endpoint, headers, timeout). Unlike @effect/opentelemetry's
+      // own tracer layer, this one does not enter an OpenTelemetry context on every step of every fiber
+      // while a span is open (its `context` hook, there so OpenTelemetry instrumentations of other
+      // libraries see Effect's span; this service has none): that alone cost more than the spans.
+      const tracer = () =>
+        Layer.unwrapEffect(
+          Effect.map(
+            Tracer.make,
+            (otel) => Layer.setTracer(EffectTracer.make({ span: otel.span, context: (execution) => execution() }))
+          )
+        ).pipe(
+          Layer.provide(Tracer.layerTracer),
+          Layer.provide(
+            NodeSdk.layerTracerProvider(new BatchSpanProcessor(new SemanticSpanNames(new OTLPTraceExporter())))
+          )
+        )
+      const exposition = Option.map(c.metricsPort, (port) => ({
+        host: c.metricsHost,
+        port,
+        collect: () => reader!.collect().then(({ resourceMetrics }) => serializer.serialize(resourceMetrics))
+      }))
+      yield* Effect.logDebug(`telemetry: metrics ${metrics ? "on" : "off"}, traces ${tracing ? "on" : "off"}`)
+      return Layer.mergeAll(
+        tracing ? Layer.provideMerge(tracer(), sdk) : sdk,
+        logger,
+        Layer.succeed(MetricsExposition, exposition),
+        Layer.succeed(ReadsTraced, tracing),
+        Layer.succeed(Observed, tracing ? "traces" : "metrics"),
+        tracing ? Layer.succeed(SpanRenamer, renameOtelSpan(Tracer.currentOtelSpan)) : Layer.empty
       )
-    const reader = metrics ? new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true }) : undefined
-    const serializer = new PrometheusSerializer("", false, undefined, false, true)
-    const sdk = NodeSdk.layer(() => ({
-      // OTEL_SERVICE_NAME wins when set (a name given here would override it)
-      resource: Option.isSome(c.serviceName) ? undefined : {
-        serviceName: `pic2video-${role}`,
-        attributes: { "service.instance.id": `${hostname()}:${process.pid}` }
-      },
-      metricReader: reader
-    }))
-    // Effect's spans become OpenTelemetry spans, exported in batches; the exporter reads the
-    // OTEL_EXPORTER_OTLP_* variables itself (endpoint, headers, timeout). Unlike @effect/opentelemetry's
-    // own tracer layer, this one does not enter an OpenTelemetry context on every step of every fiber
-    // while a span is open (its `context` hook, there so OpenTelemetry instrumentations of other
-    // libraries see Effect's span; this service has none): that alone cost more than the spans.
-    const tracer = () =>
-      Layer.unwrapEffect(
-        Effect.map(Tracer.make, (otel) => Layer.setTracer(EffectTracer.make({ span: otel.span, context: (execution) => execution() })))
-      ).pipe(
-        Layer.provide(Tracer.layerTracer),
-        Layer.provide(NodeSdk.layerTracerProvider(new BatchSpanProcessor(new SemanticSpanNames(new OTLPTraceExporter()))))
-      )
-    const exposition = Option.map(c.metricsPort, (port) => ({
-      host: c.metricsHost,
-      port,
-      collect: () => reader!.collect().then(({ resourceMetrics }) => serializer.serialize(resourceMetrics))
-    }))
-    yield* Effect.logDebug(`telemetry: metrics ${metrics ? "on" : "off"}, traces ${tracing ? "on" : "off"}`)
-    return Layer.mergeAll(
-      tracing ? Layer.provideMerge(tracer(), sdk) : sdk,
-      logger,
-      Layer.succeed(MetricsExposition, exposition),
-      Layer.succeed(ReadsTraced, tracing),
-      Layer.succeed(Observed, tracing ? "traces" : "metrics"),
-      tracing ? Layer.succeed(SpanRenamer, renameOtelSpan(Tracer.currentOtelSpan)) : Layer.empty
-    )
-  }).pipe(Effect.orDie))
+    }).pipe(Effect.orDie)
+  )
 
 /**
  * `GET /metrics` on METRICS_HOST:METRICS_PORT: samples the gauges read at scrape time (the cluster's
@@ -113,7 +134,8 @@ export const layerMetricsServer = Layer.scopedDiscard(Effect.gen(function*() {
   const sampleProcess = yield* ProcessMetrics.make
   const runtime = yield* Effect.runtime<never>()
   // a scrape makes no spans of its own (its backlog query would otherwise be traced every 15 s)
-  const sample = () => Runtime.runPromise(runtime)(Effect.withTracerEnabled(Effect.zipRight(sampleProcess, sampleCluster), false))
+  const sample = () =>
+    Runtime.runPromise(runtime)(Effect.withTracerEnabled(Effect.zipRight(sampleProcess, sampleCluster), false))
   const server = createServer((req, res) => {
     const path = (req.url ?? "").split("?")[0]
     if (path !== "/metrics") {
@@ -125,8 +147,14 @@ export const layerMetricsServer = Layer.scopedDiscard(Effect.gen(function*() {
       return
     }
     sample().then(collect).then(
-      (text) => res.writeHead(200, { "content-type": contentType, "cache-control": "no-store" }).end(req.method === "HEAD" ? undefined : text),
-      (e) => res.writeHead(500, { "content-type": "text/plain" }).end(`metrics could not be collected: ${e instanceof Error ? e.message : String(e)}\n`)
+      (text) =>
+        res.writeHead(200, { "content-type": contentType, "cache-control": "no-store" }).end(
+          req.method === "HEAD" ? undefined : text
+        ),
+      (e) =>
+        res.writeHead(500, { "content-type": "text/plain" }).end(
+          `metrics could not be collected: ${e instanceof Error ? e.message : String(e)}\n`
+        )
     )
   })
   yield* Effect.acquireRelease(
@@ -134,10 +162,11 @@ export const layerMetricsServer = Layer.scopedDiscard(Effect.gen(function*() {
       server.once("error", (e) => resume(Effect.fail(e)))
       server.listen(port, host, () => resume(Effect.void))
     }),
-    () => Effect.async<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
-    })
+    () =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
   ).pipe(Effect.orDie)
   yield* Effect.logInfo(`metrics at http://${host}:${port}/metrics`)
 }))
@@ -161,7 +190,9 @@ export const observed = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<nev
 }
 
 /** What this process's requests are observed for: nothing, metrics (METRICS_PORT), or metrics and traces. */
-class Observed extends Context.Reference<Observed>()("pic2video/Observed", { defaultValue: (): "off" | "metrics" | "traces" => "off" }) {}
+class Observed extends Context.Reference<Observed>()("pic2video/Observed", {
+  defaultValue: (): "off" | "metrics" | "traces" => "off"
+}) {}
 
 const measure = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
   Effect.clockWith((clock) => {
@@ -170,7 +201,12 @@ const measure = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> =
       Effect.withFiberRuntime((fiber) => {
         const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
         const route = fiber.getFiberRef(RouteMetrics.currentRoute) ?? RouteMetrics.unmatched
-        RouteMetrics.recordRequest(request.method, route, statusOf(exit), Number(clock.unsafeCurrentTimeNanos() - start) / 1e9)
+        RouteMetrics.recordRequest(
+          request.method,
+          route,
+          statusOf(exit),
+          Number(clock.unsafeCurrentTimeNanos() - start) / 1e9
+        )
         return Effect.void
       }))
   })
@@ -190,14 +226,20 @@ const serverSpan = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R
     const q = request.url.indexOf("?")
     return Effect.useSpan(
       request.method,
-      { kind: "server", parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers)), captureStackTrace: false },
+      {
+        kind: "server",
+        parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers)),
+        captureStackTrace: false
+      },
       (span) => {
         span.attribute("http.request.method", request.method)
         span.attribute("url.path", q === -1 ? request.url : request.url.slice(0, q))
         span.attribute("url.scheme", "http")
         if (q !== -1) span.attribute("url.query", redactedQuery(request.url.slice(q + 1)))
         if (Option.isSome(request.remoteAddress)) span.attribute("client.address", request.remoteAddress.value)
-        if (request.headers["user-agent"] !== undefined) span.attribute("user_agent.original", request.headers["user-agent"])
+        if (request.headers["user-agent"] !== undefined) {
+          span.attribute("user_agent.original", request.headers["user-agent"])
+        }
         return Effect.onExit(Effect.withParentSpan(app, span), (exit) =>
           Effect.withFiberRuntime((after) => {
             const status = statusOf(exit)
@@ -228,5 +270,6 @@ export const redactedQuery = (query: string): string => {
   return changed ? params.toString() : query
 }
 
-const renameOtelSpan = (currentOtelSpan: Effect.Effect<{ updateName(name: string): unknown }, unknown>) => (name: string) =>
-  Effect.match(currentOtelSpan, { onFailure: () => undefined, onSuccess: (span) => void span.updateName(name) })
+const renameOtelSpan =
+  (currentOtelSpan: Effect.Effect<{ updateName(name: string): unknown }, unknown>) => (name: string) =>
+    Effect.match(currentOtelSpan, { onFailure: () => undefined, onSuccess: (span) => void span.updateName(name) })

@@ -70,7 +70,9 @@ const jemallocLibrary = (env: NodeJS.ProcessEnv): string | undefined => {
 }
 
 const hasSemiSpaceFlag = (env: NodeJS.ProcessEnv) =>
-  [...process.execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)].some((a) => /^--max[-_]semi[-_]space[-_]size\b/.test(a))
+  [...process.execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)].some((a) =>
+    /^--max[-_]semi[-_]space[-_]size\b/.test(a)
+  )
 
 export const tuneMemory = (): void => {
   const env = process.env
@@ -107,6 +109,10 @@ export const tuneMemory = (): void => {
       [marker]: Object.keys(extra).join(",")
     })
   } catch (e) {
-    console.warn(`could not re-execute with ${[...flags, ...Object.values(extra)].join(" ")} (${e instanceof Error ? e.message : String(e)}); going on as started`)
+    console.warn(
+      `could not re-execute with ${[...flags, ...Object.values(extra)].join(" ")} (${
+        e instanceof Error ? e.message : String(e)
+      }); going on as started`
+    )
   }
 }

@@ -2,8 +2,8 @@ import { type HttpApp, HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeContext, NodeHttpServer } from "@effect/platform-node"
 import * as Http from "@pic2video/api/Http"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
-import * as AppConfig from "@pic2video/cluster/AppConfig"
 import * as ApiKeyEntity from "@pic2video/cluster/ApiKeyEntity"
+import * as AppConfig from "@pic2video/cluster/AppConfig"
 import * as DriveApi from "@pic2video/cluster/drive/DriveApi"
 import * as TokenCipher from "@pic2video/cluster/drive/TokenCipher"
 import * as ImportEntity from "@pic2video/cluster/ImportEntity"
@@ -27,25 +27,28 @@ import * as Observability from "./Observability.ts"
  */
 
 const HttpServerLive = Layer.unwrapEffect(
-  Effect.map(Effect.all([AppConfig.AppConfig, HttpTimeouts.config, Effect.runtime<never>()]), ([c, timeouts, runtime]) =>
-    NodeHttpServer.layer(() => {
-      const server = createServer({ connectionsCheckingInterval: HttpTimeouts.checkingIntervalMillis(timeouts) })
-      // a stuck or trickling client cannot hold a fiber, a temp file, or shutdown (HttpTimeouts.ts)
-      HttpTimeouts.apply(server, timeouts)
-      // A body the handler never read (a 401 before an upload is parsed) is dumped by Node once the
-      // answer is sent; Deno 2.9's node:http leaves it buffered and stops reading the connection, so
-      // the next keep-alive request on it hangs until reset. Dump it here too (a no-op on Node).
-      server.on("request", (req: IncomingMessage, res: ServerResponse) =>
-        res.once("finish", () => {
-          if (!req.readableDidRead) req.resume()
-        }))
-      // counted in /metrics; logged at a bounded rate through the process's logger (LOG_FORMAT)
-      answerClientErrors(server, {
-        onProtocolError: RouteMetrics.protocolError,
-        log: (line) => Runtime.runFork(runtime)(Effect.logWarning(line))
-      })
-      return server
-    }, { port: c.port, host: c.host }))
+  Effect.map(
+    Effect.all([AppConfig.AppConfig, HttpTimeouts.config, Effect.runtime<never>()]),
+    ([c, timeouts, runtime]) =>
+      NodeHttpServer.layer(() => {
+        const server = createServer({ connectionsCheckingInterval: HttpTimeouts.checkingIntervalMillis(timeouts) })
+        // a stuck or trickling client cannot hold a fiber, a temp file, or shutdown (HttpTimeouts.ts)
+        HttpTimeouts.apply(server, timeouts)
+        // A body the handler never read (a 401 before an upload is parsed) is dumped by Node once the
+        // answer is sent; Deno 2.9's node:http leaves it buffered and stops reading the connection, so
+        // the next keep-alive request on it hangs until reset. Dump it here too (a no-op on Node).
+        server.on("request", (req: IncomingMessage, res: ServerResponse) =>
+          res.once("finish", () => {
+            if (!req.readableDidRead) req.resume()
+          }))
+        // counted in /metrics; logged at a bounded rate through the process's logger (LOG_FORMAT)
+        answerClientErrors(server, {
+          onProtocolError: RouteMetrics.protocolError,
+          log: (line) => Runtime.runFork(runtime)(Effect.logWarning(line))
+        })
+        return server
+      }, { port: c.port, host: c.host })
+  )
 )
 
 /**
@@ -54,8 +57,10 @@ const HttpServerLive = Layer.unwrapEffect(
  * cookie is never read) and OpenAPI document are exactly what they are without it.
  */
 const withPortal = (api: HttpApp.Default) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    Portal.isPortalPath(new URL(request.url, "http://localhost").pathname) ? Portal.app : api)
+  Effect.flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (request) => Portal.isPortalPath(new URL(request.url, "http://localhost").pathname) ? Portal.app : api
+  )
 
 export const layerHttp = Http.serve((api) => Observability.observed(withPortal(api))).pipe(
   HttpServer.withLogAddress,
@@ -75,7 +80,12 @@ export const layerDrive = Integrations.layer.pipe(
 )
 
 /** Entities this process hosts when it is a runner, and the runner's background duties. */
-export const layerEntities = Layer.mergeAll(ApiKeyEntity.layer, RenderEntity.layer, ImportEntity.layer, Maintenance.layer).pipe(
+export const layerEntities = Layer.mergeAll(
+  ApiKeyEntity.layer,
+  RenderEntity.layer,
+  ImportEntity.layer,
+  Maintenance.layer
+).pipe(
   Layer.provide(RenderEntity.layerSlots),
   Layer.provide(Renderer.layerFromEnv)
 )

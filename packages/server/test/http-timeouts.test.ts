@@ -8,7 +8,12 @@ import * as HttpTimeouts from "../src/HttpTimeouts.ts"
  * under load), over real sockets on loopback: what the server advertises against when it closes,
  * and a request that arrives while the event loop is busy past the idle deadline.
  */
-const timeouts: HttpTimeouts.HttpTimeouts = { headersMillis: 10_000, bodyMillis: 30_000, requestMillis: 180_000, keepAliveMillis: 1000 }
+const timeouts: HttpTimeouts.HttpTimeouts = {
+  headersMillis: 10_000,
+  bodyMillis: 30_000,
+  requestMillis: 180_000,
+  keepAliveMillis: 1000
+}
 
 let server: Server | undefined
 afterEach(() => new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve()))))

@@ -25,9 +25,9 @@ import { tuneMemory } from "@pic2video/server/ProcessMemory"
 // As the service's processes start (packages/server/src/bin/*.ts), where inference runs: jemalloc and
 // V8's small young generation, so the memory figures are the service's (plain glibc malloc creeps).
 tuneMemory()
+import type { ImageClass } from "@pic2video/domain/Requests"
 import { Effect } from "effect"
 import { loadavg } from "node:os"
-import type { ImageClass } from "@pic2video/domain/Requests"
 import { classify, classifyByRules } from "../src/classify.ts"
 import { fitSceneModel, SCENE_MODEL } from "../src/scene-model.ts"
 import { makeVision, MODEL_NAME, type VisionResult } from "../src/Vision.ts"
@@ -64,14 +64,24 @@ for (const e of entries) {
 }
 
 const pad = (s: string | number, n: number) => String(s).padEnd(n)
-console.log("\n" + pad("file", 34) + pad("split", 9) + pad("label", 18) + pad("inferred", 18) + pad("conf", 7) + pad("ms", 6) + "subject")
+console.log(
+  "\n" + pad("file", 34) + pad("split", 9) + pad("label", 18) + pad("inferred", 18) + pad("conf", 7) + pad("ms", 6) +
+    "subject"
+)
 for (const { e, r, ms } of results) {
   const mark = r.image_class === e.label ? " " : "✗"
   const s = r.subject ? `${r.subject.x},${r.subject.y} ${r.subject.width}x${r.subject.height}` : "-"
-  console.log(pad(e.file, 34) + pad(e.split === "dev" ? "dev" : "held", 9) + pad(e.label, 18) + pad(mark + r.image_class, 18) + pad(r.confidence.toFixed(2), 7) + pad(Math.round(ms), 6) + s)
+  console.log(
+    pad(e.file, 34) + pad(e.split === "dev" ? "dev" : "held", 9) + pad(e.label, 18) + pad(mark + r.image_class, 18) +
+      pad(r.confidence.toFixed(2), 7) + pad(Math.round(ms), 6) + s
+  )
 }
 
-const confusion = (title: string, of: ReadonlyArray<(typeof results)[number]>, got: (x: (typeof results)[number]) => ImageClass) => {
+const confusion = (
+  title: string,
+  of: ReadonlyArray<(typeof results)[number]>,
+  got: (x: (typeof results)[number]) => ImageClass
+) => {
   console.log(`\nconfusion, ${title} (rows: label, columns: inferred)`)
   console.log(pad("", 18) + CLASSES.map((c) => pad(c.slice(0, 9), 10)).join(""))
   for (const a of CLASSES) {
@@ -86,7 +96,14 @@ const share = (of: ReadonlyArray<(typeof results)[number]>, got: (x: (typeof res
 const shipped = (x: (typeof results)[number]) => x.r.image_class
 const decide = (r: VisionResult, model: Parameters<typeof classify>[4]) =>
   classify(r.evidence.detections, r.evidence.stats, r.evidence.size, r.evidence.photo, model).image_class
-const rulesOnly = new Map(results.map((x) => [x, classifyByRules(x.r.evidence.detections, x.r.evidence.stats, x.r.evidence.size, x.r.evidence.photo).image_class]))
+const rulesOnly = new Map(
+  results.map((
+    x
+  ) => [
+    x,
+    classifyByRules(x.r.evidence.detections, x.r.evidence.stats, x.r.evidence.size, x.r.evidence.photo).image_class
+  ])
+)
 type Result = (typeof results)[number]
 /** Leave-one-scene-out over `pool`: each photo decided by a scene model refitted on the other scenes' photos of the pool. */
 const leaveOneSceneOut = (pool: ReadonlyArray<Result>) =>
@@ -105,19 +122,47 @@ const recall = (of: ReadonlyArray<Result>, got: (x: Result) => ImageClass) =>
     const mine = of.filter((x) => x.e.label === c)
     return `${c} ${mine.filter((x) => got(x) === c).length}/${mine.length}`
   }).join(", ")
-console.log(`\nscene model: ${SCENE_MODEL === null ? "none (rules only)" : `logistic regression, ${SCENE_MODEL.classes.length} classes over ${SCENE_MODEL.mean.length} features, rule weight ${SCENE_MODEL.ruleWeight}`}; photos with features: ${results.filter((x) => x.r.evidence.detections.features !== undefined).length}/${results.length}; ${MODEL_NAME}`)
+console.log(
+  `\nscene model: ${
+    SCENE_MODEL === null
+      ? "none (rules only)"
+      : `logistic regression, ${SCENE_MODEL.classes.length} classes over ${SCENE_MODEL.mean.length} features, rule weight ${SCENE_MODEL.ruleWeight}`
+  }; photos with features: ${
+    results.filter((x) => x.r.evidence.detections.features !== undefined).length
+  }/${results.length}; ${MODEL_NAME}`
+)
 if (held.length > 0) {
   confusion("held-out (fresh batch), shipped classifier", held, shipped)
-  console.log(`held-out top-1, shipped classifier: ${share(held, shipped)}   (rules alone ${share(held, (x) => rulesOnly.get(x)!)})`)
+  console.log(
+    `held-out top-1, shipped classifier: ${share(held, shipped)}   (rules alone ${
+      share(held, (x) => rulesOnly.get(x)!)
+    })`
+  )
   console.log(`  per class: ${recall(held, shipped)}`)
 } else {
   console.log("held-out: no fresh photos in the set yet")
 }
 confusion("leave-one-scene-out over all photos", results, (x) => looAll.get(x)!)
-console.log(`top-1 accuracy                     shipped            rules alone        leave-one-scene-out (dev only | all)`)
-console.log(`  all        ${pad("", 23)}${pad(share(results, shipped), 19)}${pad(share(results, (x) => rulesOnly.get(x)!), 19)}${pad("", 19)} | ${share(results, (x) => looAll.get(x)!)}`)
-console.log(`  dev        (training photos)    ${pad(share(dev, shipped), 19)}${pad(share(dev, (x) => rulesOnly.get(x)!), 19)}${pad(share(dev, (x) => looDev.get(x)!), 19)} | ${share(dev, (x) => looAll.get(x)!)}`)
-if (held.length > 0) console.log(`  held-out   (fresh: the honest)  ${pad(share(held, shipped), 19)}${pad(share(held, (x) => rulesOnly.get(x)!), 19)}${pad("", 19)} | ${share(held, (x) => looAll.get(x)!)}`)
+console.log(
+  `top-1 accuracy                     shipped            rules alone        leave-one-scene-out (dev only | all)`
+)
+console.log(
+  `  all        ${pad("", 23)}${pad(share(results, shipped), 19)}${pad(share(results, (x) => rulesOnly.get(x)!), 19)}${
+    pad("", 19)
+  } | ${share(results, (x) => looAll.get(x)!)}`
+)
+console.log(
+  `  dev        (training photos)    ${pad(share(dev, shipped), 19)}${pad(share(dev, (x) => rulesOnly.get(x)!), 19)}${
+    pad(share(dev, (x) => looDev.get(x)!), 19)
+  } | ${share(dev, (x) => looAll.get(x)!)}`
+)
+if (held.length > 0) {
+  console.log(
+    `  held-out   (fresh: the honest)  ${pad(share(held, shipped), 19)}${
+      pad(share(held, (x) => rulesOnly.get(x)!), 19)
+    }${pad("", 19)} | ${share(held, (x) => looAll.get(x)!)}`
+  )
+}
 console.log(`per-class recall, leave-one-scene-out: dev only: ${recall(dev, (x) => looDev.get(x)!)}`)
 console.log(`                                       all:      ${recall(results, (x) => looAll.get(x)!)}`)
 const people = results.filter((x) => x.e.label === "person" && x.e.face)
@@ -126,12 +171,24 @@ const faceIn = people.filter(({ e, r }) =>
   e.face[0] >= r.subject.x && e.face[0] <= r.subject.x + r.subject.width &&
   e.face[1] >= r.subject.y && e.face[1] <= r.subject.y + r.subject.height
 )
-console.log(`person subject box contains the face: ${faceIn.length}/${people.length}` +
-  (faceIn.length < people.length ? ` (missed: ${people.filter((p) => !faceIn.includes(p)).map((p) => p.e.file).join(", ")})` : ""))
+console.log(
+  `person subject box contains the face: ${faceIn.length}/${people.length}` +
+    (faceIn.length < people.length
+      ? ` (missed: ${people.filter((p) => !faceIn.includes(p)).map((p) => p.e.file).join(", ")})`
+      : "")
+)
 const times = results.map((x) => x.ms)
-console.log(`per-photo time (decode + inference): median ${Math.round(pct(times, 0.5))} ms, p90 ${Math.round(pct(times, 0.9))} ms, max ${Math.round(Math.max(...times))} ms (wall; load average now ${load()})`)
+console.log(
+  `per-photo time (decode + inference): median ${Math.round(pct(times, 0.5))} ms, p90 ${
+    Math.round(pct(times, 0.9))
+  } ms, max ${Math.round(Math.max(...times))} ms (wall; load average now ${load()})`
+)
 const cpus = results.map((x) => x.cpu)
-console.log(`per-photo CPU time (all threads of the process; about the wall time on idle cores, and it does not stretch with the load): median ${Math.round(pct(cpus, 0.5))} ms, p90 ${Math.round(pct(cpus, 0.9))} ms`)
+console.log(
+  `per-photo CPU time (all threads of the process; about the wall time on idle cores, and it does not stretch with the load): median ${
+    Math.round(pct(cpus, 0.5))
+  } ms, p90 ${Math.round(pct(cpus, 0.9))} ms`
+)
 
 const repeat = Number(process.env.BENCH_REPEAT ?? 200)
 const rssBefore = mb()
@@ -145,10 +202,18 @@ for (let i = 0; i < repeat; i++) {
   loopTimes.push(performance.now() - t)
   loopCpu.push(cpuMs() - c)
   if ((i + 1) % 50 === 0 || i + 1 === repeat) {
-    console.log(`  after ${String(i + 1).padStart(3)}: rss ${mb()} MB, median of the last ${Math.min(50, loopTimes.length)}: ${Math.round(pct(loopTimes.slice(-50), 0.5))} ms wall, ${Math.round(pct(loopCpu.slice(-50), 0.5))} ms CPU; load ${load()}`)
+    console.log(
+      `  after ${String(i + 1).padStart(3)}: rss ${mb()} MB, median of the last ${Math.min(50, loopTimes.length)}: ${
+        Math.round(pct(loopTimes.slice(-50), 0.5))
+      } ms wall, ${Math.round(pct(loopCpu.slice(-50), 0.5))} ms CPU; load ${load()}`
+    )
   }
 }
 if (repeat > 0) {
-  console.log(`median over all ${repeat}: ${Math.round(pct(loopTimes, 0.5))} ms wall, ${Math.round(pct(loopCpu, 0.5))} ms CPU; rss Δ ${mb() - rssBefore} MB; load average at end: ${load()}`)
+  console.log(
+    `median over all ${repeat}: ${Math.round(pct(loopTimes, 0.5))} ms wall, ${
+      Math.round(pct(loopCpu, 0.5))
+    } ms CPU; rss Δ ${mb() - rssBefore} MB; load average at end: ${load()}`
+  )
 }
 process.exit(0)

@@ -1,7 +1,7 @@
 import { Config, Context, Effect, Layer, Metric, MetricBoundaries } from "effect"
 import sharp from "sharp"
-import { spawnVisionThread, type VisionThread } from "./platform/vision-workers.ts"
 import { classify, type Detections, type Inference, type SceneStats, sceneStats } from "./classify.ts"
+import { spawnVisionThread, type VisionThread } from "./platform/vision-workers.ts"
 import { SCENE_MODEL_VERSION } from "./scene-model-weights.ts"
 
 /**
@@ -77,7 +77,10 @@ export const makeVision = (config: VisionConfig = {}): VisionShape => {
     const started = performance.now()
     const img = sharp(photo, { pages: 1, limitInputPixels: LIMIT_INPUT_PIXELS })
     const meta = await img.metadata()
-    const displayed = { width: meta.autoOrient?.width ?? meta.width ?? 0, height: meta.autoOrient?.height ?? meta.height ?? 0 }
+    const displayed = {
+      width: meta.autoOrient?.width ?? meta.width ?? 0,
+      height: meta.autoOrient?.height ?? meta.height ?? 0
+    }
     const { data, info } = await img
       .rotate()
       .flatten({ background: "#ffffff" })
@@ -88,12 +91,21 @@ export const makeVision = (config: VisionConfig = {}): VisionShape => {
       .toBuffer({ resolveWithObject: true })
     const stats = sceneStats(data, info.width, info.height)
     // the worker answers once its models are loaded (or with the load error)
-    const { detections, withPose } = await get().detect({ width: info.width, height: info.height, pixels: Uint8Array.from(data) }) // a copy: sharp's buffer is external memory and cannot be transferred
+    const { detections, withPose } = await get().detect({
+      width: info.width,
+      height: info.height,
+      pixels: Uint8Array.from(data)
+    }) // a copy: sharp's buffer is external memory and cannot be transferred
     const size = { width: info.width, height: info.height }
     const inference = classify(detections, stats, size, displayed)
     const millis = performance.now() - started
     inferenceSeconds.unsafeUpdate(millis / 1000, [])
-    return { ...inference, model: withPose ? MODEL_NAME : MODEL_NAME_WITHOUT_POSE, millis: Math.round(millis), evidence: { detections, stats, size, photo: displayed } }
+    return {
+      ...inference,
+      model: withPose ? MODEL_NAME : MODEL_NAME_WITHOUT_POSE,
+      millis: Math.round(millis),
+      evidence: { detections, stats, size, photo: displayed }
+    }
   }
   return {
     model: MODEL_NAME,
@@ -116,7 +128,10 @@ export class Vision extends Context.Tag("@pic2video/vision/Vision")<Vision, Visi
         modelDir: Config.option(Config.string("VISION_MODEL_DIR")),
         niceness: Config.integer("RENDER_NICE").pipe(Config.withDefault(10))
       }).pipe(Effect.orDie)
-      return makeVision({ modelDir: env.modelDir._tag === "Some" ? env.modelDir.value : undefined, niceness: env.niceness })
+      return makeVision({
+        modelDir: env.modelDir._tag === "Some" ? env.modelDir.value : undefined,
+        niceness: env.niceness
+      })
     })
   )
 }

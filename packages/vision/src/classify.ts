@@ -26,14 +26,31 @@ export interface Detections {
 
 /** MoveNet's 17 keypoints, in its output order. */
 export const POSE_PARTS = [
-  "nose", "leftEye", "rightEye", "leftEar", "rightEar", "leftShoulder", "rightShoulder", "leftElbow", "rightElbow",
-  "leftWrist", "rightWrist", "leftHip", "rightHip", "leftKnee", "rightKnee", "leftAnkle", "rightAnkle"
+  "nose",
+  "leftEye",
+  "rightEye",
+  "leftEar",
+  "rightEar",
+  "leftShoulder",
+  "rightShoulder",
+  "leftElbow",
+  "rightElbow",
+  "leftWrist",
+  "rightWrist",
+  "leftHip",
+  "rightHip",
+  "leftKnee",
+  "rightKnee",
+  "leftAnkle",
+  "rightAnkle"
 ] as const
 export type PosePart = (typeof POSE_PARTS)[number]
 
 /** A body's keypoints (POSE_PARTS), in the boxes' pixels. */
 export interface BodyPose {
-  readonly keypoints: ReadonlyArray<{ readonly part: PosePart; readonly score: number; readonly x: number; readonly y: number }>
+  readonly keypoints: ReadonlyArray<
+    { readonly part: PosePart; readonly score: number; readonly x: number; readonly y: number }
+  >
 }
 
 /** From the object detector's forward pass: its backbone's deepest layer averaged over the frame (720 values). */
@@ -155,10 +172,31 @@ export const poseMatters = (d: Pick<Detections, "faces" | "objects">): boolean =
   d.faces.some((f) => f.score >= POSE_RULE.face) || d.objects.some((o) => o.label === "person" && o.score >= BODY)
 
 const INTERIOR = new Set([
-  "chair", "couch", "bed", "dining table", "toilet", "tv", "oven", "sink", "refrigerator", "microwave", "toaster"
+  "chair",
+  "couch",
+  "bed",
+  "dining table",
+  "toilet",
+  "tv",
+  "oven",
+  "sink",
+  "refrigerator",
+  "microwave",
+  "toaster"
 ])
 /** Small things found indoors (a desk, a shelf): with no sky or vegetation they make a room. */
-const INDOOR_THINGS = new Set(["remote", "keyboard", "mouse", "laptop", "book", "vase", "clock", "potted plant", "bottle", "sports ball"])
+const INDOOR_THINGS = new Set([
+  "remote",
+  "keyboard",
+  "mouse",
+  "laptop",
+  "book",
+  "vase",
+  "clock",
+  "potted plant",
+  "bottle",
+  "sports ball"
+])
 const ANIMALS = new Set(["bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe"])
 const VEHICLES = new Set(["bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat"])
 const STREET = new Set(["traffic light", "fire hydrant", "stop sign", "parking meter", "bench"])
@@ -192,7 +230,12 @@ const inFrame = <O extends { readonly box: BoxTuple }>(items: ReadonlyArray<O>, 
 const toPhoto = (b: BoxTuple, size: Size, photo: Size): Subject => {
   const sx = photo.width / size.width
   const sy = photo.height / size.height
-  return { x: Math.round(b[0] * sx), y: Math.round(b[1] * sy), width: Math.round(b[2] * sx), height: Math.round(b[3] * sy) }
+  return {
+    x: Math.round(b[0] * sx),
+    y: Math.round(b[1] * sy),
+    width: Math.round(b[2] * sx),
+    height: Math.round(b[3] * sy)
+  }
 }
 
 /**
@@ -214,7 +257,11 @@ export const classify = (
   const rules = classifyByRules(d, stats, size, photo)
   const animals = rules.image_class === "person" ? null : animalsIn(d, size)
   if (animals === null) return fuse(rules, d.features, model)
-  return { image_class: "other", confidence: round1(Math.min(1, 0.5 + animals.score / 2)), subject: toPhoto(animals.box, size, photo) }
+  return {
+    image_class: "other",
+    confidence: round1(Math.min(1, 0.5 + animals.score / 2)),
+    subject: toPhoto(animals.box, size, photo)
+  }
 }
 
 /**
@@ -227,7 +274,9 @@ export const ANIMAL = { score: 0.3, share: 0.04 } as const
 
 const animalsIn = (d: Detections, size: Size): { readonly score: number; readonly box: BoxTuple } | null => {
   const seen = inFrame(d.objects, size).filter((o) => ANIMALS.has(o.label) && o.score >= ANIMAL.score)
-  if (seen.length === 0 || seen.reduce((s, o) => s + area(o.box), 0) / (size.width * size.height) < ANIMAL.share) return null
+  if (seen.length === 0 || seen.reduce((s, o) => s + area(o.box), 0) / (size.width * size.height) < ANIMAL.share) {
+    return null
+  }
   return { score: Math.max(...seen.map((o) => o.score)), box: union(seen.map((o) => o.box)) }
 }
 
@@ -248,7 +297,9 @@ export const classifyByRules = (
   const faces = inFrame(d.faces, size)
     .filter((f) => area(f.box) / frame >= 0.0015 && !animals.some((a) => overlap(f.box, a.box) > 0.5))
     .sort((a, b) => b.score * area(b.box) - a.score * area(a.box))
-  const people = objects.filter((o) => o.label === "person").sort((a, b) => b.score * area(b.box) - a.score * area(a.box))
+  const people = objects.filter((o) => o.label === "person").sort((a, b) =>
+    b.score * area(b.box) - a.score * area(a.box)
+  )
   const result = (image_class: ImageClass, confidence: number, box: BoxTuple | null): Inference => ({
     image_class: confidence >= MIN_CONFIDENCE ? image_class : "other",
     confidence: round1(confidence),
@@ -256,8 +307,11 @@ export const classifyByRules = (
   })
 
   // Dolls and figurines: COCO has teddy bears; a teddy bear that dominates the frame wins over faces.
-  const teddy = objects.filter((o) => o.label === "teddy bear" && o.score >= 0.3).sort((a, b) => area(b.box) - area(a.box))[0]
-  if (teddy && area(teddy.box) / frame >= 0.05) return result("doll_figurine", Math.min(1, teddy.score + 0.2), teddy.box)
+  const teddy =
+    objects.filter((o) => o.label === "teddy bear" && o.score >= 0.3).sort((a, b) => area(b.box) - area(a.box))[0]
+  if (teddy && area(teddy.box) / frame >= 0.05) {
+    return result("doll_figurine", Math.min(1, teddy.score + 0.2), teddy.box)
+  }
 
   // A figure on a plain backdrop whose face the detector only half believes: a doll or a figurine
   // (real faces score higher; a studio portrait of a person has a confident face).
@@ -297,7 +351,11 @@ export const classifyByRules = (
   }
   if (person && person.score >= 0.45 && personShare >= 0.08) {
     const b = person.box
-    return result("person", Math.min(1, person.score + 0.15), clip([b[0], b[1], b[2], Math.min(b[3], b[2] * 1.3)], W, H))
+    return result(
+      "person",
+      Math.min(1, person.score + 0.15),
+      clip([b[0], b[1], b[2], Math.min(b[3], b[2] * 1.3)], W, H)
+    )
   }
   // A body the pose model finds inside a person CenterNet only half believes, face unseen: the
   // subject is its head (see headOf). A believed face with no body stays the doll rule's (below).
@@ -329,7 +387,9 @@ export const classifyByRules = (
   // of about the same size (a pile of fruit, a shelf of vases) are a pattern, not a product; a small
   // thing in a built, cluttered scene (a keyboard on a desk) is part of a room.
   const things = objects
-    .filter((o) => o.label !== "person" && !ANIMALS.has(o.label) && !VEHICLES.has(o.label) && !STREET.has(o.label) && o.score >= 0.3)
+    .filter((o) =>
+      o.label !== "person" && !ANIMALS.has(o.label) && !VEHICLES.has(o.label) && !STREET.has(o.label) && o.score >= 0.3
+    )
     .sort((a, b) => b.score * area(b.box) - a.score * area(a.box))
   const thing = things[0]
   const similar = thing
@@ -353,17 +413,26 @@ export const classifyByRules = (
     return result("landscape_nature", Math.min(1, 0.45 + nature * 0.5), null)
   }
   // One big thing the detector is unsure of the kind of (an apple called an orange) is still one thing.
-  const bigThing = vague.filter((o) => !ANIMALS.has(o.label) && !VEHICLES.has(o.label) && !INTERIOR.has(o.label) && o.label !== "person" && o.label !== "teddy bear")[0]
+  const bigThing =
+    vague.filter((o) =>
+      !ANIMALS.has(o.label) && !VEHICLES.has(o.label) && !INTERIOR.has(o.label) && o.label !== "person" &&
+      o.label !== "teddy bear"
+    )[0]
   if (bigThing && !many) return result("product_object", 0.45 + bigThing.score, bigThing.box)
 
   // A studio shot: one figure on a plain backdrop, whatever the detector made of it.
-  if (stats.plainBorder >= 0.8 && stats.figure !== null && stats.figureShare >= 0.04 && stats.figureShare <= 0.7 && area(stats.figure) / frame <= 0.8) {
+  if (
+    stats.plainBorder >= 0.8 && stats.figure !== null && stats.figureShare >= 0.04 && stats.figureShare <= 0.7 &&
+    area(stats.figure) / frame <= 0.8
+  ) {
     return result("product_object", 0.45 + 0.4 * stats.plainBorder * Math.min(1, stats.figureShare * 4), stats.figure)
   }
 
   // A built scene under no sky, with small indoor things or strongly straight-edged: a room.
   const big = objects.filter((o) => o.score >= 0.4 && area(o.box) / frame >= 0.1)
-  const indoorThings = objects.filter((o) => INDOOR_THINGS.has(o.label) && o.score >= 0.2 && area(o.box) / frame >= 0.01)
+  const indoorThings = objects.filter((o) =>
+    INDOOR_THINGS.has(o.label) && o.score >= 0.2 && area(o.box) / frame >= 0.01
+  )
   if (built && stats.skyTop < 0.3 && big.length === 0 && (indoorThings.length > 0 || stats.rectilinear >= 0.55)) {
     return result("interior_space", Math.min(1, 0.45 + stats.vertical + 0.1 * indoorThings.length), null)
   }
@@ -395,7 +464,9 @@ const posedFace = <F extends { readonly score: number; readonly box: BoxTuple }>
     .find((f) => {
       const [x, y, w, h] = f.box
       // most of the head's keypoints within half a face of it (ears sit at its sides)
-      const onFace = head.filter((k) => k.x >= x - w / 2 && k.x <= x + 1.5 * w && k.y >= y - h / 2 && k.y <= y + 1.5 * h).length
+      const onFace = head.filter((k) =>
+        k.x >= x - w / 2 && k.x <= x + 1.5 * w && k.y >= y - h / 2 && k.y <= y + 1.5 * h
+      ).length
       const span = Math.abs(left.x - right.x) / Math.max(1, w)
       const below = (left.y + right.y) / 2 >= y + h / 2
       return f.score >= rule.face && onFace >= 3 && below && span >= rule.span[0] && span <= rule.span[1]
@@ -421,7 +492,8 @@ const torsoInPerson = <P extends { readonly score: number; readonly box: BoxTupl
   if (torso.length < 4) return undefined
   const score = torso.reduce((s, k) => s + k.score, 0) / 4
   if (score < rule.torso) return undefined
-  const inside = (b: BoxTuple) => torso.filter((k) => k.x >= b[0] && k.x <= b[0] + b[2] && k.y >= b[1] && k.y <= b[1] + b[3]).length >= 3
+  const inside = (b: BoxTuple) =>
+    torso.filter((k) => k.x >= b[0] && k.x <= b[0] + b[2] && k.y >= b[1] && k.y <= b[1] + b[3]).length >= 3
   const person = people.find((p) => p.score >= BODY && inside(p.box))
   if (person === undefined) return undefined
   const [left, right] = torso
@@ -473,7 +545,11 @@ export const sceneStats = (pixels: Uint8Array, width: number, height: number): S
       if (g > r + 6 && g > b + 6) green++
       if (max >= 40 && max - min >= 0.2 * max) {
         // hue in degrees, 0..360
-        const h = max === r ? (60 * (g - b)) / (max - min) : max === g ? 120 + (60 * (b - r)) / (max - min) : 240 + (60 * (r - g)) / (max - min)
+        const h = max === r
+          ? (60 * (g - b)) / (max - min)
+          : max === g
+          ? 120 + (60 * (b - r)) / (max - min)
+          : 240 + (60 * (r - g)) / (max - min)
         const hue = h < 0 ? h + 360 : h
         if (hue >= 55 && hue <= 165) vegetation++
       }
@@ -509,7 +585,11 @@ export const sceneStats = (pixels: Uint8Array, width: number, height: number): S
  * Sobel gradients of the luma: the share of edge pixels, and of those the share near 0° or 90°; and
  * the luma's standard deviation.
  */
-const edgeStats = (pixels: Uint8Array, width: number, height: number): { edges: number; rectilinear: number; vertical: number; spread: number } => {
+const edgeStats = (
+  pixels: Uint8Array,
+  width: number,
+  height: number
+): { edges: number; rectilinear: number; vertical: number; spread: number } => {
   const luma = new Float32Array(width * height)
   let sum = 0
   let squares = 0
@@ -529,8 +609,10 @@ const edgeStats = (pixels: Uint8Array, width: number, height: number): { edges: 
   for (let y = 1; y < height - 1; y++) {
     for (let x = 1; x < width - 1; x++) {
       const i = y * width + x
-      const gx = luma[i - width + 1] + 2 * luma[i + 1] + luma[i + width + 1] - luma[i - width - 1] - 2 * luma[i - 1] - luma[i + width - 1]
-      const gy = luma[i + width - 1] + 2 * luma[i + width] + luma[i + width + 1] - luma[i - width - 1] - 2 * luma[i - width] - luma[i - width + 1]
+      const gx = luma[i - width + 1] + 2 * luma[i + 1] + luma[i + width + 1] - luma[i - width - 1] - 2 * luma[i - 1] -
+        luma[i + width - 1]
+      const gy = luma[i + width - 1] + 2 * luma[i + width] + luma[i + width + 1] - luma[i - width - 1] -
+        2 * luma[i - width] - luma[i - width + 1]
       n++
       // |g| > 80 on the 0..1020 Sobel scale: a clear edge, not sensor noise or a soft gradient
       if (gx * gx + gy * gy < 6400) continue
@@ -542,7 +624,12 @@ const edgeStats = (pixels: Uint8Array, width: number, height: number): { edges: 
       if (ay <= ax * TAN12 || ax <= ay * TAN12) straight++
     }
   }
-  return { edges: strong / Math.max(1, n), rectilinear: strong === 0 ? 0 : straight / strong, vertical: strong === 0 ? 0 : upright / strong, spread }
+  return {
+    edges: strong / Math.max(1, n),
+    rectilinear: strong === 0 ? 0 : straight / strong,
+    vertical: strong === 0 ? 0 : upright / strong,
+    spread
+  }
 }
 
 /**

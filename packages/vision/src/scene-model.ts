@@ -31,7 +31,13 @@ export interface SceneModel {
 }
 
 /** The classes the model chooses between (not `person`: see above). */
-export const SCENE_CLASSES: ReadonlyArray<ImageClass> = ["doll_figurine", "landscape_nature", "product_object", "interior_space", "other"]
+export const SCENE_CLASSES: ReadonlyArray<ImageClass> = [
+  "doll_figurine",
+  "landscape_nature",
+  "product_object",
+  "interior_space",
+  "other"
+]
 /** Chosen by leave-one-scene-out over the 84 dev photos (docs/vision-research.md). */
 export const LAMBDA = 0.01
 export const RULE_WEIGHT = 0.3
@@ -56,14 +62,20 @@ export const classWeights = (y: ReadonlyArray<number>, classes: number): Array<n
 }
 
 /** Fits the model; every class in SCENE_CLASSES needs at least one photo. */
-export const fitSceneModel = (samples: ReadonlyArray<{ readonly features: SceneFeatures; readonly label: ImageClass }>): SceneModel => {
+export const fitSceneModel = (
+  samples: ReadonlyArray<{ readonly features: SceneFeatures; readonly label: ImageClass }>
+): SceneModel => {
   const used = samples.filter((s) => SCENE_CLASSES.includes(s.label))
-  for (const c of SCENE_CLASSES) if (!used.some((s) => s.label === c)) throw new Error(`scene model: no training photo of class ${c}`)
+  for (const c of SCENE_CLASSES) {
+    if (!used.some((s) => s.label === c)) throw new Error(`scene model: no training photo of class ${c}`)
+  }
   const dim = used[0].features.pooled.length
   const n = used.length
   const mean = new Array<number>(dim).fill(0)
   for (const s of used) s.features.pooled.forEach((x, i) => (mean[i] += x / n))
-  const scale = mean.map((m, i) => Math.sqrt(used.reduce((acc, s) => acc + (s.features.pooled[i] - m) ** 2, 0) / n) + 1e-6)
+  const scale = mean.map((m, i) =>
+    Math.sqrt(used.reduce((acc, s) => acc + (s.features.pooled[i] - m) ** 2, 0) / n) + 1e-6
+  )
   const X = used.map((s) => standardise({ mean, scale }, s.features.pooled))
   const y = used.map((s) => SCENE_CLASSES.indexOf(s.label))
   const K = SCENE_CLASSES.length
@@ -94,7 +106,10 @@ export const fitSceneModel = (samples: ReadonlyArray<{ readonly features: SceneF
 }
 
 /** Probability of each of the model's classes for one photo. */
-export const sceneProbabilities = (model: SceneModel, features: SceneFeatures): ReadonlyArray<{ readonly image_class: ImageClass; readonly p: number }> => {
+export const sceneProbabilities = (
+  model: SceneModel,
+  features: SceneFeatures
+): ReadonlyArray<{ readonly image_class: ImageClass; readonly p: number }> => {
   const v = standardise(model, features.pooled)
   const p = softmax(model.weights.map((w, k) => model.bias[k] + w.reduce((acc, x, i) => acc + x * v[i], 0)))
   return model.classes.map((image_class, k) => ({ image_class, p: p[k] }))
@@ -111,15 +126,25 @@ const fits = (model: SceneModel, features: SceneFeatures) =>
  * another length (another model folder) leave the rules' answer as it is. The subject box is the
  * rules' (the detectors' boxes), except that a landscape or a room has none.
  */
-export const fuse = (rules: Inference, features: SceneFeatures | undefined, model: SceneModel | null = SCENE_MODEL): Inference => {
+export const fuse = (
+  rules: Inference,
+  features: SceneFeatures | undefined,
+  model: SceneModel | null = SCENE_MODEL
+): Inference => {
   if (model === null || features === undefined || rules.image_class === "person" || !fits(model, features)) return rules
   const probs = sceneProbabilities(model, features)
-  const scored = probs.map(({ image_class, p }) => ({ image_class, p, score: p + (image_class === rules.image_class ? model.ruleWeight : 0) }))
+  const scored = probs.map(({ image_class, p }) => ({
+    image_class,
+    p,
+    score: p + (image_class === rules.image_class ? model.ruleWeight : 0)
+  }))
   const best = scored.reduce((a, b) => (b.score > a.score ? b : a))
   // an answer below the confidence floor would only fall back to `other`: not sure enough to overturn
   if (best.image_class === rules.image_class || best.p < MIN_CONFIDENCE) return rules
   // a room or a landscape has no single subject (as the rules say of the ones they find)
-  const subject = best.image_class === "landscape_nature" || best.image_class === "interior_space" ? null : rules.subject
+  const subject = best.image_class === "landscape_nature" || best.image_class === "interior_space"
+    ? null
+    : rules.subject
   return { image_class: best.image_class, confidence: Math.round(best.p * 1000) / 1000, subject }
 }
 

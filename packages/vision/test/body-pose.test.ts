@@ -1,15 +1,34 @@
 import { Effect, FastCheck as fc } from "effect"
-import { describe, expect, it } from "vitest"
-import { type BodyPose, classify, classifyByRules, type Detections, POSE_PARTS, type PosePart, poseMatters, type SceneStats, type Subject } from "../src/classify.ts"
-import { makeVision, MODEL_NAME, MODEL_NAME_WITHOUT_POSE } from "../src/Vision.ts"
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
+import { describe, expect, it } from "vitest"
+import {
+  type BodyPose,
+  classify,
+  classifyByRules,
+  type Detections,
+  POSE_PARTS,
+  poseMatters,
+  type PosePart,
+  type SceneStats,
+  type Subject
+} from "../src/classify.ts"
+import { makeVision, MODEL_NAME, MODEL_NAME_WITHOUT_POSE } from "../src/Vision.ts"
 
 const size = { width: 640, height: 640 }
 const stats = (plainBorder: number): SceneStats => ({
-  skyTop: 0, green: 0, plainBorder, figure: [150, 40, 340, 600], figureShare: 0.3, vegetation: 0, edges: 0.1, rectilinear: 0.3, vertical: 0.1, spread: 40
+  skyTop: 0,
+  green: 0,
+  plainBorder,
+  figure: [150, 40, 340, 600],
+  figureShare: 0.3,
+  vegetation: 0,
+  edges: 0.1,
+  rectilinear: 0.3,
+  vertical: 0.1,
+  spread: 40
 })
 const rules = (d: Detections, plain = 0) => classifyByRules(d, stats(plain), size, size)
 
@@ -20,14 +39,22 @@ const pose = (seen: Partial<Record<PosePart, readonly [number, number, number]>>
     return { part, x, y, score }
   })
 })
-const holds = (s: Subject | null, x: number, y: number) => s !== null && x >= s.x && x <= s.x + s.width && y >= s.y && y <= s.y + s.height
+const holds = (s: Subject | null, x: number, y: number) =>
+  s !== null && x >= s.x && x <= s.x + s.width && y >= s.y && y <= s.y + s.height
 
 // A face 100 px wide centred on (320, 150) (big enough for the plain-backdrop rule); the head's keypoints on it.
 const face = (score: number) => ({ score, box: [270, 100, 100, 100] as const })
-const head = { nose: [320, 160, 0.6], leftEye: [340, 140, 0.6], rightEye: [300, 140, 0.6], leftEar: [365, 150, 0.4], rightEar: [275, 150, 0.4] } as const
+const head = {
+  nose: [320, 160, 0.6],
+  leftEye: [340, 140, 0.6],
+  rightEye: [300, 140, 0.6],
+  leftEar: [365, 150, 0.4],
+  rightEar: [275, 150, 0.4]
+} as const
 /** Shoulders below the face, `span` face widths apart, each scored `score`. */
 const shoulders = (span: number, score: number) => ({
-  leftShoulder: [320 + span * 50, 260, score], rightShoulder: [320 - span * 50, 260, score]
+  leftShoulder: [320 + span * 50, 260, score],
+  rightShoulder: [320 - span * 50, 260, score]
 } as const)
 
 describe("the person rule's body pose", () => {
@@ -41,15 +68,27 @@ describe("the person rule's body pose", () => {
   })
 
   it("a believed face with shoulders just seen at a human span is a person where CenterNet sees no one (men bent over an engine)", () => {
-    const mechanic = (s: number, span: number): Detections => ({ faces: [face(0.64)], objects: [], body: pose({ ...head, ...shoulders(span, s) }) })
+    const mechanic = (s: number, span: number): Detections => ({
+      faces: [face(0.64)],
+      objects: [],
+      body: pose({ ...head, ...shoulders(span, s) })
+    })
     expect(rules(mechanic(0.39, 1.1)).image_class).toBe("person")
     // shoulders too unsure, or as narrow as a moulded figure's, or above the face: the face is a doll's
     expect(rules(mechanic(0.3, 1.1)).image_class).toBe("doll_figurine")
     expect(rules(mechanic(0.6, 0.6)).image_class).toBe("doll_figurine")
-    const raised: Detections = { faces: [face(0.64)], objects: [], body: pose({ ...head, leftShoulder: [375, 110, 0.6], rightShoulder: [265, 110, 0.6] }) }
+    const raised: Detections = {
+      faces: [face(0.64)],
+      objects: [],
+      body: pose({ ...head, leftShoulder: [375, 110, 0.6], rightShoulder: [265, 110, 0.6] })
+    }
     expect(rules(raised).image_class).toBe("doll_figurine")
     // a head the pose puts elsewhere does not vouch for this face
-    const elsewhere: Detections = { faces: [face(0.64)], objects: [], body: pose({ nose: [500, 400, 0.7], leftEye: [510, 390, 0.7], rightEye: [490, 390, 0.7], ...shoulders(1.1, 0.6) }) }
+    const elsewhere: Detections = {
+      faces: [face(0.64)],
+      objects: [],
+      body: pose({ nose: [500, 400, 0.7], leftEye: [510, 390, 0.7], rightEye: [490, 390, 0.7], ...shoulders(1.1, 0.6) })
+    }
     expect(rules(elsewhere).image_class).toBe("doll_figurine")
   })
 
@@ -57,14 +96,29 @@ describe("the person rule's body pose", () => {
     const ballerina: Detections = { faces: [face(0.55)], objects: [], body: pose({ ...head, ...shoulders(0.9, 0.45) }) }
     expect(rules(ballerina, 0.85).image_class).toBe("doll_figurine")
     // a teddy bear that fills the frame is one whatever the pose says
-    const teddy: Detections = { faces: [face(0.41)], objects: [{ label: "teddy bear", score: 0.66, box: [100, 50, 440, 560] }], body: pose({ ...head, ...shoulders(1.5, 0.47) }) }
+    const teddy: Detections = {
+      faces: [face(0.41)],
+      objects: [{ label: "teddy bear", score: 0.66, box: [100, 50, 440, 560] }],
+      body: pose({ ...head, ...shoulders(1.5, 0.47) })
+    }
     expect(rules(teddy).image_class).toBe("doll_figurine")
   })
 
   it("a body seen from behind inside a faint CenterNet person is a person, with its head in the subject box", () => {
     // turned away: no face, the nose and eyes unseen, the ears faint; shoulders and hips seen
-    const back = pose({ leftEar: [330, 130, 0.25], rightEar: [290, 130, 0.25], leftShoulder: [360, 190, 0.4], rightShoulder: [260, 190, 0.35], leftHip: [340, 360, 0.3], rightHip: [280, 360, 0.3] })
-    const crew = (body?: BodyPose): Detections => ({ faces: [], objects: [{ label: "person", score: 0.28, box: [220, 90, 180, 520] }], ...(body ? { body } : {}) })
+    const back = pose({
+      leftEar: [330, 130, 0.25],
+      rightEar: [290, 130, 0.25],
+      leftShoulder: [360, 190, 0.4],
+      rightShoulder: [260, 190, 0.35],
+      leftHip: [340, 360, 0.3],
+      rightHip: [280, 360, 0.3]
+    })
+    const crew = (body?: BodyPose): Detections => ({
+      faces: [],
+      objects: [{ label: "person", score: 0.28, box: [220, 90, 180, 520] }],
+      ...(body ? { body } : {})
+    })
     expect(rules(crew()).image_class).not.toBe("person")
     const r = rules(crew(back))
     expect(r.image_class).toBe("person")
@@ -74,7 +128,12 @@ describe("the person rule's body pose", () => {
     // the same torso where no person is detected (a coat on a hanger, a mannequin's shadow) is not one
     expect(rules({ faces: [], objects: [], body: back }).image_class).not.toBe("person")
     // nor a torso the pose is unsure of
-    const faint = pose({ leftShoulder: [360, 190, 0.15], rightShoulder: [260, 190, 0.15], leftHip: [340, 360, 0.1], rightHip: [280, 360, 0.1] })
+    const faint = pose({
+      leftShoulder: [360, 190, 0.15],
+      rightShoulder: [260, 190, 0.15],
+      leftHip: [340, 360, 0.1],
+      rightHip: [280, 360, 0.1]
+    })
     expect(rules(crew(faint)).image_class).not.toBe("person")
   })
 
@@ -82,7 +141,12 @@ describe("the person rule's body pose", () => {
     const statue: Detections = {
       faces: [{ score: 0.8, box: [60, 60, 50, 50] }],
       objects: [{ label: "person", score: 0.28, box: [400, 100, 180, 500] }],
-      body: pose({ leftShoulder: [520, 190, 0.4], rightShoulder: [440, 190, 0.4], leftHip: [510, 360, 0.3], rightHip: [450, 360, 0.3] })
+      body: pose({
+        leftShoulder: [520, 190, 0.4],
+        rightShoulder: [440, 190, 0.4],
+        leftHip: [510, 360, 0.3],
+        rightHip: [450, 360, 0.3]
+      })
     }
     expect(rules(statue).image_class).toBe("doll_figurine")
   })
@@ -90,7 +154,9 @@ describe("the person rule's body pose", () => {
 
 describe("the vision model's body pose", () => {
   it("MoveNet runs beside the detectors: the astronaut's nose and shoulders are where she is", async () => {
-    const r = await Effect.runPromise(makeVision().infer(new URL("../../../test/fixtures/astronaut.png", import.meta.url).pathname))
+    const r = await Effect.runPromise(
+      makeVision().infer(new URL("../../../test/fixtures/astronaut.png", import.meta.url).pathname)
+    )
     const body = r.evidence.detections.body!
     expect(body.keypoints).toHaveLength(17)
     const at = (part: string) => body.keypoints.find((k) => k.part === part)!
@@ -101,41 +167,81 @@ describe("the vision model's body pose", () => {
     expect(at("leftShoulder").y).toBeGreaterThan(at("nose").y)
   }, 60_000)
 
-  it("a model folder without MoveNet's files gives detections with no body, stamped with the name of what ran", async () => {
-    const models = join(dirname(createRequire(import.meta.url).resolve("@vladmandic/human")), "..", "models")
-    const detectorsOnly = mkdtempSync(join(tmpdir(), "vision-no-pose-"))
-    try {
-      for (const f of ["blazeface.json", "blazeface.bin", "centernet.json", "centernet.bin"]) symlinkSync(join(models, f), join(detectorsOnly, f))
-      const photo = new URL("../../../test/fixtures/astronaut.png", import.meta.url).pathname
-      const without = await Effect.runPromise(makeVision({ modelDir: detectorsOnly }).infer(photo))
-      expect(without.evidence.detections.body).toBeUndefined()
-      expect(without.model).toBe(MODEL_NAME_WITHOUT_POSE)
-      expect(without.image_class).toBe("person")
-      const withPose = await Effect.runPromise(makeVision({ modelDir: models }).infer(photo))
-      expect(withPose.model).toBe(MODEL_NAME)
-    } finally {
-      rmSync(detectorsOnly, { recursive: true, force: true })
-    }
-  }, 60_000)
+  it(
+    "a model folder without MoveNet's files gives detections with no body, stamped with the name of what ran",
+    async () => {
+      const models = join(dirname(createRequire(import.meta.url).resolve("@vladmandic/human")), "..", "models")
+      const detectorsOnly = mkdtempSync(join(tmpdir(), "vision-no-pose-"))
+      try {
+        for (const f of ["blazeface.json", "blazeface.bin", "centernet.json", "centernet.bin"]) {
+          symlinkSync(
+            join(models, f),
+            join(detectorsOnly, f)
+          )
+        }
+        const photo = new URL("../../../test/fixtures/astronaut.png", import.meta.url).pathname
+        const without = await Effect.runPromise(makeVision({ modelDir: detectorsOnly }).infer(photo))
+        expect(without.evidence.detections.body).toBeUndefined()
+        expect(without.model).toBe(MODEL_NAME_WITHOUT_POSE)
+        expect(without.image_class).toBe("person")
+        const withPose = await Effect.runPromise(makeVision({ modelDir: models }).infer(photo))
+        expect(withPose.model).toBe(MODEL_NAME)
+      } finally {
+        rmSync(detectorsOnly, { recursive: true, force: true })
+      }
+    },
+    60_000
+  )
 
   describe("where the worker skips the pose (poseMatters false), no pose could have changed the call", () => {
     // Scores at and just below the thresholds poseMatters reads (POSE_RULE.face 0.5, BODY 0.25), and the
     // rules' own (BELIEVED_FACE 0.6, a confident face 0.75), or anywhere in the detectors' range.
-    const score = (min: number) => fc.oneof(fc.constantFrom(0.2499, 0.25, 0.4999, 0.5, 0.5999, 0.6, 0.7499, 0.75).filter((v) => v >= min), fc.double({ min, max: 1, noNaN: true }))
-    const box = fc.tuple(fc.double({ min: -700, max: 640, noNaN: true }), fc.double({ min: -700, max: 640, noNaN: true }), fc.double({ min: 1, max: 700, noNaN: true }), fc.double({ min: 1, max: 700, noNaN: true }))
-    const label = fc.constantFrom("person", "person", "chair", "teddy bear", "dog", "cup", "couch", "car", "book", "bed")
+    const score = (min: number) =>
+      fc.oneof(
+        fc.constantFrom(0.2499, 0.25, 0.4999, 0.5, 0.5999, 0.6, 0.7499, 0.75).filter((v) => v >= min),
+        fc.double({ min, max: 1, noNaN: true })
+      )
+    const box = fc.tuple(
+      fc.double({ min: -700, max: 640, noNaN: true }),
+      fc.double({ min: -700, max: 640, noNaN: true }),
+      fc.double({ min: 1, max: 700, noNaN: true }),
+      fc.double({ min: 1, max: 700, noNaN: true })
+    )
+    const label = fc.constantFrom(
+      "person",
+      "person",
+      "chair",
+      "teddy bear",
+      "dog",
+      "cup",
+      "couch",
+      "car",
+      "book",
+      "bed"
+    )
     const detections = fc.record({
       faces: fc.array(fc.record({ score: score(0.3), box }), { maxLength: 3 }),
       objects: fc.array(fc.record({ label, score: score(0.2), box }), { maxLength: 5 })
     })
     type Part = readonly [x: number, y: number, score: number]
     const unit = fc.double({ min: 0, max: 1, noNaN: true })
-    const anywhere = fc.tuple(fc.double({ min: 0, max: 640, noNaN: true }), fc.double({ min: 0, max: 640, noNaN: true }), unit)
-    const bodyOf = (parts: ReadonlyArray<Part>): BodyPose => ({ keypoints: POSE_PARTS.map((part, i) => ({ part, x: parts[i][0], y: parts[i][1], score: parts[i][2] })) })
+    const anywhere = fc.tuple(
+      fc.double({ min: 0, max: 640, noNaN: true }),
+      fc.double({ min: 0, max: 640, noNaN: true }),
+      unit
+    )
+    const bodyOf = (parts: ReadonlyArray<Part>): BodyPose => ({
+      keypoints: POSE_PARTS.map((part, i) => ({ part, x: parts[i][0], y: parts[i][1], score: parts[i][2] }))
+    })
     const scattered = fc.array(anywhere, { minLength: 17, maxLength: 17 }).map(bodyOf)
     // what posedFace looks for: the head's keypoints on the face, shoulders below it 0.7–2 face widths apart
     const standingUnder = ([x, y, w, h]: readonly [number, number, number, number]) =>
-      fc.tuple(fc.array(unit, { minLength: 10, maxLength: 10 }), fc.double({ min: 0.7, max: 2, noNaN: true }), fc.double({ min: 0.34, max: 1, noNaN: true }), fc.array(anywhere, { minLength: 17, maxLength: 17 }))
+      fc.tuple(
+        fc.array(unit, { minLength: 10, maxLength: 10 }),
+        fc.double({ min: 0.7, max: 2, noNaN: true }),
+        fc.double({ min: 0.34, max: 1, noNaN: true }),
+        fc.array(anywhere, { minLength: 17, maxLength: 17 })
+      )
         .map(([u, span, sure, rest]) => {
           const parts: Array<Part> = [...rest]
           for (let i = 0; i < 5; i++) parts[i] = [x + u[2 * i] * w, y + u[2 * i + 1] * h, 0.6]
@@ -145,14 +251,22 @@ describe("the vision model's body pose", () => {
         })
     // what torsoInPerson looks for: shoulders and hips inside the person's box
     const torsoIn = ([x, y, w, h]: readonly [number, number, number, number]) =>
-      fc.tuple(fc.array(unit, { minLength: 8, maxLength: 8 }), fc.double({ min: 0.2, max: 1, noNaN: true }), fc.array(anywhere, { minLength: 17, maxLength: 17 }))
+      fc.tuple(
+        fc.array(unit, { minLength: 8, maxLength: 8 }),
+        fc.double({ min: 0.2, max: 1, noNaN: true }),
+        fc.array(anywhere, { minLength: 17, maxLength: 17 })
+      )
         .map(([u, sure, rest]) => {
           const parts: Array<Part> = [...rest]
           for (const [j, i] of [5, 6, 11, 12].entries()) parts[i] = [x + u[2 * j] * w, y + u[2 * j + 1] * h, sure]
           return bodyOf(parts)
         })
     const cases = detections.chain((d) => {
-      const bodies = [scattered, ...d.faces.map((f) => standingUnder(f.box)), ...d.objects.filter((o) => o.label === "person").map((o) => torsoIn(o.box))]
+      const bodies = [
+        scattered,
+        ...d.faces.map((f) => standingUnder(f.box)),
+        ...d.objects.filter((o) => o.label === "person").map((o) => torsoIn(o.box))
+      ]
       return fc.tuple(fc.constant(d), fc.oneof(...bodies), unit)
     })
 
@@ -186,8 +300,16 @@ describe("the vision model's body pose", () => {
       expect(poseMatters(atFace(0.4999))).toBe(false)
       expect(rules({ ...atFace(0.4999), body: standing })).toEqual(rules(atFace(0.4999)))
       // a person seen from behind, faintly: no face, a torso inside the box
-      const torso = pose({ leftShoulder: [380, 250, 0.5], rightShoulder: [260, 250, 0.5], leftHip: [360, 420, 0.4], rightHip: [280, 420, 0.4] })
-      const atPerson = (s: number): Detections => ({ faces: [], objects: [{ label: "person", score: s, box: [200, 120, 240, 500] }] })
+      const torso = pose({
+        leftShoulder: [380, 250, 0.5],
+        rightShoulder: [260, 250, 0.5],
+        leftHip: [360, 420, 0.4],
+        rightHip: [280, 420, 0.4]
+      })
+      const atPerson = (s: number): Detections => ({
+        faces: [],
+        objects: [{ label: "person", score: s, box: [200, 120, 240, 500] }]
+      })
       expect(poseMatters(atPerson(0.25))).toBe(true)
       expect(rules({ ...atPerson(0.25), body: torso }).image_class).toBe("person")
       expect(rules(atPerson(0.25)).image_class).not.toBe("person")
@@ -196,11 +318,17 @@ describe("the vision model's body pose", () => {
     })
   })
 
-  it("the worker reads the pose only where it can matter, and the model name still says the pose model was loaded", async () => {
-    // a photo with no face nor person: MoveNet is loaded but skipped for it, so no body in the detections
-    const r = await Effect.runPromise(makeVision().infer(new URL("../../../test/fixtures/coffee.png", import.meta.url).pathname))
-    expect(poseMatters(r.evidence.detections)).toBe(false)
-    expect(r.evidence.detections.body).toBeUndefined()
-    expect(r.model).toBe(MODEL_NAME)
-  }, 60_000)
+  it(
+    "the worker reads the pose only where it can matter, and the model name still says the pose model was loaded",
+    async () => {
+      // a photo with no face nor person: MoveNet is loaded but skipped for it, so no body in the detections
+      const r = await Effect.runPromise(
+        makeVision().infer(new URL("../../../test/fixtures/coffee.png", import.meta.url).pathname)
+      )
+      expect(poseMatters(r.evidence.detections)).toBe(false)
+      expect(r.evidence.detections.body).toBeUndefined()
+      expect(r.model).toBe(MODEL_NAME)
+    },
+    60_000
+  )
 })

@@ -1,7 +1,14 @@
-import { describe, expect, it } from "vitest"
 import type { ImageClass } from "@pic2video/domain/Requests"
+import { describe, expect, it } from "vitest"
 import { classify, classifyByRules, type Detections, type Inference, type SceneStats } from "../src/classify.ts"
-import { classWeights, fitSceneModel, fuse, SCENE_CLASSES, SCENE_MODEL, sceneProbabilities } from "../src/scene-model.ts"
+import {
+  classWeights,
+  fitSceneModel,
+  fuse,
+  SCENE_CLASSES,
+  SCENE_MODEL,
+  sceneProbabilities
+} from "../src/scene-model.ts"
 
 // Four features; each scene class lives around its own direction, `other` around a fifth mix.
 const DIRECTIONS: Record<string, ReadonlyArray<number>> = {
@@ -17,7 +24,11 @@ const sample = (label: ImageClass, jitter: number) => ({
 })
 const training = SCENE_CLASSES.flatMap((c) => [sample(c, 1), sample(c, -1), sample(c, 0.5)])
 const model = fitSceneModel(training)
-const ruled = (image_class: ImageClass, confidence = 0.6): Inference => ({ image_class, confidence, subject: { x: 1, y: 2, width: 3, height: 4 } })
+const ruled = (image_class: ImageClass, confidence = 0.6): Inference => ({
+  image_class,
+  confidence,
+  subject: { x: 1, y: 2, width: 3, height: 4 }
+})
 
 describe("scene model", () => {
   it("fits one mean per scene class and puts a photo near its class", () => {
@@ -41,7 +52,9 @@ describe("scene model", () => {
     const lopsided = [
       sample("doll_figurine", 0),
       ...[-3, -2, -1, 0, 1, 2, 3, 4, 5, 6].map((j) => sample("other", j / 3)),
-      ...(["landscape_nature", "product_object", "interior_space"] as const).flatMap((c) => [sample(c, 1), sample(c, -1)])
+      ...(["landscape_nature", "product_object", "interior_space"] as const).flatMap((
+        c
+      ) => [sample(c, 1), sample(c, -1)])
     ]
     const halfway = { pooled: DIRECTIONS.doll_figurine.map((x, i) => (x + DIRECTIONS.other[i]) / 2) }
     const p = Object.fromEntries(sceneProbabilities(fitSceneModel(lopsided), halfway).map((x) => [x.image_class, x.p]))
@@ -77,11 +90,25 @@ describe("scene model", () => {
     expect(fuse(ruled("other", 0.5), { pooled: [0, 1, 0] }, model).image_class).toBe("other")
     expect(fuse(ruled("other", 0.5), sample("landscape_nature", 0).features, null).image_class).toBe("other")
     // a stale weights file (other shapes) is ignored, not a failed inference
-    expect(fuse(ruled("other", 0.5), sample("landscape_nature", 0).features, { ...model, weights: model.weights.slice(1) }).image_class).toBe("other")
+    expect(
+      fuse(ruled("other", 0.5), sample("landscape_nature", 0).features, { ...model, weights: model.weights.slice(1) })
+        .image_class
+    ).toBe("other")
   })
 
   it("classify = the rules, then the model; the shipped weights match the detector's 720 features", () => {
-    const stats: SceneStats = { skyTop: 0, green: 0, plainBorder: 0, figure: null, figureShare: 0, vegetation: 0, edges: 0.1, rectilinear: 0.3, vertical: 0.1, spread: 40 }
+    const stats: SceneStats = {
+      skyTop: 0,
+      green: 0,
+      plainBorder: 0,
+      figure: null,
+      figureShare: 0,
+      vegetation: 0,
+      edges: 0.1,
+      rectilinear: 0.3,
+      vertical: 0.1,
+      spread: 40
+    }
     const size = { width: 640, height: 640 }
     const d: Detections = { faces: [], objects: [], features: sample("interior_space", 0).features }
     expect(classifyByRules(d, stats, size, size).image_class).toBe("other")

@@ -1,8 +1,15 @@
-import { readFileSync } from "node:fs"
 import type { ImageClass } from "@pic2video/domain/Requests"
+import { readFileSync } from "node:fs"
 
 /** The labelled set of `bench:classify` (classify-set/MANIFEST.tsv: file, label, face, source, licence, split). */
-export const CLASSES: ReadonlyArray<ImageClass> = ["person", "doll_figurine", "landscape_nature", "product_object", "interior_space", "other"]
+export const CLASSES: ReadonlyArray<ImageClass> = [
+  "person",
+  "doll_figurine",
+  "landscape_nature",
+  "product_object",
+  "interior_space",
+  "other"
+]
 export const SET_DIR = new URL("./classify-set/", import.meta.url).pathname
 
 export interface Entry {
@@ -30,5 +37,11 @@ export const readManifest = (): Array<Entry> =>
     .map((l) => {
       const [file, label, face, source, , split] = l.split("\t")
       const xy = face && face !== "-" ? (face.split(",").map(Number) as [number, number]) : undefined
-      return { file, label: label as ImageClass, face: xy, split: split === "held-out" ? "held-out" : "dev", scene: sceneOf(file, source ?? "") }
+      return {
+        file,
+        label: label as ImageClass,
+        face: xy,
+        split: split === "held-out" ? "held-out" : "dev",
+        scene: sceneOf(file, source ?? "")
+      }
     })

@@ -7,8 +7,8 @@
  */
 import { Effect } from "effect"
 import { writeFileSync } from "node:fs"
-import { fitSceneModel } from "../src/scene-model.ts"
 import { SCENE_MODEL_VERSION } from "../src/scene-model-weights.ts"
+import { fitSceneModel } from "../src/scene-model.ts"
 import { makeVision } from "../src/Vision.ts"
 import { readManifest, SET_DIR } from "./classify-manifest.ts"
 

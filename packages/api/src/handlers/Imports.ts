@@ -1,9 +1,9 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { ImportService } from "@pic2video/cluster/services/ImportService"
+import { Admitted, CurrentImport } from "@pic2video/domain/api/Annotations"
+import { Api } from "@pic2video/domain/api/Api"
 import * as Requests from "@pic2video/domain/Requests"
 import { Effect, Layer, Option } from "effect"
-import { Api } from "@pic2video/domain/api/Api"
-import { Admitted, CurrentImport } from "@pic2video/domain/api/Annotations"
 import { payload, Principal } from "../Principal.ts"
 
 /** Bulk import from a drive folder (contract §7). */
@@ -15,7 +15,9 @@ export const layer = HttpApiBuilder.group(Api, "imports", (handlers) =>
       .handleRaw("createImport", () =>
         Effect.flatMap(Effect.all([Principal, payload(Requests.CreateImportBody), Admitted]), ([p, body, admitted]) =>
           imports.create(p, body.folder_id, Option.getOrNull(admitted.record))))
-      .handle("getImport", ({ path }) => Effect.flatMap(Principal, (p) => imports.get(p.workspaceId, path.id)))
+      .handle("getImport", ({ path }) =>
+        Effect.flatMap(Principal, (p) =>
+          imports.get(p.workspaceId, path.id)))
   }))
 
 /** A replayed import create answers the import as it is now (contract §7), in its creation shape. */
@@ -24,7 +26,9 @@ export const layerCurrentImport = Layer.effect(
   Effect.map(ImportService, (imports) =>
     CurrentImport.of({
       current: (workspaceId, stored) => {
-        const id = typeof stored === "object" && stored !== null && "id" in stored && typeof stored.id === "string" ? stored.id : undefined
+        const id = typeof stored === "object" && stored !== null && "id" in stored && typeof stored.id === "string"
+          ? stored.id
+          : undefined
         return id === undefined ? Effect.succeed(undefined) : imports.created(workspaceId, id)
       }
     }))

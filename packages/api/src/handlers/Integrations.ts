@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { IntegrationService } from "@pic2video/cluster/services/IntegrationService"
-import { Effect } from "effect"
 import { Api } from "@pic2video/domain/api/Api"
+import { Effect } from "effect"
 import { Principal } from "../Principal.ts"
 
 /** The cloud-drive connection of the caller's workspace (contract §7). */

@@ -1,11 +1,14 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { MediaService } from "@pic2video/cluster/services/MediaService"
-import { Effect } from "effect"
 import { Api, UploadPayload } from "@pic2video/domain/api/Api"
+import { Effect } from "effect"
 import { payload, Principal } from "../Principal.ts"
 
 const sendPreview = (preview: { readonly bytes: Uint8Array; readonly contentType: string }) =>
-  HttpServerResponse.uint8Array(preview.bytes, { contentType: preview.contentType, headers: { "cache-control": "private, no-store" } })
+  HttpServerResponse.uint8Array(preview.bytes, {
+    contentType: preview.contentType,
+    headers: { "cache-control": "private, no-store" }
+  })
 
 export const layer = HttpApiBuilder.group(Api, "media", (handlers) =>
   Effect.gen(function*() {
@@ -23,5 +26,7 @@ export const layer = HttpApiBuilder.group(Api, "media", (handlers) =>
             label: payload.label,
             tags: payload.tags
           })))
-      .handle("previewMedia", ({ path }) => Effect.flatMap(Principal, (p) => Effect.map(media.preview(p.workspaceId, path.id), sendPreview)))
+      .handle("previewMedia", ({ path }) =>
+        Effect.flatMap(Principal, (p) =>
+          Effect.map(media.preview(p.workspaceId, path.id), sendPreview)))
   }))

@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { type CallbackOutcome, Integrations } from "@pic2video/cluster/Integrations"
-import { Effect } from "effect"
 import { Api } from "@pic2video/domain/api/Api"
+import { Effect } from "effect"
 import { securityHeaders } from "../PageHeaders.ts"
 
 /**
@@ -51,7 +51,9 @@ const pageFor = (outcome: CallbackOutcome) => {
 }
 
 /** A parameter sent once; sent several times it is as good as absent (and the state then invalid). */
-const single = (value: ReadonlyArray<string> | undefined) => (value !== undefined && value.length === 1 ? value[0] : undefined)
+const single = (
+  value: ReadonlyArray<string> | undefined
+) => (value !== undefined && value.length === 1 ? value[0] : undefined)
 
 /**
  * A flow started in the account portal goes back there (a path of this service, stored with the
@@ -70,7 +72,11 @@ export const layer = HttpApiBuilder.group(Api, "oauth", (handlers) =>
     const integrations = yield* Integrations
     return handlers.handle("callback", ({ urlParams }) =>
       Effect.map(
-        integrations.completeConnect({ state: single(urlParams.state), code: single(urlParams.code), error: single(urlParams.error) }),
+        integrations.completeConnect({
+          state: single(urlParams.state),
+          code: single(urlParams.code),
+          error: single(urlParams.error)
+        }),
         backTo
       ))
   }))

@@ -1,10 +1,10 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import type { OpenedBlob } from "@pic2video/cluster/BlobStore"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
+import { Admitted } from "@pic2video/domain/api/Annotations"
+import { Api } from "@pic2video/domain/api/Api"
 import * as Requests from "@pic2video/domain/Requests"
 import { Effect, Option } from "effect"
-import { Api } from "@pic2video/domain/api/Api"
-import { Admitted } from "@pic2video/domain/api/Annotations"
 import { currentIdempotency } from "../Idempotency.ts"
 import { payer, payload, Principal } from "../Principal.ts"
 
@@ -40,5 +40,6 @@ export const layer = HttpApiBuilder.group(Api, "renders", (handlers) =>
           })))
       .handle("downloadRender", ({ path }) =>
         Effect.flatMap(Principal, (p) => Effect.map(renders.download(p.workspaceId, path.id), sendVideo)))
-      .handle("getUsage", () => Effect.flatMap(Principal, (p) => renders.usage(p.workspaceId)))
+      .handle("getUsage", () =>
+        Effect.flatMap(Principal, (p) => renders.usage(p.workspaceId)))
   }))

@@ -1,8 +1,8 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Sharding } from "@effect/cluster"
+import { HttpApiBuilder } from "@effect/platform"
 import { SystemService } from "@pic2video/cluster/services/SystemService"
-import { Effect } from "effect"
 import { Api } from "@pic2video/domain/api/Api"
+import { Effect } from "effect"
 
 /** Liveness, and readiness: the database answers and this process's cluster node is up. */
 export const layer = HttpApiBuilder.group(Api, "system", (handlers) =>

@@ -35,7 +35,10 @@ export const config: Config.Config<AppConfigShape> = Config.all({
   ),
   renderSeconds: Config.number("RENDER_SECONDS").pipe(Config.withDefault(8)),
   renderTimeoutSeconds: Config.number("RENDER_TIMEOUT_SECONDS").pipe(Config.withDefault(1200)),
-  runnerHost: Config.string("RUNNER_HOST").pipe(Config.withDefault("127.0.0.1"), Config.withDescription("address other runners use to reach this one")),
+  runnerHost: Config.string("RUNNER_HOST").pipe(
+    Config.withDefault("127.0.0.1"),
+    Config.withDescription("address other runners use to reach this one")
+  ),
   runnerPort: Config.option(Config.integer("RUNNER_PORT"))
 }).pipe(
   Config.map((c) => {

@@ -35,6 +35,8 @@ export const layer = Layer.effect(
   Effect.gen(function*() {
     const { dataDir } = yield* AppConfig
     const fromEnv = yield* Config.option(Config.redacted("API_KEY_HASH_KEY"))
-    return make(yield* loadOrCreateSecret(dataDir, "api-key-hash.key", Option.getOrUndefined(Option.map(fromEnv, Redacted.value))))
+    return make(
+      yield* loadOrCreateSecret(dataDir, "api-key-hash.key", Option.getOrUndefined(Option.map(fromEnv, Redacted.value)))
+    )
   })
 )

@@ -1,6 +1,6 @@
+import { NodeContext } from "@effect/platform-node"
 import { Migrator } from "@effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { NodeContext } from "@effect/platform-node"
 import { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import pg from "pg"
@@ -16,7 +16,9 @@ export interface PoolUsage {
   readonly pending: number
 }
 
-export class DatabasePool extends Context.Tag("pic2video/DatabasePool")<DatabasePool, { readonly usage: () => PoolUsage }>() {}
+export class DatabasePool
+  extends Context.Tag("pic2video/DatabasePool")<DatabasePool, { readonly usage: () => PoolUsage }>()
+{}
 
 const maxConnections = 20
 
@@ -32,14 +34,24 @@ export const layerClient = Layer.unwrapScoped(
       ? config.databaseUrl.value
       : Redacted.make(yield* Embedded.connectOrStart(config.dataDir))
     // application_name: what pg_stat_activity shows an operator for these connections
-    const pool = new pg.Pool({ connectionString: Redacted.value(url), max: maxConnections, types: int8AsNumber, application_name: "pic2video" })
+    const pool = new pg.Pool({
+      connectionString: Redacted.value(url),
+      max: maxConnections,
+      types: int8AsNumber,
+      application_name: "pic2video"
+    })
     // an idle client's error (the server restarting) is reported on its next use, not as a crash
     pool.on("error", () => {})
     const acquire = Effect.acquireRelease(
       Effect.tryPromise({
         try: () => pool.query("SELECT 1").then(() => pool),
         catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
-      }).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new SqlError({ message: "PgClient: Connection timed out" }) })),
+      }).pipe(
+        Effect.timeoutFail({
+          duration: "5 seconds",
+          onTimeout: () => new SqlError({ message: "PgClient: Connection timed out" })
+        })
+      ),
       () => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
     )
     const usage = () => ({ used: pool.totalCount - pool.idleCount, idle: pool.idleCount, pending: pool.waitingCount })

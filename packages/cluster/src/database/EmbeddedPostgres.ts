@@ -17,7 +17,11 @@ export const freePort = () =>
     server.once("error", (e) => resume(Effect.fail(e)))
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()
-      server.close(() => typeof address === "object" && address !== null ? resume(Effect.succeed(address.port)) : resume(Effect.fail(new Error("no port"))))
+      server.close(() =>
+        typeof address === "object" && address !== null
+          ? resume(Effect.succeed(address.port))
+          : resume(Effect.fail(new Error("no port")))
+      )
     })
   })
 
@@ -110,13 +114,14 @@ const ownerAlive = (dataDir: string): boolean => {
 const stopStale = (pid: number) =>
   Effect.gen(function*() {
     yield* Effect.logWarning(`stopping embedded PostgreSQL pid ${pid}, left running by a run that did not stop it`)
-    const signal = (s: NodeJS.Signals) => Effect.sync(() => {
-      try {
-        process.kill(pid, s)
-      } catch {
-        // already gone
-      }
-    })
+    const signal = (s: NodeJS.Signals) =>
+      Effect.sync(() => {
+        try {
+          process.kill(pid, s)
+        } catch {
+          // already gone
+        }
+      })
     yield* signal("SIGINT")
     for (let waited = 0; alive(pid); waited += 100) {
       if (waited === 20_000) yield* signal("SIGQUIT")
@@ -155,7 +160,9 @@ export const connectOrStart = (dataDir: string, database = "pic2video") =>
     if (server !== undefined && ownerAlive(dataDir)) {
       return Effect.succeed(`postgres://postgres:postgres@127.0.0.1:${server.port}/${database}`)
     }
-    return server === undefined ? start(dataDir, database) : Effect.zipRight(stopStale(server.pid), start(dataDir, database))
+    return server === undefined
+      ? start(dataDir, database)
+      : Effect.zipRight(stopStale(server.pid), start(dataDir, database))
   })
 
 /** The server binary (as root the server runs as `postgres`, which must be able to reach it too). */

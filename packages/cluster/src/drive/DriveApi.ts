@@ -11,14 +11,7 @@ import { type ConfigError, Context, Effect, Layer, Predicate, Redacted, Stream, 
 // The Drive module alone: the `googleapis` entry point loads every Google API (~1.3 s at start-up).
 import { drive_v3 } from "googleapis/build/src/apis/drive/v3.js"
 import { DriveConfig, layerConfig as driveConfigLayer } from "./DriveConfig.ts"
-import {
-  type DriveError,
-  FileTooLarge,
-  ProviderRejected,
-  Unauthorized,
-  UnknownFile,
-  UnknownFolder
-} from "./Errors.ts"
+import { type DriveError, FileTooLarge, ProviderRejected, Unauthorized, UnknownFile, UnknownFolder } from "./Errors.ts"
 import { DriveOAuth, layer as oauthLayer } from "./OAuth.ts"
 import { describeFailure, DriveRetryPolicy, retrying, toTransient, Transient } from "./Retry.ts"
 import type { Tokens } from "./Tokens.ts"
@@ -166,14 +159,15 @@ export const make: Effect.Effect<DriveApiShape, never, DriveConfig | DriveOAuth 
       signal
     })
 
-    const driveFailure = <E>(operation: string, onNotFound: () => E) =>
-    (error: unknown): E | Transient | Unauthorized | ProviderRejected => {
-      const failure = describeFailure(error)
-      if (failure.status === 401) return new Unauthorized({ operation })
-      if (failure.status === 404) return onNotFound()
-      return toTransient(failure) ??
-        new ProviderRejected({ operation, status: failure.status ?? 0, code: failure.code })
-    }
+    const driveFailure =
+      <E>(operation: string, onNotFound: () => E) =>
+      (error: unknown): E | Transient | Unauthorized | ProviderRejected => {
+        const failure = describeFailure(error)
+        if (failure.status === 401) return new Unauthorized({ operation })
+        if (failure.status === 404) return onNotFound()
+        return toTransient(failure) ??
+          new ProviderRejected({ operation, status: failure.status ?? 0, code: failure.code })
+      }
 
     const session = (auth: DriveAuth): Effect.Effect<DriveSession> =>
       Effect.gen(function*() {
@@ -258,7 +252,12 @@ export const make: Effect.Effect<DriveApiShape, never, DriveConfig | DriveOAuth 
         const listPage = (
           operation: string,
           folderId: string,
-          params: { readonly q: string; readonly fields: string; readonly pageSize: number; readonly pageToken?: string }
+          params: {
+            readonly q: string
+            readonly fields: string
+            readonly pageSize: number
+            readonly pageToken?: string
+          }
         ) =>
           authorized(
             operation,
@@ -319,54 +318,53 @@ export const make: Effect.Effect<DriveApiShape, never, DriveConfig | DriveOAuth 
             )
           })
 
-        const downloadOnce = (fileId: string, maxBytes: number, toPath: string) =>
-        (token: Redacted.Redacted<string>) =>
+        const downloadOnce = (fileId: string, maxBytes: number, toPath: string) => (token: Redacted.Redacted<string>) =>
           Effect.flatMap(DriveRetryPolicy, (policy) =>
-          Effect.gen(function*() {
-            const response = yield* Effect.tryPromise({
-              try: (signal) =>
-                drive.files.get(
-                  { fileId, alt: "media", supportsAllDrives: true },
-                  { ...requestOptions(token, signal), responseType: "stream" }
-                ),
-              catch: driveFailure("download", () => new UnknownFile({ fileId }))
-            })
-            const body = toWebStream(response.data)
-            if (body === undefined) {
-              return yield* Effect.fail(new ProviderRejected({ operation: "download", status: 200, code: "no_body" }))
-            }
-            // fetch decodes a compressed body, after which Content-Length no longer counts its bytes.
-            const encoded = (header(response.headers, "content-encoding") ?? "identity") !== "identity"
-            const lengthHeader = header(response.headers, "content-length")
-            const declared = !encoded && lengthHeader !== undefined ? Number(lengthHeader) : null
-            if (declared !== null && declared > maxBytes) {
-              // Refuse on the announcement: cancelling closes the connection before the body is read.
-              yield* Effect.promise(() => body.cancel().catch(() => undefined))
-              return yield* Effect.fail(new FileTooLarge({ fileId, maxBytes }))
-            }
-            let received = 0
-            yield* Stream.fromReadableStream({
-              evaluate: () => body,
-              // undici errors the body when the connection closes before Content-Length bytes came.
-              onError: () => new Transient({ reason: "truncated_body", status: null })
+            Effect.gen(function*() {
+              const response = yield* Effect.tryPromise({
+                try: (signal) =>
+                  drive.files.get(
+                    { fileId, alt: "media", supportsAllDrives: true },
+                    { ...requestOptions(token, signal), responseType: "stream" }
+                  ),
+                catch: driveFailure("download", () => new UnknownFile({ fileId }))
+              })
+              const body = toWebStream(response.data)
+              if (body === undefined) {
+                return yield* Effect.fail(new ProviderRejected({ operation: "download", status: 200, code: "no_body" }))
+              }
+              // fetch decodes a compressed body, after which Content-Length no longer counts its bytes.
+              const encoded = (header(response.headers, "content-encoding") ?? "identity") !== "identity"
+              const lengthHeader = header(response.headers, "content-length")
+              const declared = !encoded && lengthHeader !== undefined ? Number(lengthHeader) : null
+              if (declared !== null && declared > maxBytes) {
+                // Refuse on the announcement: cancelling closes the connection before the body is read.
+                yield* Effect.promise(() => body.cancel().catch(() => undefined))
+                return yield* Effect.fail(new FileTooLarge({ fileId, maxBytes }))
+              }
+              let received = 0
+              yield* Stream.fromReadableStream({
+                evaluate: () => body,
+                // undici errors the body when the connection closes before Content-Length bytes came.
+                onError: () => new Transient({ reason: "truncated_body", status: null })
+              }).pipe(
+                Stream.tap((chunk) => {
+                  received += chunk.length
+                  // Failing the stream cancels the reader, which aborts the response mid-body.
+                  return received > maxBytes ? Effect.fail(new FileTooLarge({ fileId, maxBytes })) : Effect.void
+                }),
+                Stream.run(fs.sink(toPath, { flag: "w" }))
+              )
+              if (declared !== null && received !== declared) {
+                return yield* Effect.fail(new Transient({ reason: "truncated_body", status: null }))
+              }
+              return { bytes: received }
             }).pipe(
-              Stream.tap((chunk) => {
-                received += chunk.length
-                // Failing the stream cancels the reader, which aborts the response mid-body.
-                return received > maxBytes ? Effect.fail(new FileTooLarge({ fileId, maxBytes })) : Effect.void
-              }),
-              Stream.run(fs.sink(toPath, { flag: "w" }))
-            )
-            if (declared !== null && received !== declared) {
-              return yield* Effect.fail(new Transient({ reason: "truncated_body", status: null }))
-            }
-            return { bytes: received }
-          }).pipe(
-            Effect.timeoutFail({
-              duration: policy.downloadTimeout,
-              onTimeout: () => new Transient({ reason: "timeout", status: null })
-            })
-          ))
+              Effect.timeoutFail({
+                duration: policy.downloadTimeout,
+                onTimeout: () => new Transient({ reason: "timeout", status: null })
+              })
+            ))
 
         const download: DriveSession["download"] = (fileId, { maxBytes, toPath }) =>
           authorized("download", downloadOnce(fileId, maxBytes, toPath)).pipe(

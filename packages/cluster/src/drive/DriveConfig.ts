@@ -134,10 +134,9 @@ export const make = (options: {
 }): DriveConfigShape => {
   const secret = options.clientSecret
   return {
-    client:
-      options.clientId !== undefined && secret !== undefined
-        ? Option.some({ id: options.clientId, secret: Redacted.isRedacted(secret) ? secret : Redacted.make(secret) })
-        : Option.none(),
+    client: options.clientId !== undefined && secret !== undefined
+      ? Option.some({ id: options.clientId, secret: Redacted.isRedacted(secret) ? secret : Redacted.make(secret) })
+      : Option.none(),
     authorizeUrl: options.authorizeUrl ?? defaults.authorizeUrl,
     tokenUrl: options.tokenUrl ?? defaults.tokenUrl,
     revokeUrl: options.revokeUrl ?? defaults.revokeUrl,

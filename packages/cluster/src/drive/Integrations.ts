@@ -1,7 +1,7 @@
+import type { PlatformError } from "@effect/platform/Error"
 import { Errors } from "@pic2video/domain"
 import { Config, Context, Data, DateTime, Duration, Effect, Layer, Option, Predicate, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import type { PlatformError } from "@effect/platform/Error"
 import { IntegrationsRepo } from "../repositories/Integrations.ts"
 import { DriveApi, type DriveFile, type DriveFolder, type DriveSession, type FolderPage } from "./DriveApi.ts"
 import type { DriveError, FileTooLarge, InvalidGrant, Unauthorized, UnknownFile, UnknownFolder } from "./Errors.ts"
@@ -39,7 +39,9 @@ export type ConnectionError = Exclude<DriveError, InvalidGrant | Unauthorized> |
 
 /** One workspace's drive session (see `DriveSession`), with the connection's own failures. */
 export interface Connection {
-  readonly listFolders: (params: Parameters<DriveSession["listFolders"]>[0]) => Effect.Effect<FolderPage, UnknownFolder | ConnectionError>
+  readonly listFolders: (
+    params: Parameters<DriveSession["listFolders"]>[0]
+  ) => Effect.Effect<FolderPage, UnknownFolder | ConnectionError>
   readonly getFolder: (folderId: string) => Effect.Effect<DriveFolder, UnknownFolder | ConnectionError>
   readonly listChildren: (folderId: string) => Effect.Effect<ReadonlyArray<DriveFile>, UnknownFolder | ConnectionError>
   readonly download: (
@@ -55,17 +57,19 @@ export interface IntegrationStatus {
 }
 
 /** How a callback ended; the HTTP handler turns it into a small HTML page. */
-export type CallbackOutcome = (
-  | { readonly _tag: "Connected" }
-  /** bad, reused or expired state: nothing was changed */
-  | { readonly _tag: "InvalidState" }
-  /** the user declined, or the provider refused the code: the state is spent, the connection unchanged */
-  | { readonly _tag: "Refused" }
-  | { readonly _tag: "Unavailable" }
-) & {
-  /** the `returnTo` the flow was started with (only a claimed state has one) */
-  readonly returnTo?: string
-}
+export type CallbackOutcome =
+  & (
+    | { readonly _tag: "Connected" }
+    /** bad, reused or expired state: nothing was changed */
+    | { readonly _tag: "InvalidState" }
+    /** the user declined, or the provider refused the code: the state is spent, the connection unchanged */
+    | { readonly _tag: "Refused" }
+    | { readonly _tag: "Unavailable" }
+  )
+  & {
+    /** the `returnTo` the flow was started with (only a claimed state has one) */
+    readonly returnTo?: string
+  }
 
 export interface IntegrationsShape {
   readonly status: (workspaceId: string) => Effect.Effect<IntegrationStatus>
@@ -101,7 +105,8 @@ export const make = Effect.gen(function*() {
   const drive = yield* DriveApi
   // Drive calls read the policy from their fiber; pin the one this service was built with.
   const policy = yield* DriveRetryPolicy
-  const withPolicy = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, DriveRetryPolicy, policy)
+  const withPolicy = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.provideService(effect, DriveRetryPolicy, policy)
 
   const load = repo.find
 
@@ -114,13 +119,17 @@ export const make = Effect.gen(function*() {
   const startConnect: IntegrationsShape["startConnect"] = (workspaceId, options) =>
     Effect.gen(function*() {
       if (!oauth.isConfigured) {
-        return yield* Effect.fail(Errors.fail("service_unavailable", "the drive integration is not configured on this service"))
+        return yield* Effect.fail(
+          Errors.fail("service_unavailable", "the drive integration is not configured on this service")
+        )
       }
       const state = randomBytes(32).toString("base64url")
       const stateHash = sha256(state)
       const pkce = yield* oauth.newPkce
       const authorizationUrl = yield* oauth.authorizationUrl({ state, codeChallenge: pkce.challenge }).pipe(
-        Effect.orElseFail(() => Errors.fail("service_unavailable", "the drive integration is not configured on this service"))
+        Effect.orElseFail(() =>
+          Errors.fail("service_unavailable", "the drive integration is not configured on this service")
+        )
       )
       const verifier = yield* cipher.encrypt(Redacted.value(pkce.verifier), verifierAad(stateHash, workspaceId))
       const now = yield* DateTime.nowAsDate
@@ -144,13 +153,15 @@ export const make = Effect.gen(function*() {
       if (claimed === undefined) return { _tag: "InvalidState" } as const
       const back = claimed.return_to === null ? {} : { returnTo: claimed.return_to }
       if (error !== undefined || code === undefined || code.length === 0) return { _tag: "Refused", ...back } as const
-      const verifier = yield* cipher.decrypt(claimed.verifier_ciphertext, verifierAad(stateHash, claimed.workspace_id)).pipe(
-        Effect.option
-      )
+      const verifier = yield* cipher.decrypt(claimed.verifier_ciphertext, verifierAad(stateHash, claimed.workspace_id))
+        .pipe(
+          Effect.option
+        )
       if (Option.isNone(verifier)) return { _tag: "Refused", ...back } as const
-      const exchanged = yield* withPolicy(oauth.exchangeCode({ code, codeVerifier: Redacted.make(verifier.value) })).pipe(
-        Effect.either
-      )
+      const exchanged = yield* withPolicy(oauth.exchangeCode({ code, codeVerifier: Redacted.make(verifier.value) }))
+        .pipe(
+          Effect.either
+        )
       if (exchanged._tag === "Left") {
         yield* Effect.logWarning(`drive consent could not be completed: ${exchanged.left.message}`)
         return exchanged.left._tag === "ProviderUnavailable" || exchanged.left._tag === "DriveNotConfigured"
@@ -176,7 +187,9 @@ export const make = Effect.gen(function*() {
         // tokens are forgotten below; a provider that keeps failing holds the answer 5 s at most.
         yield* withPolicy(oauth.revoke(tokens.value.refreshToken)).pipe(
           Effect.timeout("5 seconds"),
-          Effect.catchAll((e) => Effect.logWarning(`drive token revocation failed; the tokens are forgotten anyway: ${String(e)}`))
+          Effect.catchAll((e) =>
+            Effect.logWarning(`drive token revocation failed; the tokens are forgotten anyway: ${String(e)}`)
+          )
         )
       }
       yield* repo.disconnect(workspaceId)
@@ -188,7 +201,9 @@ export const make = Effect.gen(function*() {
       if (row === undefined) return yield* Effect.fail(new NotConnected())
       const decrypted = yield* cipher.decryptTokens(row.tokens_ciphertext, workspaceId).pipe(Effect.either)
       if (decrypted._tag === "Left") {
-        yield* Effect.logError(`the stored drive tokens of workspace ${workspaceId} cannot be decrypted (${decrypted.left.reason}); is TOKEN_ENCRYPTION_KEY the one they were stored with?`)
+        yield* Effect.logError(
+          `the stored drive tokens of workspace ${workspaceId} cannot be decrypted (${decrypted.left.reason}); is TOKEN_ENCRYPTION_KEY the one they were stored with?`
+        )
         return yield* Effect.fail(new NotConnected())
       }
       // Writes are tied to this connection: after a reconnect (new connected_at) or a disconnect a
@@ -200,7 +215,9 @@ export const make = Effect.gen(function*() {
           yield* repo.saveTokens(connection, { ciphertext, scopes: fresh.scopes }, yield* DateTime.nowAsDate)
         })
       const end = repo.end(connection).pipe(
-        Effect.zipRight(Effect.logWarning(`the drive provider ended the connection of workspace ${workspaceId} (invalid_grant)`))
+        Effect.zipRight(
+          Effect.logWarning(`the drive provider ended the connection of workspace ${workspaceId} (invalid_grant)`)
+        )
       )
       const session = yield* drive.session({ tokens: decrypted.right, onRefresh: persist })
 
@@ -208,7 +225,8 @@ export const make = Effect.gen(function*() {
       const guard = <A, E>(effect: Effect.Effect<A, E>) =>
         withPolicy(effect).pipe(
           Effect.catchIf(
-            (e): e is Extract<E, InvalidGrant | Unauthorized> => Predicate.isTagged(e, "InvalidGrant") || Predicate.isTagged(e, "Unauthorized"),
+            (e): e is Extract<E, InvalidGrant | Unauthorized> =>
+              Predicate.isTagged(e, "InvalidGrant") || Predicate.isTagged(e, "Unauthorized"),
             (e) => Effect.zipRight(e._tag === "InvalidGrant" ? end : Effect.void, Effect.fail(new NotConnected()))
           )
         )
@@ -257,14 +275,20 @@ export const toApiFailure = (e: ConnectionError | UnknownFolder): Errors.ApiFail
     case "NotConnected":
       return Errors.fail("integration_not_connected", "no drive is connected to this workspace; connect it first")
     case "UnknownFolder":
-      return Errors.fail("unknown_folder", `folder ${e.folderId} was not found in the connected drive, or is not accessible`)
+      return Errors.fail(
+        "unknown_folder",
+        `folder ${e.folderId} was not found in the connected drive, or is not accessible`
+      )
     case "ProviderRejected":
       // a drive that refuses the folder lookup itself (400: an id it cannot parse) does not know it
-      return e.status === 403 || e.status === 404 || (e.status === 400 && (e.operation === "getFolder" || e.operation === "listFolders"))
+      return e.status === 403 || e.status === 404 ||
+          (e.status === 400 && (e.operation === "getFolder" || e.operation === "listFolders"))
         ? Errors.fail("unknown_folder", "the folder is not accessible with the connected drive")
         : Errors.fail("service_unavailable", "the drive provider refused the request; retry later", { retryAfter: 5 })
     case "ProviderUnavailable":
     case "DriveNotConfigured":
-      return Errors.fail("service_unavailable", "the drive provider cannot be reached right now; retry later", { retryAfter: 5 })
+      return Errors.fail("service_unavailable", "the drive provider cannot be reached right now; retry later", {
+        retryAfter: 5
+      })
   }
 }

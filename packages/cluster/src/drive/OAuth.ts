@@ -4,9 +4,9 @@
  *
  * @since 0.1.0
  */
-import { createHash, randomBytes } from "node:crypto"
-import { CodeChallengeMethod, type Credentials, OAuth2Client } from "google-auth-library"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { CodeChallengeMethod, type Credentials, OAuth2Client } from "google-auth-library"
+import { createHash, randomBytes } from "node:crypto"
 import { DriveConfig, type DriveConfigShape, type OAuthClientCredentials } from "./DriveConfig.ts"
 import { DriveNotConfigured, InvalidGrant, ProviderRejected, type ProviderUnavailable } from "./Errors.ts"
 import { describeFailure, DriveRetryPolicy, retrying, toTransient, Transient } from "./Retry.ts"

@@ -8,11 +8,11 @@
  *
  * @since 0.1.0
  */
-import { Buffer } from "node:buffer"
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
 import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Config, type ConfigError, Context, Effect, Either, Encoding, Layer, Option, Redacted, Schema } from "effect"
+import { Buffer } from "node:buffer"
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
 import { InvalidTokenKey, TokenDecryptionFailed } from "./Errors.ts"
 import { type Tokens, TokensFromJson } from "./Tokens.ts"
 

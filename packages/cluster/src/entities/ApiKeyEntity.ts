@@ -46,7 +46,10 @@ export const ApiKeyEntity = Entity.make("ApiKey", [
   })
 ])
 
-const tooLate = new ChargeRefused({ code: "service_unavailable", message: "the request timed out before it could be charged" })
+const tooLate = new ChargeRefused({
+  code: "service_unavailable",
+  message: "the request timed out before it could be charged"
+})
 
 export const layer = ApiKeyEntity.toLayer(
   Effect.gen(function*() {
@@ -56,7 +59,8 @@ export const layer = ApiKeyEntity.toLayer(
 
     return ApiKeyEntity.of({
       // the window table is shared with KeyAdmission's local path (RateWindows.ts)
-      Admit: ({ payload }) => Effect.map(Clock.currentTimeMillis, (now) => RateWindows.admit(keyId, payload.bucket, payload.limit, now)),
+      Admit: ({ payload }) =>
+        Effect.map(Clock.currentTimeMillis, (now) => RateWindows.admit(keyId, payload.bucket, payload.limit, now)),
       Charge: ({ payload }) =>
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis

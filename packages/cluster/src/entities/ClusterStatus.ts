@@ -37,7 +37,8 @@ export const status = Effect.gen(function*() {
   const perRunner = (address: string, kind: "render" | "import") =>
     inFlight.filter((f) => f.kind === kind && owner.get(f.shard_id) === address).reduce((n, f) => n + f.n, 0)
   const shardCount = (address: string) => [...owner.values()].filter((a) => a === address).length
-  const unassigned = (kind: "render" | "import") => inFlight.filter((f) => f.kind === kind && !owner.has(f.shard_id)).reduce((n, f) => n + f.n, 0)
+  const unassigned = (kind: "render" | "import") =>
+    inFlight.filter((f) => f.kind === kind && !owner.has(f.shard_id)).reduce((n, f) => n + f.n, 0)
 
   return {
     object: "cluster_status" as const,

@@ -4,13 +4,13 @@ import { Errors, ImportState, Requests } from "@pic2video/domain"
 import type { Vision } from "@pic2video/vision"
 import { Effect, Either, Schedule, Schema } from "effect"
 import * as fs from "node:fs/promises"
-import { BlobStore } from "../storage/BlobStore.ts"
 import { type DriveFile, FOLDER_MIME_TYPE } from "../drive/DriveApi.ts"
-import * as Imports from "../repositories/Imports.ts"
-import { ImportsRepo } from "../repositories/Imports.ts"
 import { type Connection, Integrations } from "../drive/Integrations.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
+import * as Imports from "../repositories/Imports.ts"
+import { ImportsRepo } from "../repositories/Imports.ts"
 import { MediaRepo } from "../repositories/Media.ts"
+import { BlobStore } from "../storage/BlobStore.ts"
 
 /**
  * One entity per import (contract §7). `Start` is persisted: stored before delivery and
@@ -64,18 +64,27 @@ export const runImport = (importId: string) =>
     const connection = yield* Effect.either(integrations.open(row.workspace_id))
     if (Either.isLeft(connection)) return yield* end("integration_not_connected")
     const listing = yield* connection.right.listChildren(row.folder_id).pipe(
-      Effect.tapErrorTag("ProviderUnavailable", (e) => Effect.logWarning(`import ${importId}: listing failed, retrying: ${e.message}`)),
-      Effect.retry({ schedule: listingRetry, while: (e) => e._tag === "ProviderUnavailable" }),
+      Effect.tapErrorTag("ProviderUnavailable", (e) =>
+        Effect.logWarning(`import ${importId}: listing failed, retrying: ${e.message}`)),
+      Effect.retry({
+        schedule: listingRetry,
+        while: (e) =>
+          e._tag === "ProviderUnavailable"
+      }),
       Effect.either
     )
     if (Either.isLeft(listing)) {
       const e = listing.left
       yield* Effect.logWarning(`import ${importId}: the folder could not be listed: ${e.message}`)
-      return yield* end(e._tag === "NotConnected" || e._tag === "DriveNotConfigured" ? "integration_not_connected" : "unknown_folder")
+      return yield* end(
+        e._tag === "NotConnected" || e._tag === "DriveNotConfigured" ? "integration_not_connected" : "unknown_folder"
+      )
     }
 
     // sub-folders are neither items nor counted; a file listed twice (paging) counts once
-    const files = [...new Map(listing.right.filter((f) => f.mimeType !== FOLDER_MIME_TYPE).map((f) => [f.id, f])).values()]
+    const files = [
+      ...new Map(listing.right.filter((f) => f.mimeType !== FOLDER_MIME_TYPE).map((f) => [f.id, f])).values()
+    ]
     yield* imports.setDiscovered(importId, files.length)
     const { considered, limitReached } = ImportState.considered(files)
 
@@ -101,7 +110,10 @@ export const runImport = (importId: string) =>
 
         const temp = yield* blobs.tempPath(".download")
         const removeTemp = Effect.promise(() => fs.rm(temp, { force: true }))
-        const downloaded = yield* connection.right.download(file.id, { maxBytes: Requests.maxUploadBytes, toPath: temp }).pipe(
+        const downloaded = yield* connection.right.download(file.id, {
+          maxBytes: Requests.maxUploadBytes,
+          toPath: temp
+        }).pipe(
           Effect.either
         )
         if (Either.isLeft(downloaded)) {

@@ -1,11 +1,11 @@
 import { Clock, Effect, Layer, Schedule } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { ClusterRepo } from "../repositories/Cluster.ts"
-import { ImportEntity } from "./ImportEntity.ts"
 import { IdempotencyRepo } from "../repositories/IdempotencyRecords.ts"
 import { ImportsRepo } from "../repositories/Imports.ts"
-import { RenderEntity } from "./RenderEntity.ts"
 import { RendersRepo } from "../repositories/Renders.ts"
+import { ImportEntity } from "./ImportEntity.ts"
+import { RenderEntity } from "./RenderEntity.ts"
 
 /**
  * Background duties of every runner, safe to run on several at once (every change is a

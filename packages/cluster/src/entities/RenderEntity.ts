@@ -1,16 +1,16 @@
 import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { RenderState } from "@pic2video/domain"
-import { Renderer, renderVideo, type RenderResult } from "@pic2video/renderer"
+import { Renderer, type RenderResult, renderVideo } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
 import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Schedule, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import { AppConfig } from "../config/AppConfig.ts"
-import { BlobStore, type Unavailable as StoreUnavailable } from "../storage/BlobStore.ts"
 import * as MediaInference from "../media/MediaInference.ts"
 import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import { MediaRepo } from "../repositories/Media.ts"
 import { RendersRepo } from "../repositories/Renders.ts"
+import { BlobStore, type Unavailable as StoreUnavailable } from "../storage/BlobStore.ts"
 
 /**
  * One entity per render. `Start` is persisted: it is stored before delivery and redelivered until
@@ -32,7 +32,10 @@ export const RenderEntity = Entity.make("Render", [
 /** Renders this runner executes at once (RENDER_CONCURRENCY); the rest wait their turn queued. */
 export class RenderSlots extends Context.Tag("pic2video/RenderSlots")<RenderSlots, Effect.Semaphore>() {}
 
-export const layerSlots = Layer.effect(RenderSlots, Effect.flatMap(AppConfig, (c) => Effect.makeSemaphore(c.renderConcurrency)))
+export const layerSlots = Layer.effect(
+  RenderSlots,
+  Effect.flatMap(AppConfig, (c) => Effect.makeSemaphore(c.renderConcurrency))
+)
 
 class Canceled extends Schema.TaggedError<Canceled>()("Canceled", {}) {}
 
@@ -49,22 +52,34 @@ const endFailed = (renderId: string, message: string) =>
   Effect.flatMap(RendersRepo, (renders) => renders.endUnsuccessfully(renderId, "render_failed", message))
 
 /** Where a render's finished files are stored: the video and, beside it, its poster. */
-export const outputKeys = (renderId: string) => ({ video: `renders/${renderId}.mp4`, poster: `renders/${renderId}.poster.jpg` })
+export const outputKeys = (renderId: string) => ({
+  video: `renders/${renderId}.mp4`,
+  poster: `renders/${renderId}.poster.jpg`
+})
 
 /**
  * Removes a render's stored files, the poster with the video: every place that deletes a render's
  * video comes here (today one: a render that ended, canceled, while its files were being stored).
  */
 export const removeOutputs = (keys: { readonly video: string; readonly poster: string | null }) =>
-  Effect.flatMap(BlobStore, (blobs) =>
-    Effect.all([blobs.remove(keys.video), keys.poster === null ? Effect.void : blobs.remove(keys.poster)], { discard: true }))
+  Effect.flatMap(
+    BlobStore,
+    (blobs) =>
+      Effect.all([blobs.remove(keys.video), keys.poster === null ? Effect.void : blobs.remove(keys.poster)], {
+        discard: true
+      })
+  )
 
 /**
  * Stores a finished render's video and poster (local files) and completes the render with them.
  * False, and neither kept, when the render is no longer processing (canceled meanwhile). A store
  * still unreachable after the retries fails (the caller fails the render, refunded) with neither kept.
  */
-export const storeOutputs = (renderId: string, result: RenderResult, files: { readonly video: string; readonly poster: string }) =>
+export const storeOutputs = (
+  renderId: string,
+  result: RenderResult,
+  files: { readonly video: string; readonly poster: string }
+) =>
   Effect.gen(function*() {
     const blobs = yield* BlobStore
     const named = outputKeys(renderId)
@@ -127,10 +142,14 @@ export const runRender = (renderId: string) =>
       const photoKey = yield* (yield* MediaRepo).storedKey(row.media_id)
       const photo = photoKey === undefined ? undefined : yield* patiently(blobs.localPath(photoKey))
       if (photo === undefined) return yield* fail("render_rejected", "the stored photo is no longer available")
-      const overlay = row.caption_blob_key === null ? null : (yield* patiently(blobs.getBytes(row.caption_blob_key))) ?? null
+      const overlay = row.caption_blob_key === null
+        ? null
+        : (yield* patiently(blobs.getBytes(row.caption_blob_key))) ?? null
       const outPath = yield* blobs.tempPath(".mp4")
       const posterPath = yield* blobs.tempPath(".jpg")
-      const dropTemps = Effect.promise(() => Promise.all([fs.rm(outPath, { force: true }), fs.rm(posterPath, { force: true })]))
+      const dropTemps = Effect.promise(() =>
+        Promise.all([fs.rm(outPath, { force: true }), fs.rm(posterPath, { force: true })])
+      )
 
       let lastWrite = 0
       // progress runs in the renderer's own fiber, where a failure would be dropped: cancellation
@@ -142,7 +161,9 @@ export const runRender = (renderId: string) =>
           if (now - lastWrite < progressEveryMillis && done < total) return
           lastWrite = now
           // a render canceled meanwhile is no longer processing: stop work at once
-          if (!(yield* renders.recordProgress(renderId, RenderState.percentOf(done, total)))) yield* Deferred.fail(canceled, new Canceled())
+          if (!(yield* renders.recordProgress(renderId, RenderState.percentOf(done, total)))) {
+            yield* Deferred.fail(canceled, new Canceled())
+          }
         }).pipe(
           // twice a second for the whole render: the trace keeps its stages, not these writes
           Effect.withTracerEnabled(false)
@@ -183,7 +204,10 @@ export const runRender = (renderId: string) =>
       }
       const completed = yield* storeOutputs(renderId, outcome.right, { video: outPath, poster: posterPath }).pipe(
         Effect.ensuring(dropTemps),
-        Effect.withSpan("render.upload", { attributes: { "p2v.blob.bytes": outcome.right.byte_size }, captureStackTrace: false })
+        Effect.withSpan("render.upload", {
+          attributes: { "p2v.blob.bytes": outcome.right.byte_size },
+          captureStackTrace: false
+        })
       )
       return completed ? "completed" : (yield* renders.byId(renderId))?.status ?? "missing"
     })))
@@ -212,4 +236,3 @@ export const layer = RenderEntity.toLayer(
   }),
   { maxIdleTime: "1 minute" }
 )
-

@@ -24,12 +24,19 @@ export const inferAndStore = (mediaId: string, blobKey: string) =>
       ? { _tag: "Left" as const, left: new Error("the stored photo is missing") }
       : yield* Effect.either(vision.infer(path))
     if (outcome._tag === "Left") {
-      yield* Effect.logWarning(`vision: media ${mediaId} not classified (falls back to the default class): ${outcome.left.message}`)
+      yield* Effect.logWarning(
+        `vision: media ${mediaId} not classified (falls back to the default class): ${outcome.left.message}`
+      )
       yield* repo.storeInference(mediaId, { error: outcome.left.message })
       return
     }
     const r = outcome.right
-    yield* repo.storeInference(mediaId, { image_class: r.image_class, confidence: r.confidence, subject: r.subject, model: r.model })
+    yield* repo.storeInference(mediaId, {
+      image_class: r.image_class,
+      confidence: r.confidence,
+      subject: r.subject,
+      model: r.model
+    })
     yield* Effect.logDebug(`vision: media ${mediaId} is ${r.image_class} (${r.confidence}) in ${r.millis} ms`)
   }).pipe(
     Effect.catchAllCause((cause) => Effect.logWarning(`vision: media ${mediaId} inference not stored`, cause)),
@@ -46,10 +53,12 @@ const done = (row: Pick<InferenceRow, "inference_status" | "inference"> | undefi
     : null
 
 /** The class a photo was seen as, read off its row: null while the model has not looked, or when it could not. */
-export const seenAs = (m: Pick<InferenceRow, "inference_status" | "inference">): ImageClass | null => done(m)?.image_class ?? null
+export const seenAs = (m: Pick<InferenceRow, "inference_status" | "inference">): ImageClass | null =>
+  done(m)?.image_class ?? null
 
 /** For the operator: the stored inference, or null while pending or after a failure. */
-export const stored = (mediaId: string) => Effect.map(Effect.flatMap(MediaRepo, (repo) => repo.inference(mediaId)), done)
+export const stored = (mediaId: string) =>
+  Effect.map(Effect.flatMap(MediaRepo, (repo) => repo.inference(mediaId)), done)
 
 /** How long a render made right after an upload waits for that photo's inference. */
 const settleMillis = 3000
@@ -65,7 +74,9 @@ export const settled = (mediaId: string) =>
     const until = (yield* Clock.currentTimeMillis) + settleMillis
     while (true) {
       const row = yield* repo.inference(mediaId)
-      if (row === undefined || row.inference_status !== "pending" || (yield* Clock.currentTimeMillis) >= until) return done(row)
+      if (
+        row === undefined || row.inference_status !== "pending" || (yield* Clock.currentTimeMillis) >= until
+      ) return done(row)
       yield* Effect.sleep(pollMillis)
     }
   })

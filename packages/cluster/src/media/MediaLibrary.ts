@@ -1,10 +1,10 @@
 import { Cursor, Errors, Ids } from "@pic2video/domain"
 import { Effect } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import * as Media from "../repositories/Media.ts"
 import { MediaRepo } from "../repositories/Media.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
-import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import * as MediaInference from "./MediaInference.ts"
 import * as Photos from "./Photos.ts"
 
@@ -78,14 +78,22 @@ export const ingest = (incoming: Incoming) =>
     // the vision model looks at the photo after the upload has answered (MediaInference.ts)
     yield* MediaInference.inferInBackground(added.row.id, blobKey)
     return added.row
-  }).pipe(Effect.withSpan("MediaLibrary.ingest", { attributes: { "p2v.media.source": incoming.source }, captureStackTrace: false }))
+  }).pipe(
+    Effect.withSpan("MediaLibrary.ingest", {
+      attributes: { "p2v.media.source": incoming.source },
+      captureStackTrace: false
+    })
+  )
 
 /** A workspace's own, non-archived photo; anything else is indistinguishable from unknown. */
 export const find = (workspaceId: string, id: string) => Effect.flatMap(MediaRepo, (repo) => repo.find(workspaceId, id))
 
 export const get = (workspaceId: string, id: string) =>
-  Effect.flatMap(find(workspaceId, id), (m) =>
-    m === undefined ? Effect.fail(Errors.fail("unknown_media", `no media ${id} in this library`)) : Effect.succeed(m))
+  Effect.flatMap(
+    find(workspaceId, id),
+    (m) =>
+      m === undefined ? Effect.fail(Errors.fail("unknown_media", `no media ${id} in this library`)) : Effect.succeed(m)
+  )
 
 export const list = (workspaceId: string, limit: number, cursor: Cursor.Position | undefined) =>
   Effect.gen(function*() {
@@ -96,7 +104,9 @@ export const list = (workspaceId: string, limit: number, cursor: Cursor.Position
     return {
       rows: page,
       hasMore,
-      nextCursor: hasMore && last !== undefined ? Cursor.encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id }) : null
+      nextCursor: hasMore && last !== undefined
+        ? Cursor.encodeCursor({ createdAt: last.created_at.toISOString(), id: last.id })
+        : null
     }
   })
 

@@ -14,15 +14,38 @@ export type PhotoType = (typeof accepted)[number]
 const isAccepted = (mime: string | undefined): mime is PhotoType => accepted.some((t) => t === mime)
 
 const byExtension: Record<string, string> = {
-  jpg: "image/jpeg", jpeg: "image/jpeg", jpe: "image/jpeg", jfif: "image/jpeg", png: "image/png", apng: "image/png", webp: "image/webp",
-  gif: "image/gif", svg: "image/svg+xml", svgz: "image/svg+xml", bmp: "image/bmp", tif: "image/tiff", tiff: "image/tiff",
-  heic: "image/heic", heif: "image/heif", avif: "image/avif", ico: "image/x-icon", mp4: "video/mp4", mov: "video/quicktime",
-  webm: "video/webm", txt: "text/plain", pdf: "application/pdf", html: "text/html", json: "application/json"
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  jpe: "image/jpeg",
+  jfif: "image/jpeg",
+  png: "image/png",
+  apng: "image/png",
+  webp: "image/webp",
+  gif: "image/gif",
+  svg: "image/svg+xml",
+  svgz: "image/svg+xml",
+  bmp: "image/bmp",
+  tif: "image/tiff",
+  tiff: "image/tiff",
+  heic: "image/heic",
+  heif: "image/heif",
+  avif: "image/avif",
+  ico: "image/x-icon",
+  mp4: "video/mp4",
+  mov: "video/quicktime",
+  webm: "video/webm",
+  txt: "text/plain",
+  pdf: "application/pdf",
+  html: "text/html",
+  json: "application/json"
 }
 
 /** Other names in use for the accepted types; a label that uses one names the same type. */
 const aliases: Record<string, PhotoType> = {
-  "image/jpg": "image/jpeg", "image/pjpeg": "image/jpeg", "image/x-png": "image/png", "image/apng": "image/png",
+  "image/jpg": "image/jpeg",
+  "image/pjpeg": "image/jpeg",
+  "image/x-png": "image/png",
+  "image/apng": "image/png",
   "image/x-webp": "image/webp"
 }
 
@@ -59,7 +82,9 @@ export const inspect = (path: string, label: { readonly filename?: string; reado
     const { size } = yield* Effect.promise(() => fs.stat(path))
     if (size === 0) return yield* Effect.fail(Errors.fail("payload_too_large", "the upload is empty"))
     if (size > Requests.maxUploadBytes) {
-      return yield* Effect.fail(Errors.fail("payload_too_large", `the upload is larger than ${Requests.uploadLimitText}`))
+      return yield* Effect.fail(
+        Errors.fail("payload_too_large", `the upload is larger than ${Requests.uploadLimitText}`)
+      )
     }
     const sniffed = yield* Effect.promise(() => fileTypeFromFile(path).catch(() => undefined))
     // an animated PNG is a PNG (file-type names it apart); like GIF and WebP it renders from frame one
@@ -77,7 +102,12 @@ export const inspect = (path: string, label: { readonly filename?: string; reado
       return yield* refuse(`the bytes are ${mime} but the file name says ${named} (.${ext})`)
     }
     const decoded = yield* decodeSlots.withPermits(1)(Effect.tryPromise(async () => {
-      const image = sharp(path, { pages: 1, limitInputPixels: Requests.maxImagePixels, failOn: "error", sequentialRead: true })
+      const image = sharp(path, {
+        pages: 1,
+        limitInputPixels: Requests.maxImagePixels,
+        failOn: "error",
+        sequentialRead: true
+      })
       const meta = await image.metadata()
       if ((meta.width ?? 0) * (meta.height ?? 0) > Requests.maxImagePixels) throw new Error("over the pixel limit")
       // decode every pixel of the first frame: a truncated or corrupt file fails here, not at render time.

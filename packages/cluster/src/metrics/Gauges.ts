@@ -16,18 +16,35 @@ import * as M from "./Metric.ts"
  */
 const backlogEveryMillis = 2_000
 
-const renders = M.each(["queued", "processing"] as const, (status) =>
-  M.gauge("p2v_renders", "Non-terminal renders in the cluster, by status (cluster-wide: aggregate with max)").of({ status }))
-const imports = M.each(["pending"] as const, (status) =>
-  M.gauge("p2v_imports", "Non-terminal imports in the cluster, by status (cluster-wide: aggregate with max)").of({ status }))
+const renders = M.each(
+  ["queued", "processing"] as const,
+  (status) =>
+    M.gauge("p2v_renders", "Non-terminal renders in the cluster, by status (cluster-wide: aggregate with max)").of({
+      status
+    })
+)
+const imports = M.each(
+  ["pending"] as const,
+  (status) =>
+    M.gauge("p2v_imports", "Non-terminal imports in the cluster, by status (cluster-wide: aggregate with max)").of({
+      status
+    })
+)
 const oldestQueued = M.gauge(
   "p2v_render_oldest_queued_seconds",
   "Age of the oldest queued render, 0 when none waits (cluster-wide: aggregate with max); the signal to add runners"
 ).of().register()
-const runnerShards = M.gauge("p2v_runner_shards", "Shards this runner holds (0 in a process that hosts no entities)").of().register()
-const connections = M.each(["used", "idle"] as const, (state) =>
-  M.gauge("p2v_db_pool_connections", "Database connections of this process's pool, by state (used, idle)").of({ state }))
-const pending = M.gauge("p2v_db_pool_pending_requests", "Queries waiting for a connection of this process's pool").of().register()
+const runnerShards = M.gauge("p2v_runner_shards", "Shards this runner holds (0 in a process that hosts no entities)")
+  .of().register()
+const connections = M.each(
+  ["used", "idle"] as const,
+  (state) =>
+    M.gauge("p2v_db_pool_connections", "Database connections of this process's pool, by state (used, idle)").of({
+      state
+    })
+)
+const pending = M.gauge("p2v_db_pool_pending_requests", "Queries waiting for a connection of this process's pool").of()
+  .register()
 
 /** The effect that brings these gauges up to date; run before each scrape's collection. */
 export const makeSampler = Effect.gen(function*() {
@@ -58,5 +75,11 @@ export const makeSampler = Effect.gen(function*() {
   })
 
   // a database that cannot be read leaves the backlog as last read (the scrape still answers)
-  return Effect.zipRight(local, backlog.pipe(Effect.timeout("2 seconds"), Effect.catchAllCause((cause) => Effect.logWarning("metrics: the backlog could not be read", cause))))
+  return Effect.zipRight(
+    local,
+    backlog.pipe(
+      Effect.timeout("2 seconds"),
+      Effect.catchAllCause((cause) => Effect.logWarning("metrics: the backlog could not be read", cause))
+    )
+  )
 })

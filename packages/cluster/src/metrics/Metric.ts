@@ -35,9 +35,15 @@ export const histogram = (name: string, description: string, boundaries: Readonl
 }
 
 /** One series per value of a fixed set, bound at once (so each is exported from the start, at 0). */
-export function each<K extends string, M extends { register(): M }>(values: ReadonlyArray<K>, make: (value: K) => M): Record<K, M>
+export function each<K extends string, M extends { register(): M }>(
+  values: ReadonlyArray<K>,
+  make: (value: K) => M
+): Record<K, M>
 // the entries are exactly `values`, so the record has every key of K (Object.fromEntries cannot say so)
-export function each<M extends { register(): M }>(values: ReadonlyArray<string>, make: (value: string) => M): Record<string, M> {
+export function each<M extends { register(): M }>(
+  values: ReadonlyArray<string>,
+  make: (value: string) => M
+): Record<string, M> {
   return Object.fromEntries(values.map((v) => [v, make(v).register()]))
 }
 

@@ -12,8 +12,10 @@ import * as M from "./Metric.ts"
 export const rendersCreated = M.counter("p2v_renders_created_total", "Renders accepted and charged").of().register()
 
 /** By terminal status, counted once per render where the transition is written (RendersRepo.apply). */
-export const rendersFinished = M.each(RenderState.terminalStatuses, (status) =>
-  M.counter("p2v_renders_finished_total", "Renders that reached a terminal status").of({ status }))
+export const rendersFinished = M.each(
+  RenderState.terminalStatuses,
+  (status) => M.counter("p2v_renders_finished_total", "Renders that reached a terminal status").of({ status })
+)
 
 export const renderQueueSeconds = M.histogram(
   "p2v_render_queue_seconds",
@@ -27,20 +29,30 @@ export const renderProcessingSeconds = M.histogram(
   M.workBuckets
 ).of().register()
 
-export const runnerRendersActive = M.gauge("p2v_runner_renders_active", "Renders this runner is executing now").of().register()
+export const runnerRendersActive = M.gauge("p2v_runner_renders_active", "Renders this runner is executing now").of()
+  .register()
 
-export const spendCapRefusals = M.counter("p2v_spend_cap_refusals_total", "Render creates refused by the key's 24-hour spend cap").of().register()
+export const spendCapRefusals = M.counter(
+  "p2v_spend_cap_refusals_total",
+  "Render creates refused by the key's 24-hour spend cap"
+).of().register()
 
 export const mediaSources = ["api", "portal", "import"] as const
 export type MediaSource = (typeof mediaSources)[number]
-export const mediaUploaded = M.each(mediaSources, (source) =>
-  M.counter("p2v_media_uploaded_total", "Photos stored in a library, by the way they came in").of({ source }))
+export const mediaUploaded = M.each(
+  mediaSources,
+  (source) =>
+    M.counter("p2v_media_uploaded_total", "Photos stored in a library, by the way they came in").of({ source })
+)
 
 /**
  * A render transition as written: counts a terminal status once (the UPDATE that made it is guarded,
  * so exactly one process writes it) and observes the queue time of a first start.
  */
-export const renderTransitioned = (before: { readonly status: RenderStatus; readonly created_at: Date }, after: { readonly status: RenderStatus; readonly updated_at: Date }) =>
+export const renderTransitioned = (
+  before: { readonly status: RenderStatus; readonly created_at: Date },
+  after: { readonly status: RenderStatus; readonly updated_at: Date }
+) =>
   Effect.sync(() => {
     if (before.status === after.status) return
     if (RenderState.isTerminal(after.status)) {

@@ -34,7 +34,12 @@ export const issueLink = (workspaceId: string, ttlMinutes: number, publicBaseUrl
   Effect.gen(function*() {
     const workspace = yield* WorkspacesRepo.get(workspaceId)
     if (workspace.status !== "active") {
-      return yield* Effect.fail(Errors.fail("tenant_inactive", `workspace ${workspaceId} is inactive; activate it before issuing a sign-in link`))
+      return yield* Effect.fail(
+        Errors.fail(
+          "tenant_inactive",
+          `workspace ${workspaceId} is inactive; activate it before issuing a sign-in link`
+        )
+      )
     }
     const token = newToken()
     const now = yield* DateTime.nowAsDate
@@ -118,7 +123,8 @@ export const end = (token: string | undefined) =>
     yield* PortalSessionsRepo.end(yield* hashOf(token), yield* DateTime.nowAsDate)
   })
 
-const csrfFor = (token: string) => Effect.map(KeyHasher, (h) => Buffer.from(h.hash(`portal-csrf:${token}`)).toString("base64url"))
+const csrfFor = (token: string) =>
+  Effect.map(KeyHasher, (h) => Buffer.from(h.hash(`portal-csrf:${token}`)).toString("base64url"))
 
 /** Constant-time check of a mutation's CSRF token against its session. */
 export const csrfMatches = (session: Session, given: string | undefined) => {

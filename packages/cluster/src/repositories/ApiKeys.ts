@@ -60,9 +60,12 @@ export const create = (k: NewKey) =>
     }
     const unknown = k.scopes.filter((s) => !Scopes.isScope(s))
     if (unknown.length > 0 || k.scopes.length === 0) {
-      return yield* Effect.fail(Errors.fail("validation_failed", unknown.length > 0
-        ? `unknown scope ${unknown.join(", ")}; scopes are ${Scopes.scopes.join(", ")}`
-        : "at least one scope is required"))
+      return yield* Effect.fail(Errors.fail(
+        "validation_failed",
+        unknown.length > 0
+          ? `unknown scope ${unknown.join(", ")}; scopes are ${Scopes.scopes.join(", ")}`
+          : "at least one scope is required"
+      ))
     }
     // one rule for every way a key is minted (the operator CLI, the portal), counted in code points
     const nameProblem = Text.lengthProblem(k.name ?? "", 0, Text.maxKeyNameLength)
@@ -70,7 +73,8 @@ export const create = (k: NewKey) =>
     const minted = ApiKeyToken.mintToken()
     const createdAt = yield* DateTime.nowAsDate
     const [row] = yield* sql<ApiKeyRow>`
-      INSERT INTO api_keys ${sql.insert({
+      INSERT INTO api_keys ${
+      sql.insert({
         id: minted.keyId,
         workspace_id: workspace.id,
         name: k.name ?? "",
@@ -82,7 +86,8 @@ export const create = (k: NewKey) =>
         uploads_per_minute: k.uploadsPerMinute ?? defaultLimits.uploads,
         expires_at: k.expiresAt ?? null,
         created_at: createdAt
-      })}
+      })
+    }
       RETURNING *`.pipe(Effect.orDie)
     return { ...toDocument(row), secret: minted.token }
   })
@@ -112,4 +117,3 @@ export const list = (workspaceId: string) =>
       SELECT * FROM api_keys WHERE workspace_id = ${workspaceId} ORDER BY created_at DESC, id DESC`.pipe(Effect.orDie)
     return { object: "list" as const, data: rows.map(toDocument), has_more: false, next_cursor: null }
   })
-

@@ -37,11 +37,15 @@ export class BacklogRepo extends Effect.Service<BacklogRepo>()("pic2video/Backlo
         extract(epoch FROM now() - min(created_at))::float8 AS oldest_seconds
       FROM imports WHERE status = ${ImportState.initialStatus} GROUP BY status`
       )
-      const count = (kind: "render" | "import", status: string) => rows.find((r) => r.kind === kind && r.status === status)?.n ?? 0
+      const count = (kind: "render" | "import", status: string) =>
+        rows.find((r) => r.kind === kind && r.status === status)?.n ?? 0
       return {
         renders: { queued: count("render", "queued"), processing: count("render", "processing") },
         imports: { pending: count("import", "pending") },
-        oldestQueuedSeconds: Math.max(0, rows.find((r) => r.kind === "render" && r.status === "queued")?.oldest_seconds ?? 0)
+        oldestQueuedSeconds: Math.max(
+          0,
+          rows.find((r) => r.kind === "render" && r.status === "queued")?.oldest_seconds ?? 0
+        )
       } satisfies Backlog
     }).pipe(operation("BacklogRepo.read"))
   }))

@@ -21,7 +21,11 @@ export interface RunnerRow extends Schema.Schema.Type<typeof RunnerRow> {}
 
 const Count = Schema.Struct({ n: Schema.Number })
 const InFlight = Schema.Struct({ kind: Schema.Literal("render", "import"), shard_id: Schema.String, n: Schema.Number })
-const Queue = Schema.Struct({ renders_queued: Schema.Number, renders_processing: Schema.Number, imports_pending: Schema.Number })
+const Queue = Schema.Struct({
+  renders_queued: Schema.Number,
+  renders_processing: Schema.Number,
+  imports_pending: Schema.Number
+})
 
 export class ClusterRepo extends Effect.Service<ClusterRepo>()("pic2video/ClusterRepo", {
   effect: Effect.gen(function*() {

@@ -87,7 +87,8 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("pic2vide
     })
     const unlock = SqlSchema.void({
       Request: Schema.Struct({ id: Schema.Number, now: Schema.DateFromSelf }),
-      execute: (r) => sql`UPDATE idempotency_records SET locked_until = ${r.now} WHERE id = ${r.id} AND status_code IS NULL`
+      execute: (r) =>
+        sql`UPDATE idempotency_records SET locked_until = ${r.now} WHERE id = ${r.id} AND status_code IS NULL`
     })
     const deleteAllExpired = SqlSchema.void({
       Request: Schema.DateFromSelf,
@@ -107,11 +108,18 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("pic2vide
           const existing = found.value
           if (existing.fingerprint !== fingerprint) return { _tag: "Conflict" } satisfies Begin
           if (existing.status_code !== null) {
-            return { _tag: "Replay", recordId: existing.id, status: existing.status_code, body: existing.response } satisfies Begin
+            return {
+              _tag: "Replay",
+              recordId: existing.id,
+              status: existing.status_code,
+              body: existing.response
+            } satisfies Begin
           }
           if (existing.locked_until.getTime() > now.getTime()) return { _tag: "InProgress" } satisfies Begin
           const taken = yield* takeOver({ id: existing.id, lockedUntil: existing.locked_until, now })
-          return Option.isSome(taken) ? { _tag: "New", recordId: existing.id } satisfies Begin : { _tag: "InProgress" } satisfies Begin
+          return Option.isSome(taken)
+            ? { _tag: "New", recordId: existing.id } satisfies Begin
+            : { _tag: "InProgress" } satisfies Begin
         }).pipe(operation("IdempotencyRepo.begin")),
       /**
        * Remembers a decided outcome. An outcome that is not remembered (§6: 5xx, 401/403/429
@@ -122,7 +130,9 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("pic2vide
       finish: (recordId: number, status: number, body: unknown) =>
         (Idempotency.isRemembered(status)
           ? remember({ id: recordId, status, body })
-          : Effect.flatMap(DateTime.nowAsDate, (now) => unlock({ id: recordId, now }))).pipe(operation("IdempotencyRepo.finish")),
+          : Effect.flatMap(DateTime.nowAsDate, (now) => unlock({ id: recordId, now }))).pipe(
+            operation("IdempotencyRepo.finish")
+          ),
       /** Forgets every record past its 24 hours (the sweeper's). */
       pruneExpired: DateTime.nowAsDate.pipe(Effect.flatMap(deleteAllExpired), operation("IdempotencyRepo.pruneExpired"))
     } as const

@@ -115,7 +115,12 @@ export const ImportWithCounts = Schema.Struct({
 })
 
 const StatusCount = Schema.Struct({ status: ItemRow.fields.status, n: Schema.Number })
-const InLibrary = Schema.Struct({ id: Schema.String, source_ref: Schema.String, created_at: Timestamp, claimed: Schema.Boolean })
+const InLibrary = Schema.Struct({
+  id: Schema.String,
+  source_ref: Schema.String,
+  created_at: Timestamp,
+  claimed: Schema.Boolean
+})
 
 export class ImportsRepo extends Effect.Service<ImportsRepo>()("pic2video/ImportsRepo", {
   accessors: true,
@@ -127,7 +132,11 @@ export class ImportsRepo extends Effect.Service<ImportsRepo>()("pic2video/Import
       Result: ImportRow,
       execute: (r) => sql`SELECT * FROM imports WHERE id = ${r.id} AND workspace_id = ${r.workspaceId}`
     })
-    const selectById = SqlSchema.findOne({ Request: Schema.String, Result: ImportRow, execute: (id) => sql`SELECT * FROM imports WHERE id = ${id}` })
+    const selectById = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: ImportRow,
+      execute: (id) => sql`SELECT * FROM imports WHERE id = ${id}`
+    })
     const selectByRecord = SqlSchema.findOne({
       Request: Schema.Number,
       Result: ImportRow,
@@ -141,7 +150,8 @@ export class ImportsRepo extends Effect.Service<ImportsRepo>()("pic2video/Import
     const countItems = SqlSchema.findAll({
       Request: Schema.String,
       Result: StatusCount,
-      execute: (importId) => sql`SELECT status, count(*)::int AS n FROM import_items WHERE import_id = ${importId} GROUP BY status`
+      execute: (importId) =>
+        sql`SELECT status, count(*)::int AS n FROM import_items WHERE import_id = ${importId} GROUP BY status`
     })
     const selectIdle = SqlSchema.findAll({
       Request: Timestamp,
@@ -275,8 +285,13 @@ export class ImportsRepo extends Effect.Service<ImportsRepo>()("pic2video/Import
     return {
       find,
       get: (workspaceId: string, id: string) =>
-        Effect.flatMap(find(workspaceId, id), (row) =>
-          row === undefined ? Effect.fail(Errors.fail("import_not_found", `no import ${id} for this account`)) : Effect.succeed(row)),
+        Effect.flatMap(
+          find(workspaceId, id),
+          (row) =>
+            row === undefined
+              ? Effect.fail(Errors.fail("import_not_found", `no import ${id} for this account`))
+              : Effect.succeed(row)
+        ),
       byId,
       byIdempotencyRecord,
       items: (importId: string) => selectItems(importId).pipe(operation("ImportsRepo.items")),
@@ -286,7 +301,8 @@ export class ImportsRepo extends Effect.Service<ImportsRepo>()("pic2video/Import
       /** Non-terminal imports nothing has touched since `before`: the sweeper resends their Start. */
       idlePending: (before: Date) => selectIdle(before).pipe(operation("ImportsRepo.idlePending")),
       /** The workspace's imports, newest first, with their item counts. */
-      recent: (workspaceId: string, limit: number) => selectRecent({ workspaceId, limit }).pipe(operation("ImportsRepo.recent")),
+      recent: (workspaceId: string, limit: number) =>
+        selectRecent({ workspaceId, limit }).pipe(operation("ImportsRepo.recent")),
       /**
        * Inserts the pending import. Under an idempotency record at most one import exists (unique
        * column): a retried create that raced or took the record over gets the existing one back.
@@ -295,17 +311,27 @@ export class ImportsRepo extends Effect.Service<ImportsRepo>()("pic2video/Import
         Effect.gen(function*() {
           const inserted = yield* insert({ ...input, now: yield* DateTime.nowAsDate })
           if (Option.isSome(inserted)) return inserted.value
-          const existing = input.idempotencyRecordId === null ? undefined : yield* byIdempotencyRecord(input.idempotencyRecordId)
-          if (existing === undefined) return yield* Effect.dieMessage("import insert conflicted without an existing import")
+          const existing = input.idempotencyRecordId === null
+            ? undefined
+            : yield* byIdempotencyRecord(input.idempotencyRecordId)
+          if (existing === undefined) {
+            return yield* Effect.dieMessage("import insert conflicted without an existing import")
+          }
           return existing
         }).pipe(operation("ImportsRepo.create")),
       apply,
-      setDiscovered: (importId: string, discovered: number) => Effect.asVoid(apply(importId, { _tag: "Discovered", discovered })),
+      setDiscovered: (importId: string, discovered: number) =>
+        Effect.asVoid(apply(importId, { _tag: "Discovered", discovered })),
       /**
        * Records one considered file. The (import_id, source_ref) unique key makes a rerun after a
        * crash harmless: a file already recorded keeps its first item. Returns false when it already existed.
        */
-      recordItem: (importId: string, position: number, file: { readonly id: string; readonly name: string }, item: NewItem) =>
+      recordItem: (
+        importId: string,
+        position: number,
+        file: { readonly id: string; readonly name: string },
+        item: NewItem
+      ) =>
         Effect.gen(function*() {
           const now = yield* DateTime.nowAsDate
           return yield* sql.withTransaction(Effect.gen(function*() {
@@ -335,7 +361,10 @@ export class ImportsRepo extends Effect.Service<ImportsRepo>()("pic2video/Import
        */
       existingMedia: (workspaceId: string, sourceRefs: ReadonlyArray<string>) =>
         Effect.gen(function*() {
-          const found = new Map<string, { readonly mediaId: string; readonly createdAt: Date; readonly claimed: boolean }>()
+          const found = new Map<
+            string,
+            { readonly mediaId: string; readonly createdAt: Date; readonly claimed: boolean }
+          >()
           // chunks keep the parameter count well under PostgreSQL's limit
           for (let i = 0; i < sourceRefs.length; i += 1000) {
             for (const r of yield* selectInLibrary({ workspaceId, sourceRefs: sourceRefs.slice(i, i + 1000) })) {

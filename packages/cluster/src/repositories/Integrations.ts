@@ -40,8 +40,14 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("pic2vi
       execute: (workspaceId) =>
         sql`SELECT workspace_id, tokens_ciphertext, scopes, connected_at FROM integrations WHERE workspace_id = ${workspaceId}`
     })
-    const deleteLapsedStates = SqlSchema.void({ Request: Timestamp, execute: (now) => sql`DELETE FROM oauth_states WHERE expires_at < ${now}` })
-    const insertState = SqlSchema.void({ Request: NewState, execute: (state) => sql`INSERT INTO oauth_states ${sql.insert(state)}` })
+    const deleteLapsedStates = SqlSchema.void({
+      Request: Timestamp,
+      execute: (now) => sql`DELETE FROM oauth_states WHERE expires_at < ${now}`
+    })
+    const insertState = SqlSchema.void({
+      Request: NewState,
+      execute: (state) => sql`INSERT INTO oauth_states ${sql.insert(state)}`
+    })
     const claim = SqlSchema.findOne({
       Request: Schema.Struct({ stateHash: Schema.String, now: Timestamp }),
       Result: ClaimedState,
@@ -76,16 +82,20 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("pic2vi
     const updateTokens = SqlSchema.void({
       Request: Schema.Struct({ connection: Connection, tokens: Tokens, now: Timestamp }),
       execute: ({ connection, now, tokens }) =>
-        sql`UPDATE integrations SET tokens_ciphertext = ${tokens.ciphertext}, scopes = ${[...tokens.scopes]}, updated_at = ${now}
+        sql`UPDATE integrations SET tokens_ciphertext = ${tokens.ciphertext}, scopes = ${[
+          ...tokens.scopes
+        ]}, updated_at = ${now}
           WHERE workspace_id = ${connection.workspaceId} AND connected_at = ${connection.connectedAt}`
     })
     const removeConnection = SqlSchema.void({
       Request: Connection,
-      execute: (c) => sql`DELETE FROM integrations WHERE workspace_id = ${c.workspaceId} AND connected_at = ${c.connectedAt}`
+      execute: (c) =>
+        sql`DELETE FROM integrations WHERE workspace_id = ${c.workspaceId} AND connected_at = ${c.connectedAt}`
     })
 
     return {
-      find: (workspaceId: string) => select(workspaceId).pipe(Effect.map(Option.getOrUndefined), operation("IntegrationsRepo.find")),
+      find: (workspaceId: string) =>
+        select(workspaceId).pipe(Effect.map(Option.getOrUndefined), operation("IntegrationsRepo.find")),
       /** Stores a consent's state, forgetting the lapsed ones (their 10 minutes are over). */
       addState: (state: typeof NewState.Type, now: Date) =>
         Effect.zipRight(deleteLapsedStates(now), insertState(state)).pipe(operation("IntegrationsRepo.addState")),

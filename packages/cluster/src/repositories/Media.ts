@@ -15,7 +15,9 @@ const Timestamp = Schema.DateFromSelf
 export const Inferred = Schema.Struct({
   image_class: Schema.Literal(...Requests.imageClasses),
   confidence: Schema.Number,
-  subject: Schema.NullOr(Schema.Struct({ x: Schema.Number, y: Schema.Number, width: Schema.Number, height: Schema.Number })),
+  subject: Schema.NullOr(
+    Schema.Struct({ x: Schema.Number, y: Schema.Number, width: Schema.Number, height: Schema.Number })
+  ),
   model: Schema.String
 })
 export interface Inferred extends Schema.Schema.Type<typeof Inferred> {}
@@ -111,9 +113,14 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("pic2video/MediaRepo"
     const selectOwned = SqlSchema.findOne({
       Request: Owned,
       Result: MediaRow,
-      execute: (r) => sql`SELECT * FROM media WHERE id = ${r.id} AND workspace_id = ${r.workspaceId} AND archived_at IS NULL`
+      execute: (r) =>
+        sql`SELECT * FROM media WHERE id = ${r.id} AND workspace_id = ${r.workspaceId} AND archived_at IS NULL`
     })
-    const selectById = SqlSchema.findOne({ Request: Schema.String, Result: MediaRow, execute: (id) => sql`SELECT * FROM media WHERE id = ${id}` })
+    const selectById = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: MediaRow,
+      execute: (id) => sql`SELECT * FROM media WHERE id = ${id}`
+    })
     const selectKey = SqlSchema.findOne({
       Request: Schema.String,
       Result: Schema.Struct({ blob_key: Schema.String }),
@@ -144,7 +151,8 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("pic2video/MediaRepo"
     const markArchived = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.String, now: Timestamp }),
       Result: MediaRow,
-      execute: (r) => sql`UPDATE media SET archived_at = ${r.now} WHERE id = ${r.id} AND archived_at IS NULL RETURNING *`
+      execute: (r) =>
+        sql`UPDATE media SET archived_at = ${r.now} WHERE id = ${r.id} AND archived_at IS NULL RETURNING *`
     })
     const release = SqlSchema.void({
       Request: Schema.Struct({ workspaceId: Schema.String, bytes: Schema.Number }),
@@ -182,7 +190,9 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("pic2video/MediaRepo"
 
     /** Any photo by id, archived or not; undefined for an id that is not a media id. */
     const byId = (id: string) =>
-      Ids.isMediaId(id) ? selectById(id).pipe(Effect.map(Option.getOrUndefined), operation("MediaRepo.byId")) : Effect.succeed(undefined)
+      Ids.isMediaId(id)
+        ? selectById(id).pipe(Effect.map(Option.getOrUndefined), operation("MediaRepo.byId"))
+        : Effect.succeed(undefined)
 
     return {
       add,
@@ -221,7 +231,9 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("pic2video/MediaRepo"
       /** Stores what the model saw, or why it could not look. */
       storeInference: (id: string, inference: Inferred | typeof InferenceFailed.Type) =>
         DateTime.nowAsDate.pipe(
-          Effect.flatMap((now) => writeInference({ id, status: "error" in inference ? "failed" : "done", inference, now })),
+          Effect.flatMap((now) =>
+            writeInference({ id, status: "error" in inference ? "failed" : "done", inference, now })
+          ),
           operation("MediaRepo.storeInference")
         )
     } as const

@@ -69,7 +69,8 @@ export class PortalBatchesRepo extends Effect.Service<PortalBatchesRepo>()("pic2
     const selectBatch = SqlSchema.findOne({
       Request: Scope,
       Result: Batch,
-      execute: (r) => sql`SELECT id::text, created_at FROM portal_batches WHERE workspace_id = ${r.workspaceId} AND id = ${r.batchId}::uuid`
+      execute: (r) =>
+        sql`SELECT id::text, created_at FROM portal_batches WHERE workspace_id = ${r.workspaceId} AND id = ${r.batchId}::uuid`
     })
     const selectItems = SqlSchema.findAll({
       Request: Scope,

@@ -33,9 +33,17 @@ export class PortalSessionsRepo extends Effect.Service<PortalSessionsRepo>()("pi
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const deleteLapsedLinks = SqlSchema.void({ Request: Timestamp, execute: (now) => sql`DELETE FROM portal_links WHERE expires_at < ${now}` })
+    const deleteLapsedLinks = SqlSchema.void({
+      Request: Timestamp,
+      execute: (now) => sql`DELETE FROM portal_links WHERE expires_at < ${now}`
+    })
     const insertLink = SqlSchema.void({
-      Request: Schema.Struct({ token_hash: Hash, workspace_id: Schema.String, created_at: Timestamp, expires_at: Timestamp }),
+      Request: Schema.Struct({
+        token_hash: Hash,
+        workspace_id: Schema.String,
+        created_at: Timestamp,
+        expires_at: Timestamp
+      }),
       execute: (link) => sql`INSERT INTO portal_links ${sql.insert(link)}`
     })
     const claimLink = SqlSchema.findOne({
@@ -82,7 +90,12 @@ export class PortalSessionsRepo extends Effect.Service<PortalSessionsRepo>()("pi
       addLink: (link: NewLink) =>
         Effect.zipRight(
           deleteLapsedLinks(link.now),
-          insertLink({ token_hash: link.tokenHash, workspace_id: link.workspaceId, created_at: link.now, expires_at: link.expiresAt })
+          insertLink({
+            token_hash: link.tokenHash,
+            workspace_id: link.workspaceId,
+            created_at: link.now,
+            expires_at: link.expiresAt
+          })
         ).pipe(operation("PortalSessionsRepo.addLink")),
       /**
        * Claims a live link of an active workspace and, if `spend` says so for its workspace, starts
@@ -115,7 +128,10 @@ export class PortalSessionsRepo extends Effect.Service<PortalSessionsRepo>()("pi
         ),
       /** The session behind this hash unless ended, past `now`'s absolute end, or unseen since `seenSince`. */
       live: (hash: Uint8Array, now: Date, seenSince: Date) =>
-        selectLive({ hash, now, seenSince }).pipe(Effect.map(Option.getOrUndefined), operation("PortalSessionsRepo.live")),
+        selectLive({ hash, now, seenSince }).pipe(
+          Effect.map(Option.getOrUndefined),
+          operation("PortalSessionsRepo.live")
+        ),
       end: (hash: Uint8Array, now: Date) => endSession({ hash, now }).pipe(operation("PortalSessionsRepo.end")),
       touch: (hash: Uint8Array, now: Date) => touchSession({ hash, now }).pipe(operation("PortalSessionsRepo.touch"))
     } as const

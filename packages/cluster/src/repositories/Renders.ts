@@ -30,7 +30,10 @@ export const RenderRow = Schema.Struct({
   status: Resources.RenderStatus,
   progress: Schema.Number,
   request: StoredRequest,
-  metadata: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null) }),
+  metadata: Schema.Record({
+    key: Schema.String,
+    value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null)
+  }),
   idempotency_key: Schema.NullOr(Schema.String),
   idempotency_record_id: Schema.NullOr(Schema.Number),
   caption_blob_key: Schema.NullOr(Schema.String),
@@ -88,7 +91,6 @@ export const toDocument = (r: RenderRow, publicBaseUrl: string) => ({
   metadata: r.metadata
 })
 
-
 /**
  * Who pays for a render: always a workspace's allowance; through an API key (whose spend cap
  * applies) or, with `keyId` null, the workspace itself (the portal), to which no cap applies.
@@ -142,7 +144,10 @@ export interface Asset {
 export type Change =
   | { readonly event: { readonly _tag: "Started" } | { readonly _tag: "Progressed"; readonly percent: number } }
   | { readonly event: { readonly _tag: "Finished" }; readonly asset: Asset }
-  | { readonly event: Extract<RenderState.RenderEvent, { readonly _tag: "Failed" | "Canceled" }>; readonly message: string }
+  | {
+    readonly event: Extract<RenderState.RenderEvent, { readonly _tag: "Failed" | "Canceled" }>
+    readonly message: string
+  }
 
 export type Applied =
   | { readonly _tag: "Applied"; readonly row: RenderRow }
@@ -183,7 +188,11 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
       Result: RenderRow,
       execute: ({ id, workspaceId }) => sql`SELECT * FROM renders WHERE id = ${id} AND workspace_id = ${workspaceId}`
     })
-    const selectById = SqlSchema.findOne({ Request: Id, Result: RenderRow, execute: (id) => sql`SELECT * FROM renders WHERE id = ${id}` })
+    const selectById = SqlSchema.findOne({
+      Request: Id,
+      Result: RenderRow,
+      execute: (id) => sql`SELECT * FROM renders WHERE id = ${id}`
+    })
     const selectByRecord = SqlSchema.findOne({
       Request: Schema.Number,
       Result: RenderRow,
@@ -270,8 +279,12 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
       Result: Ids,
       execute: (r) =>
         r.column === "created_at"
-          ? sql`SELECT id FROM renders WHERE status IN ${sql.in(RenderState.activeStatuses)} AND created_at < ${r.before}`
-          : sql`SELECT id FROM renders WHERE status IN ${sql.in(RenderState.activeStatuses)} AND updated_at < ${r.before} LIMIT 500`
+          ? sql`SELECT id FROM renders WHERE status IN ${
+            sql.in(RenderState.activeStatuses)
+          } AND created_at < ${r.before}`
+          : sql`SELECT id FROM renders WHERE status IN ${
+            sql.in(RenderState.activeStatuses)
+          } AND updated_at < ${r.before} LIMIT 500`
     })
     const countByStatus = SqlSchema.findAll({
       Request: Schema.Struct({ workspaceId: Schema.String, cycleStart: Timestamp }),
@@ -332,7 +345,9 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
     const usageAt = (workspaceId: string, now: Date) =>
       Effect.map(selectAccount({ workspaceId, now }), (ws): Usage => {
         const cycleStart = Plans.cycleStart(ws.created_at, now)
-        const used = ws.usage_cycle_start !== null && ws.usage_cycle_start.getTime() === cycleStart.getTime() ? ws.usage_used ?? 0 : 0
+        const used = ws.usage_cycle_start !== null && ws.usage_cycle_start.getTime() === cycleStart.getTime()
+          ? ws.usage_used ?? 0
+          : 0
         return { cycleStart, used, included: ws.included }
       })
 
@@ -353,7 +368,9 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
     const chargeRefusal = (payer: Payer, count = 1) =>
       Effect.gen(function*() {
         const now = yield* DateTime.nowAsDate
-        const charged = payer.keyId === null || payer.spendCap24h === null ? 0 : yield* countChargedInWindow(payer.keyId, now)
+        const charged = payer.keyId === null || payer.spendCap24h === null
+          ? 0
+          : yield* countChargedInWindow(payer.keyId, now)
         const account = yield* usageAt(payer.workspaceId, now)
         const spendCap = payer.keyId === null ? null : payer.spendCap24h
         const standing = { spendCap, chargedInWindow: charged, included: account.included, used: account.used }
@@ -362,7 +379,12 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
         const room = SpendCap.room(standing)
         return Errors.fail(
           refusal,
-          SpendCap.refusalMessageFor(refusal, account.included, count, refusal === "spend_cap_reached" ? room.cap : room.allowance)
+          SpendCap.refusalMessageFor(
+            refusal,
+            account.included,
+            count,
+            refusal === "spend_cap_reached" ? room.cap : room.allowance
+          )
         )
       }).pipe(operation("RendersRepo.chargeRefusal"))
 
@@ -388,18 +410,29 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
               : undefined
             if (existing !== undefined) return { _tag: "Existing", row: existing } satisfies Charged
             const spendCap = payer.keyId === null ? null : payer.spendCap24h
-            const charged = payer.keyId === null || spendCap === null ? 0 : yield* countChargedInWindow(payer.keyId, now)
+            const charged = payer.keyId === null || spendCap === null
+              ? 0
+              : yield* countChargedInWindow(payer.keyId, now)
             const ws = yield* selectAllowance(payer.workspaceId)
             const cycleStart = Plans.cycleStart(ws.created_at, now)
             // take one, then ask the rule about the count before it: the row stays locked to the end, and a
             // refusal rolls the take back
             const { used } = yield* takeAllowance({ workspaceId: payer.workspaceId, cycleStart })
-            const refusal = SpendCap.chargeRefusal({ spendCap, chargedInWindow: charged, included: ws.included, used: used - 1 })
-            if (refusal !== undefined) return yield* Effect.fail(Errors.fail(refusal, SpendCap.refusalMessage(refusal, ws.included)))
+            const refusal = SpendCap.chargeRefusal({
+              spendCap,
+              chargedInWindow: charged,
+              included: ws.included,
+              used: used - 1
+            })
+            if (refusal !== undefined) {
+              return yield* Effect.fail(Errors.fail(refusal, SpendCap.refusalMessage(refusal, ws.included)))
+            }
             const row = yield* insert({ render: r, cycleStart, now })
             // the caller stops waiting at the deadline and then looks for this row: never commit later
             if ((yield* Clock.currentTimeMillis) > r.deadline) {
-              return yield* Effect.fail(Errors.fail("service_unavailable", "the request timed out before it could be charged"))
+              return yield* Effect.fail(
+                Errors.fail("service_unavailable", "the request timed out before it could be charged")
+              )
             }
             return { _tag: "Charged", row } satisfies Charged
           })
@@ -414,7 +447,9 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
           )),
         // a row the schema refuses, or no row where the statement returns one, is a defect
         Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die }),
-        Effect.tap((charged) => charged._tag === "Charged" ? Effect.sync(() => WorkMetrics.rendersCreated.unsafeUpdate(1, [])) : Effect.void),
+        Effect.tap((charged) =>
+          charged._tag === "Charged" ? Effect.sync(() => WorkMetrics.rendersCreated.unsafeUpdate(1, [])) : Effect.void
+        ),
         Effect.withSpan("RendersRepo.charge", { captureStackTrace: false })
       )
 
@@ -514,7 +549,8 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
       /** Records progress; false when the render is no longer processing (canceled meanwhile). */
       recordProgress: (id: string, percent: number) =>
         Effect.map(apply(id, { event: { _tag: "Progressed", percent } }), (a) => a._tag === "Applied"),
-      complete: (id: string, asset: Asset) => Effect.map(apply(id, { event: { _tag: "Finished" }, asset }), (a) => a._tag === "Applied"),
+      complete: (id: string, asset: Asset) =>
+        Effect.map(apply(id, { event: { _tag: "Finished" }, asset }), (a) => a._tag === "Applied"),
       /**
        * Ends a render as failed or canceled and refunds it (allowance and spend cap), in one
        * transaction; a render already terminal is left as it is. Returns the row when it changed.
@@ -525,14 +561,22 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
           appliedRow
         ),
       /** Non-terminal renders accepted before `olderThan`: past their time budget. */
-      overdue: (olderThan: Date) => selectActive({ column: "created_at", before: olderThan }).pipe(operation("RendersRepo.overdue")),
+      overdue: (olderThan: Date) =>
+        selectActive({ column: "created_at", before: olderThan }).pipe(operation("RendersRepo.overdue")),
       /** Non-terminal renders untouched since `before`: their Start is resent. */
-      idleSince: (before: Date) => selectActive({ column: "updated_at", before }).pipe(operation("RendersRepo.idleSince")),
+      idleSince: (before: Date) =>
+        selectActive({ column: "updated_at", before }).pipe(operation("RendersRepo.idleSince")),
       /** Renders charged to this billing cycle, by status (a status with none is 0). */
       countByStatus: (workspaceId: string, cycleStart: Date) =>
         countByStatus({ workspaceId, cycleStart }).pipe(
           Effect.map((rows) => {
-            const counts: Record<Resources.RenderStatus, number> = { queued: 0, processing: 0, completed: 0, failed: 0, canceled: 0 }
+            const counts: Record<Resources.RenderStatus, number> = {
+              queued: 0,
+              processing: 0,
+              completed: 0,
+              failed: 0,
+              canceled: 0
+            }
             for (const row of rows) counts[row.status] = row.n
             return counts
           }),

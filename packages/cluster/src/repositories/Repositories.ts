@@ -16,4 +16,17 @@ import { WorkspacesRepo } from "./Workspaces.ts"
  * Every repository: the only modules that hold SQL (one service per aggregate, rows decoded with
  * their schemas). Needs the database client.
  */
-export const layer = Layer.mergeAll(BacklogRepo.Default, ClusterRepo.Default, IdempotencyRepo.Default, ImportsRepo.Default, IntegrationsRepo.Default, KeyAccessRepo.Default, MediaRepo.Default, PortalBatchesRepo.Default, PortalSessionsRepo.Default, RendersRepo.Default, SystemRepo.Default, WorkspacesRepo.Default)
+export const layer = Layer.mergeAll(
+  BacklogRepo.Default,
+  ClusterRepo.Default,
+  IdempotencyRepo.Default,
+  ImportsRepo.Default,
+  IntegrationsRepo.Default,
+  KeyAccessRepo.Default,
+  MediaRepo.Default,
+  PortalBatchesRepo.Default,
+  PortalSessionsRepo.Default,
+  RendersRepo.Default,
+  SystemRepo.Default,
+  WorkspacesRepo.Default
+)

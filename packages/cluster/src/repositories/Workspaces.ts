@@ -52,17 +52,28 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("pic2video/
       Result: WorkspaceRow,
       execute: (row) => sql`INSERT INTO workspaces ${sql.insert(row)} RETURNING *`
     })
-    const selectById = SqlSchema.findOne({ Request: Schema.String, Result: WorkspaceRow, execute: (id) => sql`SELECT * FROM workspaces WHERE id = ${id}` })
+    const selectById = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: WorkspaceRow,
+      execute: (id) => sql`SELECT * FROM workspaces WHERE id = ${id}`
+    })
     const write = SqlSchema.single({
       Request: Schema.Struct({ id: Schema.String, settings: Settable }),
       Result: WorkspaceRow,
       execute: ({ id, settings }) => sql`UPDATE workspaces SET ${sql.update(settings)} WHERE id = ${id} RETURNING *`
     })
 
-    const find = (id: string) => selectById(id).pipe(Effect.map(Option.getOrUndefined), operation("WorkspacesRepo.find"))
+    const find = (id: string) =>
+      selectById(id).pipe(Effect.map(Option.getOrUndefined), operation("WorkspacesRepo.find"))
 
     const get = (id: string) =>
-      Effect.flatMap(find(id), (w) => w === undefined ? Effect.fail(Errors.fail("validation_failed", `workspace ${id} does not exist`)) : Effect.succeed(w))
+      Effect.flatMap(
+        find(id),
+        (w) =>
+          w === undefined
+            ? Effect.fail(Errors.fail("validation_failed", `workspace ${id} does not exist`))
+            : Effect.succeed(w)
+      )
 
     return {
       create: (name: string, settings: WorkspaceSettings & { plan: Plans.Plan }) =>

@@ -1,9 +1,9 @@
 import { Ids } from "@pic2video/domain"
 import { Effect } from "effect"
+import { Integrations, toApiFailure } from "../drive/Integrations.ts"
 import { ImportEntity } from "../entities/ImportEntity.ts"
 import * as Imports from "../repositories/Imports.ts"
 import { ImportsRepo } from "../repositories/Imports.ts"
-import { Integrations, toApiFailure } from "../drive/Integrations.ts"
 
 const entityTimeout = "5 seconds"
 

@@ -67,7 +67,9 @@ export class IntegrationService extends Effect.Service<IntegrationService>()("pi
           object: "list" as const,
           data: sorted.map((f) => ({ id: f.id, name: f.name })),
           has_more: page.nextPageToken !== null,
-          next_cursor: page.nextPageToken === null ? null : Cursor.encodePageToken({ token: page.nextPageToken, parent })
+          next_cursor: page.nextPageToken === null
+            ? null
+            : Cursor.encodePageToken({ token: page.nextPageToken, parent })
         }
       })
 

@@ -2,9 +2,9 @@ import { Cursor, Errors, Ids, Requests } from "@pic2video/domain"
 import { Vision } from "@pic2video/vision"
 import { Effect, Either, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { BlobStore } from "../storage/BlobStore.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
 import { MediaRepo } from "../repositories/Media.ts"
+import { BlobStore } from "../storage/BlobStore.ts"
 
 const invalid = (message: string) => Effect.fail(Errors.fail("validation_failed", message))
 
@@ -31,7 +31,11 @@ export class MediaService extends Effect.Service<MediaService>()("pic2video/Medi
     const blobs = yield* BlobStore
     const vision = yield* Vision
     const withStore = <A, E>(e: Effect.Effect<A, E, MediaRepo | BlobStore | Vision>) =>
-      e.pipe(Effect.provideService(MediaRepo, repo), Effect.provideService(BlobStore, blobs), Effect.provideService(Vision, vision))
+      e.pipe(
+        Effect.provideService(MediaRepo, repo),
+        Effect.provideService(BlobStore, blobs),
+        Effect.provideService(Vision, vision)
+      )
 
     /** A page, newest first; `limit` and `cursor` as sent in the query string. */
     const list = (workspaceId: string, query: { readonly limit?: string; readonly cursor?: string }) =>
@@ -56,9 +60,13 @@ export class MediaService extends Effect.Service<MediaService>()("pic2video/Medi
       Effect.gen(function*() {
         const label = file.label ?? ""
         const tags = file.tags ?? []
-        if (Either.isLeft(decodeLabel(label))) return yield* invalid("label: must be at most 200 characters, without U+0000")
+        if (Either.isLeft(decodeLabel(label))) {
+          return yield* invalid("label: must be at most 200 characters, without U+0000")
+        }
         if (tags.length > Requests.maxTags) return yield* invalid(`tags: at most ${Requests.maxTags} tags`)
-        if (tags.some((t) => Either.isLeft(decodeTag(t)))) return yield* invalid("tags: each tag must be 1 to 50 characters, without U+0000")
+        if (tags.some((t) => Either.isLeft(decodeTag(t)))) {
+          return yield* invalid("tags: each tag must be 1 to 50 characters, without U+0000")
+        }
         const row = yield* withStore(MediaLibrary.ingest({
           source: file.source,
           workspaceId,
@@ -81,7 +89,8 @@ export class MediaService extends Effect.Service<MediaService>()("pic2video/Medi
       preview,
       // the portal's views of the library: the rows themselves (what the model saw in each photo too)
       find: repo.find,
-      rows: (workspaceId: string, limit: number, cursor: Cursor.Position | undefined) => withStore(MediaLibrary.list(workspaceId, limit, cursor)),
+      rows: (workspaceId: string, limit: number, cursor: Cursor.Position | undefined) =>
+        withStore(MediaLibrary.list(workspaceId, limit, cursor)),
       previewOf: (row: MediaLibrary.MediaRow) => withStore(MediaLibrary.previewOf(row)),
       archive: (id: string) => withStore(MediaLibrary.archive(id))
     } as const

@@ -2,16 +2,16 @@ import { Errors, Idempotency, Ids, RenderState, type Requests, type Resources } 
 import { POSTER, prepareCaption } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
 import { Clock, Effect } from "effect"
-import { ApiKeyEntity } from "../entities/ApiKeyEntity.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { BlobStore } from "../storage/BlobStore.ts"
+import { ApiKeyEntity } from "../entities/ApiKeyEntity.ts"
+import { RenderEntity } from "../entities/RenderEntity.ts"
 import * as MediaInference from "../media/MediaInference.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
 import * as WorkMetrics from "../metrics/WorkMetrics.ts"
-import { RenderEntity } from "../entities/RenderEntity.ts"
-import * as Renders from "../repositories/Renders.ts"
 import { MediaRepo } from "../repositories/Media.ts"
+import * as Renders from "../repositories/Renders.ts"
 import { RendersRepo } from "../repositories/Renders.ts"
+import { BlobStore } from "../storage/BlobStore.ts"
 
 export type Payer = Renders.Payer
 
@@ -36,7 +36,8 @@ const chargeBudgetMillis = 12_000
 const sameCreate = (earlier: Renders.RenderRow, body: Requests.CreateRenderBody) => {
   const { metadata, ...request } = body
   const canonical = (value: unknown) => Idempotency.canonicalJson(JSON.parse(JSON.stringify(value)))
-  return canonical({ request, metadata: metadata ?? {} }) === canonical({ request: earlier.request, metadata: earlier.metadata })
+  return canonical({ request, metadata: metadata ?? {} }) ===
+    canonical({ request: earlier.request, metadata: earlier.metadata })
 }
 
 const notFound = (id: string) => Errors.fail("render_not_found", `no render ${id} for this account`)
@@ -78,7 +79,9 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
      * this render was charged.
      */
     const charge = (input: Renders.NewRender) => {
-      const unavailable = Errors.fail("service_unavailable", "the service is briefly unavailable; retry", { retryAfter: 2 })
+      const unavailable = Errors.fail("service_unavailable", "the service is briefly unavailable; retry", {
+        retryAfter: 2
+      })
       const settle = Effect.gen(function*() {
         yield* Effect.sleep(Math.max(0, input.deadline + 500 - (yield* Clock.currentTimeMillis)))
         const row = yield* repo.byId(input.id)
@@ -86,12 +89,17 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
       })
       const { payer } = input
       const attempt = payer.keyId !== null
-        ? keys(payer.keyId).Charge(input).pipe(Effect.catchTag("ChargeRefused", (e) => Effect.fail(Errors.fail(e.code, e.message))))
+        ? keys(payer.keyId).Charge(input).pipe(
+          Effect.catchTag("ChargeRefused", (e) => Effect.fail(Errors.fail(e.code, e.message)))
+        )
         : Effect.map(repo.charge(input), (r) => ({ renderId: r.row.id, charged: r._tag === "Charged" }))
       return attempt.pipe(
         Effect.timeout(entityTimeout),
         // a refusal stands; anything else (timeout, the entity unreachable, a late commit) is settled
-        Effect.catchIf((e): e is Exclude<typeof e, Errors.ApiFailure> => !(e instanceof Errors.ApiFailure), () => settle),
+        Effect.catchIf(
+          (e): e is Exclude<typeof e, Errors.ApiFailure> => !(e instanceof Errors.ApiFailure),
+          () => settle
+        ),
         Effect.catchIf((e) => e.code === "service_unavailable", () => settle)
       )
     }
@@ -111,7 +119,9 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
         if (earlier !== undefined) {
           // the same key with another body is refused, as the API refuses it (contract §4.6)
           if (!sameCreate(earlier, body)) {
-            return yield* Effect.fail(Errors.fail("idempotency_conflict", "this Idempotency-Key was used with a different body"))
+            return yield* Effect.fail(
+              Errors.fail("idempotency_conflict", "this Idempotency-Key was used with a different body")
+            )
           }
           return { object: "render" as const, id: earlier.id, status: "queued" as const }
         }
@@ -126,7 +136,11 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
           width: photo.width ?? 1080,
           height: photo.height ?? 1920,
           ...framing
-        }).pipe(Effect.mapError((e) => Errors.fail("caption_prep_failed", `the caption could not be composited: ${e.message}`)))
+        }).pipe(
+          Effect.mapError((e) =>
+            Errors.fail("caption_prep_failed", `the caption could not be composited: ${e.message}`)
+          )
+        )
         const captionBlobKey = overlay === null ? null : `captions/${renderId}.png`
         if (overlay !== null && captionBlobKey !== null) yield* blobs.putBytes(captionBlobKey, overlay)
 
@@ -152,16 +166,22 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
         )
         return { object: "render" as const, id: charged.renderId, status: "queued" as const }
       }).pipe(
-        Effect.tapError((e) => e.code === "spend_cap_reached" ? Effect.sync(() => WorkMetrics.spendCapRefusals.unsafeUpdate(1, [])) : Effect.void)
+        Effect.tapError((e) =>
+          e.code === "spend_cap_reached"
+            ? Effect.sync(() => WorkMetrics.spendCapRefusals.unsafeUpdate(1, []))
+            : Effect.void
+        )
       )
 
     /** The workspace's own render as stored, or undefined: a foreign, unknown or malformed id is one answer. */
-    const find = (workspaceId: string, id: string) => Ids.isRenderId(id) ? repo.find(workspaceId, id) : Effect.succeed(undefined)
+    const find = (workspaceId: string, id: string) =>
+      Ids.isRenderId(id) ? repo.find(workspaceId, id) : Effect.succeed(undefined)
 
     const row = (workspaceId: string, id: string) =>
       Effect.flatMap(find(workspaceId, id), (r) => r === undefined ? Effect.fail(notFound(id)) : Effect.succeed(r))
 
-    const get = (workspaceId: string, id: string) => Effect.map(row(workspaceId, id), (r) => Renders.toDocument(r, publicBaseUrl))
+    const get = (workspaceId: string, id: string) =>
+      Effect.map(row(workspaceId, id), (r) => Renders.toDocument(r, publicBaseUrl))
 
     /** The API's document of a row already read (the poll reads it with the key: Authentication.ts). */
     const document = (r: Renders.RenderRow) => Renders.toDocument(r, publicBaseUrl)
@@ -174,9 +194,12 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
     const assetKey = (workspaceId: string, id: string) =>
       Effect.gen(function*() {
         const r = yield* row(workspaceId, id)
-        const unavailable = Errors.fail("asset_unavailable", RenderState.isCompleted(r.status)
-          ? "the finished file is not available"
-          : `the render is ${r.status}; the file is available once it is completed`)
+        const unavailable = Errors.fail(
+          "asset_unavailable",
+          RenderState.isCompleted(r.status)
+            ? "the finished file is not available"
+            : `the render is ${r.status}; the file is available once it is completed`
+        )
         if (!RenderState.isCompleted(r.status) || r.asset_blob_key === null) return yield* Effect.fail(unavailable)
         return { key: r.asset_blob_key, filename: `${r.id}.mp4`, unavailable }
       })
@@ -237,13 +260,19 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
       poster,
       usage,
       cancel: (workspaceId: string, id: string) =>
-        Effect.map(Effect.provideService(cancel(id, workspaceId), RendersRepo, repo), (r) => Renders.toDocument(r, publicBaseUrl)),
+        Effect.map(
+          Effect.provideService(cancel(id, workspaceId), RendersRepo, repo),
+          (r) => Renders.toDocument(r, publicBaseUrl)
+        ),
       // the portal's views, which the API has no endpoint for
       find,
       list: repo.list,
       /** This cycle's allowance and use, and its renders by status. */
       cycle: (workspaceId: string) =>
-        Effect.flatMap(repo.usage(workspaceId), (u) => Effect.map(repo.countByStatus(workspaceId, u.cycleStart), (byStatus) => ({ ...u, byStatus }))),
+        Effect.flatMap(
+          repo.usage(workspaceId),
+          (u) => Effect.map(repo.countByStatus(workspaceId, u.cycleStart), (byStatus) => ({ ...u, byStatus }))
+        ),
       /** A key's charged renders in its 24-hour spend window. */
       chargedInWindow: repo.chargedInWindow
     } as const

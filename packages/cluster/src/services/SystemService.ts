@@ -11,7 +11,9 @@ export class SystemService extends Effect.Service<SystemService>()("pic2video/Sy
       ready: system.ping.pipe(
         Effect.as({ status: "ready" as const }),
         Effect.timeout("2 seconds"),
-        Effect.catchAllCause(() => Effect.fail(Errors.fail("service_unavailable", "the database is unreachable", { retryAfter: 5 })))
+        Effect.catchAllCause(() =>
+          Effect.fail(Errors.fail("service_unavailable", "the database is unreachable", { retryAfter: 5 }))
+        )
       )
     } as const
   })

@@ -57,7 +57,9 @@ export const safeKey = (key: string) => {
 
 /** A file's bytes as a stream, read in 64 KiB chunks; the file is opened only when the stream runs. */
 export const fileStream = (path: string): Stream.Stream<Uint8Array> =>
-  Stream.suspend(() => Stream.fromAsyncIterable(createReadStream(path, { highWaterMark: 64 * 1024 }), (e) => e)).pipe(Stream.orDie)
+  Stream.suspend(() => Stream.fromAsyncIterable(createReadStream(path, { highWaterMark: 64 * 1024 }), (e) => e)).pipe(
+    Stream.orDie
+  )
 
 /** Scratch paths under `dir` (one filesystem with what they are renamed into). */
 export const makeTempPath = (dir: string) => (suffix: string) =>
@@ -82,7 +84,8 @@ export const makeLocal = (root: string): BlobStoreShape => {
       throw e
     }
   }
-  const localPath = (key: string) => Effect.promise(() => fs.access(pathOf(key)).then(() => pathOf(key), () => undefined))
+  const localPath = (key: string) =>
+    Effect.promise(() => fs.access(pathOf(key)).then(() => pathOf(key), () => undefined))
   return {
     putFile: (key, from) =>
       Effect.promise(() =>
@@ -97,7 +100,9 @@ export const makeLocal = (root: string): BlobStoreShape => {
     putBytes: (key, bytes) => Effect.promise(() => landAt(key, (tmp) => fs.writeFile(tmp, bytes))),
     localPath,
     getBytes: (key) =>
-      Effect.promise(() => fs.readFile(pathOf(key)).then((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength), () => undefined)),
+      Effect.promise(() =>
+        fs.readFile(pathOf(key)).then((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength), () => undefined)
+      ),
     open: (key) =>
       Effect.promise(async () => {
         const stat = await fs.stat(pathOf(key)).catch(() => undefined)
@@ -145,7 +150,12 @@ export const makeMemory = (scratch: string): BlobStoreShape => {
         const bytes = read(key)
         return bytes === undefined
           ? undefined
-          : { stream: Stream.succeed(bytes), size: bytes.byteLength, etag: `"${bytes.byteLength.toString(16)}"`, lastModified: undefined }
+          : {
+            stream: Stream.succeed(bytes),
+            size: bytes.byteLength,
+            etag: `"${bytes.byteLength.toString(16)}"`,
+            lastModified: undefined
+          }
       }),
     remove: (key) =>
       Effect.promise(async () => {

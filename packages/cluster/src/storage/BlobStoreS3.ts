@@ -16,7 +16,14 @@ import * as Path from "node:path"
 import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { AppConfig } from "../config/AppConfig.ts"
-import { BlobStore, type BlobStoreShape, makeTempPath, safeKey, type S3Settings, type Unavailable } from "./BlobStore.ts"
+import {
+  BlobStore,
+  type BlobStoreShape,
+  makeTempPath,
+  type S3Settings,
+  safeKey,
+  type Unavailable
+} from "./BlobStore.ts"
 
 /**
  * The BlobStore on an S3-compatible object store (AWS S3, MinIO, ...). Every byte streams: uploads
@@ -31,7 +38,8 @@ const partSize = 8 * 1024 * 1024
 
 const missing = (e: unknown) =>
   Predicate.hasProperty(e, "name") && (e.name === "NoSuchKey" || e.name === "NotFound") ||
-  Predicate.hasProperty(e, "$metadata") && Predicate.hasProperty(e.$metadata, "httpStatusCode") && e.$metadata.httpStatusCode === 404
+  Predicate.hasProperty(e, "$metadata") && Predicate.hasProperty(e.$metadata, "httpStatusCode") &&
+    e.$metadata.httpStatusCode === 404
 
 /** On Node the SDK's response body is the HTTP response itself, a Readable (its type covers browsers too). */
 const nodeBody = (body: unknown) => {
@@ -68,7 +76,9 @@ export const make = (settings: S3Settings, dataDir: string) =>
     /** one call to the store: every fault is 503 (logged); `orMissing` turns a missing object into undefined first */
     const call = <A>(what: string, f: (signal: AbortSignal) => Promise<A>) =>
       Effect.tryPromise({ try: f, catch: (e) => e }).pipe(
-        Effect.tapError((e) => Effect.logWarning(`object store: could not ${what}`, e instanceof Error ? e.message : String(e))),
+        Effect.tapError((e) =>
+          Effect.logWarning(`object store: could not ${what}`, e instanceof Error ? e.message : String(e))
+        ),
         Effect.mapError(() => unavailable())
       )
     const orMissing = <A>(f: (signal: AbortSignal) => Promise<A>) => (signal: AbortSignal) =>
@@ -89,12 +99,14 @@ export const make = (settings: S3Settings, dataDir: string) =>
         return f(signal)
       })
 
-    const get = (key: string, signal?: AbortSignal) => s3.send(new GetObjectCommand({ Bucket, Key: Key(key) }), { abortSignal: signal })
+    const get = (key: string, signal?: AbortSignal) =>
+      s3.send(new GetObjectCommand({ Bucket, Key: Key(key) }), { abortSignal: signal })
 
     // ---- the scratch cache
     const cacheDir = Path.join(dataDir, "blob-cache")
     const cacheTmp = Path.join(cacheDir, ".tmp")
-    const cached = (key: string) => Path.join(cacheDir, createHash("sha256").update(`${Bucket}/${Key(key)}`).digest("hex").slice(0, 40))
+    const cached = (key: string) =>
+      Path.join(cacheDir, createHash("sha256").update(`${Bucket}/${Key(key)}`).digest("hex").slice(0, 40))
     const fetching = new Map<string, Promise<string | undefined>>()
     let evicting = false
     const evict = async () => {
@@ -147,69 +159,97 @@ export const make = (settings: S3Settings, dataDir: string) =>
 
     const store: BlobStoreShape = {
       putFile: (key, from) =>
-        checked(key, () => call(`store ${key}`, orMakeBucket(async (signal) => {
-          const upload = new Upload({
-            client: s3,
-            params: { Bucket, Key: Key(key), Body: createReadStream(from) },
-            partSize,
-            queueSize: 2,
-            leavePartsOnError: false
-          })
-          const abort = () => upload.abort().catch(() => {})
-          signal.addEventListener("abort", abort)
-          try {
-            await upload.done()
-          } finally {
-            signal.removeEventListener("abort", abort)
-          }
-          // stored: the local file is gone, as when the local store moves it
-          await fs.rm(from, { force: true })
-        }))),
+        checked(key, () =>
+          call(
+            `store ${key}`,
+            orMakeBucket(async (signal) => {
+              const upload = new Upload({
+                client: s3,
+                params: { Bucket, Key: Key(key), Body: createReadStream(from) },
+                partSize,
+                queueSize: 2,
+                leavePartsOnError: false
+              })
+              const abort = () => upload.abort().catch(() => {})
+              signal.addEventListener("abort", abort)
+              try {
+                await upload.done()
+              } finally {
+                signal.removeEventListener("abort", abort)
+              }
+              // stored: the local file is gone, as when the local store moves it
+              await fs.rm(from, { force: true })
+            })
+          )),
       putBytes: (key, bytes) =>
-        checked(key, () => call(`store ${key}`, orMakeBucket((signal) =>
-          s3.send(new PutObjectCommand({ Bucket, Key: Key(key), Body: bytes, ContentLength: bytes.byteLength }), { abortSignal: signal })
-        )).pipe(Effect.asVoid)),
+        checked(key, () =>
+          call(
+            `store ${key}`,
+            orMakeBucket((signal) =>
+              s3.send(new PutObjectCommand({ Bucket, Key: Key(key), Body: bytes, ContentLength: bytes.byteLength }), {
+                abortSignal: signal
+              })
+            )
+          ).pipe(Effect.asVoid)),
       localPath: (key) =>
-        checked(key, () => call(`fetch ${key}`, async () => {
-          const dest = cached(key)
-          // the file system's clock (see evict)
-          const now = new Date()
-          // a copy already here: mark it used (the eviction order) and read it
-          const hit = await fs.utimes(dest, now, now).then(() => true, () => false)
-          return hit ? dest : fetchToCache(key)
-        })),
+        checked(key, () =>
+          call(`fetch ${key}`, async () => {
+            const dest = cached(key)
+            // the file system's clock (see evict)
+            const now = new Date()
+            // a copy already here: mark it used (the eviction order) and read it
+            const hit = await fs.utimes(dest, now, now).then(() => true, () => false)
+            return hit ? dest : fetchToCache(key)
+          })),
       getBytes: (key) =>
-        checked(key, () => call(`read ${key}`, orMissing(async (signal) => {
-          const object = await get(key, signal)
-          return await object.Body!.transformToByteArray()
-        }))),
+        checked(key, () =>
+          call(
+            `read ${key}`,
+            orMissing(async (signal) => {
+              const object = await get(key, signal)
+              return await object.Body!.transformToByteArray()
+            })
+          )),
       open: (key) =>
-        checked(key, () => call(`read ${key}`, orMissing(async (signal) => {
-          const object = await get(key, signal)
-          const body = nodeBody(object.Body)
-          return {
-            stream: Stream.fromAsyncIterable<Uint8Array, Unavailable>(body, () => unavailable()),
-            size: object.ContentLength ?? 0,
-            etag: object.ETag,
-            lastModified: object.LastModified
-          }
-        }))),
+        checked(key, () =>
+          call(
+            `read ${key}`,
+            orMissing(async (signal) => {
+              const object = await get(key, signal)
+              const body = nodeBody(object.Body)
+              return {
+                stream: Stream.fromAsyncIterable<Uint8Array, Unavailable>(body, () => unavailable()),
+                size: object.ContentLength ?? 0,
+                etag: object.ETag,
+                lastModified: object.LastModified
+              }
+            })
+          )),
       remove: (key) =>
-        checked(key, () => call(`remove ${key}`, (signal) => s3.send(new DeleteObjectCommand({ Bucket, Key: Key(key) }), { abortSignal: signal })).pipe(
-          Effect.zipRight(Effect.promise(() => fs.rm(cached(key), { force: true }))),
-          Effect.ignore
-        )),
+        checked(key, () =>
+          call(`remove ${key}`, (signal) =>
+            s3.send(new DeleteObjectCommand({ Bucket, Key: Key(key) }), { abortSignal: signal })).pipe(
+              Effect.zipRight(Effect.promise(() =>
+                fs.rm(cached(key), { force: true })
+              )),
+              Effect.ignore
+            )),
       tempPath: makeTempPath(Path.join(dataDir, "scratch"))
     }
 
     // a store that is down now only delays this to the first write
     yield* call(`reach bucket ${Bucket}`, (signal) =>
       s3.send(new HeadBucketCommand({ Bucket }), { abortSignal: signal }).catch(async (e) => {
-        if (!missing(e)) throw e
+        if (!missing(e)) {
+          throw e
+        }
         await makeBucket(signal)
-      })
-    ).pipe(Effect.timeout("5 seconds"), Effect.ignore)
-    yield* Effect.logInfo(`blob store: s3://${Bucket}/${settings.prefix}${settings.endpoint === undefined ? "" : ` at ${settings.endpoint}`}`)
+      })).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+    yield* Effect.logInfo(
+      `blob store: s3://${Bucket}/${settings.prefix}${
+        settings.endpoint === undefined ? "" : ` at ${settings.endpoint}`
+      }`
+    )
     return store
   })
 

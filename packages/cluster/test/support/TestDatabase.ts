@@ -12,9 +12,12 @@ import * as Repositories from "../../src/repositories/Repositories.ts"
  * Built inside `it.layer`, so the repositories read the test's `TestClock`.
  */
 export const layer = Layer.unwrapEffect(
-  Effect.map(Effect.promise(makeDatabase), (url) =>
-    Layer.mergeAll(Repositories.layer, Layer.succeed(KeyHasher.KeyHasher, KeyHasher.make(randomBytes(32)))).pipe(
-      Layer.provideMerge(Database.layer),
-      Layer.provide(AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(url)) }))
-    ))
+  Effect.map(
+    Effect.promise(makeDatabase),
+    (url) =>
+      Layer.mergeAll(Repositories.layer, Layer.succeed(KeyHasher.KeyHasher, KeyHasher.make(randomBytes(32)))).pipe(
+        Layer.provideMerge(Database.layer),
+        Layer.provide(AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(url)) }))
+      )
+  )
 )

@@ -38,7 +38,9 @@ export class PublicEndpoint extends Context.Tag("pic2video/PublicEndpoint")<Publ
  * A rule on the parsed JSON body that answers before the schema does (contract §4.8: an
  * `unsupported_render_type` is named rather than reported as a field error).
  */
-export class BodyRule extends Context.Tag("pic2video/BodyRule")<BodyRule, (body: unknown) => Errors.ApiFailure | undefined>() {}
+export class BodyRule
+  extends Context.Tag("pic2video/BodyRule")<BodyRule, (body: unknown) => Errors.ApiFailure | undefined>()
+{}
 
 /** Reads what a remembered success created, as it is now (undefined: gone; the stored answer stands). */
 export interface CurrentState {

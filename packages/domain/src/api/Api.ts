@@ -1,4 +1,12 @@
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, type HttpMethod, Multipart, OpenApi } from "@effect/platform"
+import {
+  HttpApi,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiSchema,
+  type HttpMethod,
+  Multipart,
+  OpenApi
+} from "@effect/platform"
 import { Context, Option, Schema } from "effect"
 // the modules, not the index: the client imports this file in browsers, and the index brings node:crypto
 import * as Errors from "../Errors.ts"
@@ -30,13 +38,18 @@ const ErrorBody = <C extends Errors.ErrorCode>(status: number, codes: ReadonlyAr
       message: Schema.String
     }),
     request_id: Schema.String
-  }).annotations({ description: `Error: ${codes.map((c) => `\`${c}\``).join(", ")}`, ...HttpApiSchema.annotations({ status }) })
+  }).annotations({
+    description: `Error: ${codes.map((c) => `\`${c}\``).join(", ")}`,
+    ...HttpApiSchema.annotations({ status })
+  })
 
 /** An operation's error bodies, one per status, each listing exactly the codes it can answer with that status. */
 const errorsOf = <Name extends string>(name: Name) => {
   const codes = Errors.codesOf(name)
   const statuses = [...new Set(codes.map(Errors.statusOf))].sort()
-  return Schema.Union(...statuses.map((status) => ErrorBody(status, codes.filter((c) => Errors.statusOf(c) === status))))
+  return Schema.Union(
+    ...statuses.map((status) => ErrorBody(status, codes.filter((c) => Errors.statusOf(c) === status)))
+  )
 }
 
 /**
@@ -44,10 +57,24 @@ const errorsOf = <Name extends string>(name: Name) => {
  * each operation's codes, and its document with its scope and response headers.
  */
 const withErrors = <
-  Name extends string, Method extends HttpMethod.HttpMethod, Path, UrlParams, Payload, Headers, Success, Error, R, RE
->(endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>) => {
+  Name extends string,
+  Method extends HttpMethod.HttpMethod,
+  Path,
+  UrlParams,
+  Payload,
+  Headers,
+  Success,
+  Error,
+  R,
+  RE
+>(
+  endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
+) => {
   const scope = Option.getOrUndefined(Context.getOption(endpoint.annotations, RequiredScope))
-  const own = Option.getOrElse(Context.getOption(endpoint.annotations, OpenApi.Transform), () => (op: Record<string, unknown>) => op)
+  const own = Option.getOrElse(
+    Context.getOption(endpoint.annotations, OpenApi.Transform),
+    () => (op: Record<string, unknown>) => op
+  )
   const codes = Errors.codesOf(endpoint.name)
   return endpoint
     .addError(errorsOf(endpoint.name))
@@ -74,40 +101,74 @@ const CreateRenderBody = Requests.CreateRenderBody.annotations({
 const Media = Resources.Media.annotations({
   identifier: "Media",
   examples: [{
-    object: "media", id: exampleMediaId, created_at: exampleTime, label: "beach.jpg", tags: ["summer"], width: 3024, height: 4032,
-    mime_type: "image/jpeg", file_size_bytes: 2480211, preview_url: `https://p2v.example.com/api/v1/media/${exampleMediaId}/preview`,
+    object: "media",
+    id: exampleMediaId,
+    created_at: exampleTime,
+    label: "beach.jpg",
+    tags: ["summer"],
+    width: 3024,
+    height: 4032,
+    mime_type: "image/jpeg",
+    file_size_bytes: 2480211,
+    preview_url: `https://p2v.example.com/api/v1/media/${exampleMediaId}/preview`,
     preview_expires_at: null
   }]
 })
 /** contract §4.8: a render type the service does not offer is named, before the schema reports fields. */
 const offeredRenderType = (body: unknown): Errors.ApiFailure | undefined => {
-  const type = typeof body === "object" && body !== null && !Array.isArray(body) && "render_type" in body ? body.render_type : undefined
+  const type = typeof body === "object" && body !== null && !Array.isArray(body) && "render_type" in body
+    ? body.render_type
+    : undefined
   return typeof type === "string" && type !== "aesthetic_quote"
     ? Errors.fail("unsupported_render_type", "only render_type `aesthetic_quote` is available")
     : undefined
 }
 
-const RenderCreated = Resources.RenderCreated.annotations({ identifier: "RenderCreated", examples: [{ object: "render", id: exampleRenderId, status: "queued" }] })
+const RenderCreated = Resources.RenderCreated.annotations({
+  identifier: "RenderCreated",
+  examples: [{ object: "render", id: exampleRenderId, status: "queued" }]
+})
 const Render = Resources.Render.annotations({
   identifier: "Render",
   examples: [{
-    object: "render", id: exampleRenderId, type: "aesthetic_quote", status: "completed", progress: 100,
-    created_at: exampleTime, updated_at: "2026-11-25T10:00:41.000Z", completed_at: "2026-11-25T10:00:41.000Z",
+    object: "render",
+    id: exampleRenderId,
+    type: "aesthetic_quote",
+    status: "completed",
+    progress: 100,
+    created_at: exampleTime,
+    updated_at: "2026-11-25T10:00:41.000Z",
+    completed_at: "2026-11-25T10:00:41.000Z",
     asset: {
-      url: `https://p2v.example.com/api/v1/renders/${exampleRenderId}/download`, expires_at: null, content_type: "video/mp4",
-      width: 1080, height: 1920, byte_size: 3145728, duration_sec: 8
+      url: `https://p2v.example.com/api/v1/renders/${exampleRenderId}/download`,
+      expires_at: null,
+      content_type: "video/mp4",
+      width: 1080,
+      height: 1920,
+      byte_size: 3145728,
+      duration_sec: 8
     },
-    error: null, idempotency_key: "order-1234", metadata: { order: "1234" }
+    error: null,
+    idempotency_key: "order-1234",
+    metadata: { order: "1234" }
   }]
 })
 const Usage = Resources.Usage.annotations({
   identifier: "Usage",
-  examples: [{ object: "usage", cycle_start: "2026-11-01T00:00:00.000Z", aesthetic_quotes: { used: 12, included: 100 } }]
+  examples: [{
+    object: "usage",
+    cycle_start: "2026-11-01T00:00:00.000Z",
+    aesthetic_quotes: { used: 12, included: 100 }
+  }]
 })
 
 const StringOrStrings = Schema.Union(
   Schema.Array(Schema.String),
-  Schema.transform(Schema.String, Schema.Array(Schema.String), { strict: true, decode: (s) => [s], encode: (a) => a[0] ?? "" })
+  Schema.transform(Schema.String, Schema.Array(Schema.String), {
+    strict: true,
+    decode: (s) => [s],
+    encode: (a) => a[0] ?? ""
+  })
 )
 
 /** Slack above the upload limit: the multipart parser stops a little early; the exact limit is checked on the file. */
@@ -143,14 +204,23 @@ export class MediaGroup extends HttpApiGroup.make("media")
           // checked as digits by the handler (a wrong one is 422), documented as the integer it is
           limit: Schema.optional(Schema.String.annotations({
             description: "Page size, 1–100 (default 25).",
-            jsonSchema: { type: "integer", minimum: 1, maximum: 100, default: Requests.defaultListLimit, description: "Page size, 1–100 (default 25)." }
+            jsonSchema: {
+              type: "integer",
+              minimum: 1,
+              maximum: 100,
+              default: Requests.defaultListLimit,
+              description: "Page size, 1–100 (default 25)."
+            }
           })),
           cursor: Schema.optional(Schema.String.annotations({ description: "`next_cursor` of the previous page." }))
         }))
         .addSuccess(Resources.MediaList)
         .annotate(RequiredScope, "media:read")
         .annotate(OpenApi.Summary, "List photos")
-        .annotate(OpenApi.Description, "Photos of the workspace, newest first; keyset pages (`limit` 1–100, default 25).")
+        .annotate(
+          OpenApi.Description,
+          "Photos of the workspace, newest first; keyset pages (`limit` 1–100, default 25)."
+        )
     )
   )
   .add(
@@ -161,7 +231,10 @@ export class MediaGroup extends HttpApiGroup.make("media")
         .annotate(RequiredScope, "media:write")
         .annotate(RateBucket, "uploads")
         .annotate(OpenApi.Summary, "Upload a photo")
-        .annotate(OpenApi.Description, `Multipart upload: \`file\` (${Requests.photoTypesText}, up to ${Requests.maxUploadMiB} MiB), \`label\`, repeated \`tags\`. The type is read from the bytes, not from the part's label.`)
+        .annotate(
+          OpenApi.Description,
+          `Multipart upload: \`file\` (${Requests.photoTypesText}, up to ${Requests.maxUploadMiB} MiB), \`label\`, repeated \`tags\`. The type is read from the bytes, not from the part's label.`
+        )
     )
   )
   .add(
@@ -171,7 +244,10 @@ export class MediaGroup extends HttpApiGroup.make("media")
         .addSuccess(HttpApiSchema.Uint8Array({ contentType: "image/jpeg" }))
         .annotate(RequiredScope, "media:read")
         .annotate(OpenApi.Summary, "Get a photo's preview")
-        .annotate(OpenApi.Description, "The photo at most 1080 px on its long side, oriented, without metadata: JPEG for a JPEG, WebP for a WebP, PNG otherwise (a GIF's first frame).")
+        .annotate(
+          OpenApi.Description,
+          "The photo at most 1080 px on its long side, oriented, without metadata: JPEG for a JPEG, WebP for a WebP, PNG otherwise (a GIF's first frame)."
+        )
         // one success schema per status in HttpApi: the other image types are added to the document here
         .annotate(OpenApi.Transform, (op: Record<string, any>) => {
           const image = op.responses["200"].content["image/jpeg"]
@@ -197,7 +273,10 @@ export class ImportsGroup extends HttpApiGroup.make("imports")
         .annotate(Idempotent, true)
         .annotate(ReplayCurrent, CurrentImport)
         .annotate(OpenApi.Summary, "Import a drive folder")
-        .annotate(OpenApi.Description, "Starts importing the photos of one folder of the connected cloud drive (not its subfolders; at most 500 files). Poll the import until its status is no longer `pending`. Send `Idempotency-Key` to make retries safe.")
+        .annotate(
+          OpenApi.Description,
+          "Starts importing the photos of one folder of the connected cloud drive (not its subfolders; at most 500 files). Poll the import until its status is no longer `pending`. Send `Idempotency-Key` to make retries safe."
+        )
     )
   )
   .add(
@@ -207,7 +286,10 @@ export class ImportsGroup extends HttpApiGroup.make("imports")
         .addSuccess(Resources.MediaImport)
         .annotate(RequiredScope, "media:read")
         .annotate(OpenApi.Summary, "Get an import")
-        .annotate(OpenApi.Description, "An import's status, counts and items; `pending` until it ends as `completed`, `partial` or `failed`.")
+        .annotate(
+          OpenApi.Description,
+          "An import's status, counts and items; `pending` until it ends as `completed`, `partial` or `failed`."
+        )
     )
   )
   .middleware(Admission)
@@ -222,7 +304,10 @@ export class IntegrationsGroup extends HttpApiGroup.make("integrations")
         .addSuccess(Resources.OAuthConnect)
         .annotate(RequiredScope, "media:write")
         .annotate(OpenApi.Summary, "Start connecting the cloud drive")
-        .annotate(OpenApi.Description, "An authorization URL to open in a browser; the drive sends the user back to the service's OAuth callback.")
+        .annotate(
+          OpenApi.Description,
+          "An authorization URL to open in a browser; the drive sends the user back to the service's OAuth callback."
+        )
     )
   )
   .add(
@@ -231,7 +316,10 @@ export class IntegrationsGroup extends HttpApiGroup.make("integrations")
         .addSuccess(Resources.Integration)
         .annotate(RequiredScope, "media:read")
         .annotate(OpenApi.Summary, "Get the drive connection")
-        .annotate(OpenApi.Description, "Whether the workspace's cloud drive is connected, since when, and with which scopes.")
+        .annotate(
+          OpenApi.Description,
+          "Whether the workspace's cloud drive is connected, since when, and with which scopes."
+        )
     )
   )
   .add(
@@ -241,7 +329,10 @@ export class IntegrationsGroup extends HttpApiGroup.make("integrations")
         .annotate(RequiredScope, "media:write")
         .annotate(RateBucket, "uploads")
         .annotate(OpenApi.Summary, "Disconnect the drive")
-        .annotate(OpenApi.Description, "Forgets the drive's tokens (revoking them at the provider when it can); imports under way stop.")
+        .annotate(
+          OpenApi.Description,
+          "Forgets the drive's tokens (revoking them at the provider when it can); imports under way stop."
+        )
     )
   )
   .add(
@@ -251,7 +342,10 @@ export class IntegrationsGroup extends HttpApiGroup.make("integrations")
         .addSuccess(Resources.FolderList)
         .annotate(RequiredScope, "media:read")
         .annotate(OpenApi.Summary, "List drive folders")
-        .annotate(OpenApi.Description, "Folders of the connected drive under `parent` (the root when absent), by name, in pages.")
+        .annotate(
+          OpenApi.Description,
+          "Folders of the connected drive under `parent` (the root when absent), by name, in pages."
+        )
     )
   )
   .middleware(Admission)
@@ -288,7 +382,10 @@ export class RendersGroup extends HttpApiGroup.make("renders")
         .annotate(Idempotent, true)
         .annotate(BodyRule, offeredRenderType)
         .annotate(OpenApi.Summary, "Create a render")
-        .annotate(OpenApi.Description, "Queues a render of a library photo with a caption. The only call that costs money. Send `Idempotency-Key` to make retries safe. Poll the render until it is `completed`, `failed` or `canceled`.")
+        .annotate(
+          OpenApi.Description,
+          "Queues a render of a library photo with a caption. The only call that costs money. Send `Idempotency-Key` to make retries safe. Poll the render until it is `completed`, `failed` or `canceled`."
+        )
     )
   )
   .add(
@@ -300,7 +397,10 @@ export class RendersGroup extends HttpApiGroup.make("renders")
         // the poll: one round trip (the key and the render in one statement)
         .annotate(ReadsRenderWithKey, true)
         .annotate(OpenApi.Summary, "Get a render")
-        .annotate(OpenApi.Description, "The render's status and progress; once `completed`, its `asset`; once `failed` or `canceled`, its `error`. Treat a status you do not know as not finished.")
+        .annotate(
+          OpenApi.Description,
+          "The render's status and progress; once `completed`, its `asset`; once `failed` or `canceled`, its `error`. Treat a status you do not know as not finished."
+        )
     )
   )
   .add(
@@ -317,7 +417,10 @@ export class RendersGroup extends HttpApiGroup.make("renders")
     withErrors(
       HttpApiEndpoint.get("getUsage", "/api/v1/usage").addSuccess(Usage).annotate(RequiredScope, "renders:read")
         .annotate(OpenApi.Summary, "Get usage")
-        .annotate(OpenApi.Description, "Renders charged in the current billing cycle and the plan's allowance (`null`: no fixed allowance).")
+        .annotate(
+          OpenApi.Description,
+          "Renders charged in the current billing cycle and the plan's allowance (`null`: no fixed allowance)."
+        )
     )
   )
   .middleware(Admission)

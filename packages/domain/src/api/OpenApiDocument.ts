@@ -16,15 +16,20 @@ const header = (description: string, schema: Json = { type: "string" }) => ({ de
 
 /** Response headers, declared once and referenced from each response that carries them. */
 const responseHeaders = {
-  "X-Request-Id": header("The request's id, also in every error body as `request_id`; quote it when reporting a problem."),
+  "X-Request-Id": header(
+    "The request's id, also in every error body as `request_id`; quote it when reporting a problem."
+  ),
   "RateLimit-Limit": header("Requests this key may make per minute in this endpoint's bucket.", { type: "integer" }),
   "RateLimit-Remaining": header("Requests left in the current window.", { type: "integer" }),
   "RateLimit-Reset": header("Seconds until the window resets.", { type: "integer" }),
   "Retry-After": header("Seconds to wait before retrying.", { type: "integer" }),
-  "Idempotency-Replayed": header("`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`.", {
-    type: "string",
-    enum: ["true"]
-  }),
+  "Idempotency-Replayed": header(
+    "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`.",
+    {
+      type: "string",
+      enum: ["true"]
+    }
+  ),
   "WWW-Authenticate": header("`Bearer`: the key is sent as a bearer token."),
   "Content-Disposition": header("`attachment; filename=\"<render id>.mp4\"`.")
 }
@@ -36,7 +41,11 @@ const ref = (name: keyof typeof responseHeaders) => ({ $ref: `#/components/heade
  * description and in `x-required-scopes`, not as bearer "roles" in `security`: OpenAPI 3.1 allows
  * roles there, but linters and generators read scopes only on OAuth2 schemes and flag them.
  */
-export const documentOperation = (op: Json, scope: string | undefined, codes: ReadonlyArray<Errors.ErrorCode>): Json => {
+export const documentOperation = (
+  op: Json,
+  scope: string | undefined,
+  codes: ReadonlyArray<Errors.ErrorCode>
+): Json => {
   if (scope !== undefined) {
     op["x-required-scopes"] = [scope]
     op.description = `${op.description ?? ""}\n\nRequires an API key with the \`${scope}\` scope.`.trim()
@@ -112,10 +121,13 @@ const documentApi = (spec: Json): Json => {
     type: "http",
     scheme: "bearer",
     bearerFormat: "API key",
-    description: "An API key as a bearer token: `Authorization: Bearer <key>`. Each operation lists the scope its key must hold."
+    description:
+      "An API key as a bearer token: `Authorization: Bearer <key>`. Each operation lists the scope its key must hold."
   }
   spec.components.headers = Object.fromEntries(
-    Object.entries(responseHeaders).map(([name, h]) => [name, { ...h, ...(name === "X-Request-Id" ? { required: true } : {}) }])
+    Object.entries(responseHeaders).map((
+      [name, h]
+    ) => [name, { ...h, ...(name === "X-Request-Id" ? { required: true } : {}) }])
   )
   // the file part is bytes (a Blob for a generated client), the tags repeated text parts
   const upload = spec.paths["/api/v1/media"]?.post?.requestBody?.content?.["multipart/form-data"]
@@ -142,7 +154,9 @@ const documentApi = (spec: Json): Json => {
   for (let removed = true; removed;) {
     removed = false
     const text = JSON.stringify({ ...spec, components: { ...spec.components, schemas: undefined } }) +
-      Object.entries(spec.components.schemas).map(([name, schema]) => JSON.stringify(schema).replaceAll(`"#/components/schemas/${name}"`, "")).join()
+      Object.entries(spec.components.schemas).map(([name, schema]) =>
+        JSON.stringify(schema).replaceAll(`"#/components/schemas/${name}"`, "")
+      ).join()
     for (const name of Object.keys(spec.components.schemas)) {
       if (!text.includes(`"#/components/schemas/${name}"`)) {
         delete spec.components.schemas[name]

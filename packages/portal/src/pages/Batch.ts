@@ -1,10 +1,10 @@
 import { HttpServerResponse } from "@effect/platform"
+import { toFailure } from "@pic2video/api/ErrorResponse"
 import { isBatchId, PortalBatchesRepo } from "@pic2video/cluster/PortalBatches"
 import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import { Errors, Ids, Requests } from "@pic2video/domain"
 import { Effect, Either, Exit, Fiber } from "effect"
-import { toFailure } from "@pic2video/api/ErrorResponse"
 import { Form, type Signed } from "../Context.ts"
 import { html, isolated } from "../Html.ts"
 import { alert, document, htmlResponse } from "../Layout.ts"
@@ -32,10 +32,19 @@ const quoteField = (mediaId: string) => `quote.${mediaId}`
 /** The chosen photos, in order, each once; ids of the wrong shape are dropped. */
 const chosenIds = (ids: ReadonlyArray<string>) => [...new Set(ids.filter(Ids.isMediaId).map((id) => id.toLowerCase()))]
 
-const batchForm = (s: Signed, ids: ReadonlyArray<string>, values: Form | undefined, error: string | undefined, status = 200) =>
+const batchForm = (
+  s: Signed,
+  ids: ReadonlyArray<string>,
+  values: Form | undefined,
+  error: string | undefined,
+  status = 200
+) =>
   Effect.gen(function*() {
-    const found = yield* Effect.forEach(ids.slice(0, maxBatch), (id) => Effect.flatMap(MediaService, (media) => media.find(s.workspace.id, id)), { concurrency: 4 })
-    const photos = found.flatMap((m) => m === undefined ? [] : [m])
+    const found = yield* Effect.forEach(ids.slice(0, maxBatch), (id) =>
+      Effect.flatMap(MediaService, (media) => media.find(s.workspace.id, id)), { concurrency: 4 })
+    const photos = found.flatMap((m) =>
+      m === undefined ? [] : [m]
+    )
     const gone = ids.slice(0, maxBatch).length - photos.length
     const v = (name: string) => values?.get(name) ?? ""
     const usage = yield* Effect.flatMap(RenderService, (r) => r.usage(s.workspace.id))
@@ -43,25 +52,51 @@ const batchForm = (s: Signed, ids: ReadonlyArray<string>, values: Form | undefin
     const left = included === null ? null : Math.max(0, included - used)
     const body = html`<h1>Render selected</h1>
 ${alert(error)}
-${ids.length > maxBatch ? html`<p class="notice" role="status">At most ${maxBatch} photos go in one batch: the first ${maxBatch} you chose are below.</p>` : ""}
-${gone > 0 ? html`<p class="notice" role="status">${gone === 1 ? "One photo you chose is" : `${gone} photos you chose are`} no longer in the library (archived, or the link is wrong); ${gone === 1 ? "it is" : "they are"} left out.</p>` : ""}
+${
+      ids.length > maxBatch
+        ? html`<p class="notice" role="status">At most ${maxBatch} photos go in one batch: the first ${maxBatch} you chose are below.</p>`
+        : ""
+    }
+${
+      gone > 0
+        ? html`<p class="notice" role="status">${
+          gone === 1 ? "One photo you chose is" : `${gone} photos you chose are`
+        } no longer in the library (archived, or the link is wrong); ${gone === 1 ? "it is" : "they are"} left out.</p>`
+        : ""
+    }
 ${
       photos.length === 0
         ? html`<section class="card"><p>No photos are selected. In the <a href="/portal/library">Library</a>, tick the photos to render and choose <strong>Render selected</strong>.</p></section>`
         : html`<form method="post" action="/portal/renders/batch" class="card stack" aria-label="Render selected" data-once>
   <input type="hidden" name="csrf" value="${s.session.csrf}">
   <input type="hidden" name="batch_id" value="${values?.get("batch_id") ?? crypto.randomUUID()}">
-  <p>${photos.length === 1 ? "One render" : `${photos.length} renders`}, one for each photo below, with the caption and options you choose here.
-  ${left === null ? "" : html`This workspace has <strong>${left}</strong> of its ${included} renders left this billing cycle.`}</p>
-  ${left !== null && left < photos.length ? html`<p class="notice" role="note">That is fewer than ${photos.length}: the batch will be refused whole (<span class="code">quota_exceeded</span>). Choose fewer photos in the <a href="/portal/library">Library</a>.</p>` : ""}
+  <p>${
+          photos.length === 1 ? "One render" : `${photos.length} renders`
+        }, one for each photo below, with the caption and options you choose here.
+  ${
+          left === null
+            ? ""
+            : html`This workspace has <strong>${left}</strong> of its ${included} renders left this billing cycle.`
+        }</p>
+  ${
+          left !== null && left < photos.length
+            ? html`<p class="notice" role="note">That is fewer than ${photos.length}: the batch will be refused whole (<span class="code">quota_exceeded</span>). Choose fewer photos in the <a href="/portal/library">Library</a>.</p>`
+            : ""
+        }
   <ul class="batch-photos" aria-label="Selected photos">${
           photos.map((m) =>
-            html`<li><input type="hidden" name="media_id" value="${m.id}"><img class="thumb big" src="/portal/media/${m.id}/preview" alt="${isolated(m.label === "" ? "Photo" : m.label)}" width="64" height="64" loading="lazy"><span class="photo-label"><bdi>${photoName(m)}</bdi></span></li>`
+            html`<li><input type="hidden" name="media_id" value="${m.id}"><img class="thumb big" src="/portal/media/${m.id}/preview" alt="${
+              isolated(m.label === "" ? "Photo" : m.label)
+            }" width="64" height="64" loading="lazy"><span class="photo-label"><bdi>${photoName(m)}</bdi></span></li>`
           )
         }</ul>
   <div class="field"><label for="b-quote">Quote</label>
-    <textarea id="b-quote" name="quote" aria-describedby="b-quote-hint">${v("quote")}</textarea><span class="hint" id="b-quote-hint">The caption of every photo below, up to 500 characters. Empty: no caption (unless a photo has its own).</span></div>
-  <details class="per-photo"${values !== undefined && photos.some((m) => v(quoteField(m.id)) !== "") ? html` open` : ""}>
+    <textarea id="b-quote" name="quote" aria-describedby="b-quote-hint">${
+          v("quote")
+        }</textarea><span class="hint" id="b-quote-hint">The caption of every photo below, up to 500 characters. Empty: no caption (unless a photo has its own).</span></div>
+  <details class="per-photo"${
+          values !== undefined && photos.some((m) => v(quoteField(m.id)) !== "") ? html` open` : ""
+        }>
     <summary>A caption per photo</summary>
     <p class="muted small">A photo's own caption replaces the one above for that photo; left empty, the photo has the caption above.</p>
     <div class="stack">${
@@ -73,7 +108,9 @@ ${
   </details>
   ${optionFields(v)}
   <p class="muted small">Each render uses one from the workspace's allowance; a failed or canceled render is refunded.</p>
-  <div><button type="submit" class="button primary">Create ${photos.length === 1 ? "1 render" : `${photos.length} renders`}</button></div>
+  <div><button type="submit" class="button primary">Create ${
+          photos.length === 1 ? "1 render" : `${photos.length} renders`
+        }</button></div>
 </form>`
     }`
     return htmlResponse(document({ title: "Render selected", signedIn: s.frame("Renders"), body }), status)
@@ -109,9 +146,13 @@ export const create = (s: Signed) =>
     const refuse = (failure: Errors.ApiFailure) =>
       batchForm(s, ids, s.form, `${failure.message} (${failure.code})`, Errors.statusOf(failure.code))
     const batchId = s.form.get("batch_id") ?? ""
-    if (!isBatchId(batchId)) return yield* refuse(Errors.fail("validation_failed", "the form has lost its batch id; reload the page"))
+    if (!isBatchId(batchId)) {
+      return yield* refuse(Errors.fail("validation_failed", "the form has lost its batch id; reload the page"))
+    }
     if (ids.length === 0) return yield* refuse(Errors.fail("validation_failed", "no photos were selected"))
-    if (ids.length > maxBatch) return yield* refuse(Errors.fail("validation_failed", `at most ${maxBatch} photos go in one batch`))
+    if (ids.length > maxBatch) {
+      return yield* refuse(Errors.fail("validation_failed", `at most ${maxBatch} photos go in one batch`))
+    }
     const made = yield* bodies(s.form, ids)
     if (Either.isLeft(made)) return yield* refuse(made.left)
 
@@ -127,12 +168,21 @@ export const create = (s: Signed) =>
     // gets every render, each recorded in the batch
     const all = Effect.forEach(made.right, ({ body, mediaId }, position) =>
       Effect.gen(function*() {
-        const exit = yield* Effect.exit(service.create(payer, body, { key: batchKey(batchId, mediaId), recordId: null }))
-        if (Exit.isSuccess(exit)) return yield* PortalBatchesRepo.record(s.workspace.id, batchId, mediaId, position, { renderId: exit.value.id })
+        const exit = yield* Effect.exit(
+          service.create(payer, body, { key: batchKey(batchId, mediaId), recordId: null })
+        )
+        if (Exit.isSuccess(exit)) {
+          return yield* PortalBatchesRepo.record(s.workspace.id, batchId, mediaId, position, {
+            renderId: exit.value.id
+          })
+        }
         // refused (the allowance changed meanwhile, the photo was archived…): said on the batch's list
         const { failure, unexpected } = toFailure(exit.cause)
         if (unexpected) yield* Effect.logError("portal batch: a render could not be created", exit.cause)
-        yield* PortalBatchesRepo.record(s.workspace.id, batchId, mediaId, position, { code: failure.code, message: failure.message })
+        yield* PortalBatchesRepo.record(s.workspace.id, batchId, mediaId, position, {
+          code: failure.code,
+          message: failure.message
+        })
       }), { discard: true })
     yield* Effect.flatMap(Effect.forkDaemon(all), Fiber.join)
     return HttpServerResponse.redirect(`/portal/renders?batch=${batchId}`, { status: 303 })

@@ -1,11 +1,11 @@
 import { HttpApiError, HttpApiSchema, HttpServerResponse, Multipart } from "@effect/platform"
-import { UploadPayload } from "@pic2video/domain/api/Api"
 import { failureHeaders, toFailure } from "@pic2video/api/ErrorResponse"
 import * as UploadBody from "@pic2video/api/UploadBody"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
 import type { MediaRow } from "@pic2video/cluster/repositories/Media"
 import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { Cursor, Errors, Ids, Requests } from "@pic2video/domain"
+import { UploadPayload } from "@pic2video/domain/api/Api"
 import { Effect, Exit, Schema } from "effect"
 import { orNotFound, type Signed } from "../Context.ts"
 import { bytes, dateTime, html, isolate, isolated, plain } from "../Html.ts"
@@ -28,10 +28,22 @@ export const page = (s: Signed) =>
     const list = yield* (yield* MediaService).rows(s.workspace.id, pageSize, position)
     const archived = s.url.searchParams.get("archived") === null ? undefined : s.url.searchParams.get("label") ?? ""
     const body = html`<h1>Library</h1>
-${notice(archived === undefined ? undefined : archived === "" ? "The photo was archived." : html`The photo “${isolate(archived)}” was archived.`)}
+${
+      notice(
+        archived === undefined
+          ? undefined
+          : archived === ""
+          ? "The photo was archived."
+          : html`The photo “${isolate(archived)}” was archived.`
+      )
+    }
 <section class="card" aria-labelledby="upload-h">
   <h2 id="upload-h">Add to the library</h2>
-  ${s.workspace.storage_budget_bytes === 0 ? html`<p class="notice" role="note">This workspace's plan (${s.workspace.plan}) holds no photos: an upload is refused (<span class="code">quota_exceeded</span>). Ask the operator to move the workspace to a paid plan.</p>` : ""}
+  ${
+      s.workspace.storage_budget_bytes === 0
+        ? html`<p class="notice" role="note">This workspace's plan (${s.workspace.plan}) holds no photos: an upload is refused (<span class="code">quota_exceeded</span>). Ask the operator to move the workspace to a paid plan.</p>`
+        : ""
+    }
   <form class="upload stack" method="post" action="/portal/library/upload" enctype="multipart/form-data" data-upload data-csrf="${s.session.csrf}">
     <div class="dropzone" data-dropzone>
       <label for="photos">Photos</label>
@@ -46,31 +58,57 @@ ${notice(archived === undefined ? undefined : archived === "" ? "The photo was a
 </section>
 <section aria-labelledby="photos-h" data-live="library-grid" id="library-grid">
   <h2 id="photos-h">In the library</h2>
-  ${list.rows.length === 0 ? html`<p class="muted">${s.workspace.storage_budget_bytes === 0 ? "No photos." : "No photos yet. Upload some above."}</p>` : html`<form method="get" action="/portal/renders/batch" class="select-photos" data-select aria-label="Photos to render">
+  ${
+      list.rows.length === 0 ?
+        html`<p class="muted">${
+          s.workspace.storage_budget_bytes === 0 ? "No photos." : "No photos yet. Upload some above."
+        }</p>` :
+        html`<form method="get" action="/portal/renders/batch" class="select-photos" data-select aria-label="Photos to render">
   <div class="select-bar">
     <button type="submit" class="button primary">Render selected</button>
     <label class="check" data-select-all hidden><input type="checkbox"> Select all on this page</label>
     <span class="muted small" role="status" data-select-count hidden></span>
     <span class="muted small" data-select-hint>Tick photos, then Render selected: one render each, one caption for all or one per photo.</span>
   </div>
-  <ul class="photos" aria-label="Photos">${list.rows.map((m) => html`<li class="photo card">
-    <img src="/portal/media/${m.id}/preview" alt="${m.label === "" ? "Photo" : isolated(m.label)}" loading="lazy" width="${m.width ?? 300}" height="${m.height ?? 300}">
-    <label class="check select-photo"><input type="checkbox" name="media_id" value="${m.id}"> Select<span class="visually-hidden"> ${m.label === "" ? "untitled photo" : isolate(m.label)}</span></label>
+  <ul class="photos" aria-label="Photos">${
+          list.rows.map((m) =>
+            html`<li class="photo card">
+    <img src="/portal/media/${m.id}/preview" alt="${
+              m.label === "" ? "Photo" : isolated(m.label)
+            }" loading="lazy" width="${m.width ?? 300}" height="${m.height ?? 300}">
+    <label class="check select-photo"><input type="checkbox" name="media_id" value="${m.id}"> Select<span class="visually-hidden"> ${
+              m.label === "" ? "untitled photo" : isolate(m.label)
+            }</span></label>
     <div class="photo-body">
       <p class="photo-label">${m.label === "" ? html`<span class="muted">Untitled</span>` : isolate(m.label)}</p>
-      <p class="muted small"><span class="nowrap">${m.width ?? "?"} × ${m.height ?? "?"}</span> · <span class="nowrap">${bytes(m.file_size_bytes)}</span> · <span class="nowrap">${dateTime(m.created_at)}</span></p>
+      <p class="muted small"><span class="nowrap">${m.width ?? "?"} × ${
+              m.height ?? "?"
+            }</span> · <span class="nowrap">${bytes(m.file_size_bytes)}</span> · <span class="nowrap">${
+              dateTime(m.created_at)
+            }</span></p>
       <p class="muted small">${seen(m)}</p>
       ${m.tags.length === 0 ? "" : html`<p>${m.tags.map((t) => html`<span class="chip">${isolate(t)}</span> `)}</p>`}
       <div class="actions">
-        <a class="button small" href="/portal/renders/new?media_id=${m.id}" aria-label="Render ${m.label === "" ? "photo" : plain(m.label)}">Render</a>
-        <a role="button" class="button quiet small" href="/portal/media/${m.id}/archive" aria-label="Archive ${m.label === "" ? "photo" : plain(m.label)}">Archive</a>
+        <a class="button small" href="/portal/renders/new?media_id=${m.id}" aria-label="Render ${
+              m.label === "" ? "photo" : plain(m.label)
+            }">Render</a>
+        <a role="button" class="button quiet small" href="/portal/media/${m.id}/archive" aria-label="Archive ${
+              m.label === "" ? "photo" : plain(m.label)
+            }">Archive</a>
       </div>
     </div>
-  </li>`)}</ul>
-  </form>`}
+  </li>`
+          )
+        }</ul>
+  </form>`
+    }
   <nav class="pager" aria-label="Pages">
     ${position === undefined ? "" : html`<a href="/portal/library">First page</a>`}
-    ${list.nextCursor === null ? "" : html`<a href="/portal/library?cursor=${encodeURIComponent(list.nextCursor)}">Next page</a>`}
+    ${
+      list.nextCursor === null
+        ? ""
+        : html`<a href="/portal/library?cursor=${encodeURIComponent(list.nextCursor)}">Next page</a>`
+    }
   </nav>
 </section>`
     return htmlResponse(document({ title: "Library", signedIn: s.frame("Library"), body }))
@@ -87,7 +125,11 @@ const seen = (m: MediaRow) => {
 }
 
 const outcome = (status: number, text: string) =>
-  HttpServerResponse.text(text, { status, contentType: "text/plain; charset=utf-8", headers: { "cache-control": "no-store" } })
+  HttpServerResponse.text(text, {
+    status,
+    contentType: "text/plain; charset=utf-8",
+    headers: { "cache-control": "no-store" }
+  })
 
 /** One file, as `POST /api/v1/media` takes it; answers the outcome as one line of text. */
 export const upload = (s: Signed) =>
@@ -98,7 +140,10 @@ export const upload = (s: Signed) =>
     }
     const read = UploadBody.read(s.request).pipe(
       (m) => limits === undefined ? m : Multipart.withLimits(m, limits),
-      Effect.flatMap((parts) => Effect.catchTag(decodePayload(parts), "ParseError", (e) => Effect.flatMap(HttpApiError.HttpApiDecodeError.fromParseError(e), Effect.fail))),
+      Effect.flatMap((parts) =>
+        Effect.catchTag(decodePayload(parts), "ParseError", (e) =>
+          Effect.flatMap(HttpApiError.HttpApiDecodeError.fromParseError(e), Effect.fail))
+      ),
       Effect.flatMap((payload) =>
         Effect.flatMap(MediaService, (media) =>
           Effect.as(
@@ -111,18 +156,27 @@ export const upload = (s: Signed) =>
               tags: payload.tags
             }),
             { name: payload.file.name }
-          ))),
+          ))
+      ),
       Effect.scoped
     )
     const exit = yield* Effect.exit(read)
-    if (Exit.isSuccess(exit)) return outcome(201, `Uploaded ${exit.value.name}`)
+    if (Exit.isSuccess(exit)) {
+      return outcome(201, `Uploaded ${exit.value.name}`)
+    }
     const { failure, unexpected } = toFailure(exit.cause)
-    if (unexpected) yield* Effect.logError("portal upload failed", exit.cause)
+    if (unexpected) {
+      yield* Effect.logError("portal upload failed", exit.cause)
+    }
     // the API's headers for it: past the size limit the reader stopped reading, and the connection closes
-    return HttpServerResponse.setHeaders(outcome(Errors.statusOf(failure.code), `${failure.message} (${failure.code})`), failureHeaders(failure))
+    return HttpServerResponse.setHeaders(
+      outcome(Errors.statusOf(failure.code), `${failure.message} (${failure.code})`),
+      failureHeaders(failure)
+    )
   })
 
-const photoOf = (s: Signed, id: string) => Effect.flatMap(Effect.flatMap(MediaService, (media) => media.find(s.workspace.id, id)), orNotFound)
+const photoOf = (s: Signed, id: string) =>
+  Effect.flatMap(Effect.flatMap(MediaService, (media) => media.find(s.workspace.id, id)), orNotFound)
 
 export const preview = (s: Signed, id: string) =>
   Effect.gen(function*() {
@@ -140,7 +194,9 @@ export const confirmArchive = (s: Signed, id: string) =>
     const name = m.label === "" ? "this photo" : html`“${isolate(m.label)}”`
     const body = html`<h1>Archive ${name}?</h1>
 <section class="card stack">
-  <div class="confirm-photo"><img src="/portal/media/${m.id}/preview" alt="${m.label === "" ? "Photo" : isolated(m.label)}" width="${m.width ?? 300}" height="${m.height ?? 300}"></div>
+  <div class="confirm-photo"><img src="/portal/media/${m.id}/preview" alt="${
+      m.label === "" ? "Photo" : isolated(m.label)
+    }" width="${m.width ?? 300}" height="${m.height ?? 300}"></div>
   <p>An archived photo leaves the library and frees its storage; it can no longer be rendered. Renders already made from it keep their videos.</p>
   <form method="post" action="/portal/media/${m.id}/archive" class="actions" data-once>
     <input type="hidden" name="csrf" value="${s.session.csrf}">

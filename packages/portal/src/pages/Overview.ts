@@ -1,9 +1,9 @@
 import * as ApiKeys from "@pic2video/cluster/ApiKeys"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import { Resources } from "@pic2video/domain"
+import { Plans } from "@pic2video/domain"
 import { Effect } from "effect"
 import type { Signed } from "../Context.ts"
-import { Plans } from "@pic2video/domain"
 import { bytes, dateTime, html, isolate } from "../Html.ts"
 import { document, htmlResponse } from "../Layout.ts"
 
@@ -15,8 +15,13 @@ export const page = (s: Signed) =>
     const usage = yield* renders.cycle(ws.id)
     const byStatus = usage.byStatus
     const keys = (yield* ApiKeys.list(ws.id)).data.filter((k) => k.revoked_at === null)
-    const windows = yield* Effect.forEach(keys, (k) => Effect.map(renders.chargedInWindow(k.id), (n) => ({ key: k, n })))
-    const storageShare = ws.storage_budget_bytes === 0 ? 0 : Math.min(1, ws.storage_used_bytes / ws.storage_budget_bytes)
+    const windows = yield* Effect.forEach(
+      keys,
+      (k) => Effect.map(renders.chargedInWindow(k.id), (n) => ({ key: k, n }))
+    )
+    const storageShare = ws.storage_budget_bytes === 0
+      ? 0
+      : Math.min(1, ws.storage_used_bytes / ws.storage_budget_bytes)
     const canHoldKeys = Plans.planDefaults[ws.plan].canHoldKeys
     const body = html`<h1>Overview</h1>
 <div class="grid cards">
@@ -36,9 +41,13 @@ export const page = (s: Signed) =>
         : usage.included === 0
         ? html`<p class="big">No renders included</p>
     <progress aria-label="Renders used this cycle" max="1" value="0">${usage.used} of 0</progress>
-    <p class="muted small">This plan (${ws.plan}) includes no renders${usage.used > 0 ? `; ${usage.used} used this cycle` : ""}.</p>`
+    <p class="muted small">This plan (${ws.plan}) includes no renders${
+          usage.used > 0 ? `; ${usage.used} used this cycle` : ""
+        }.</p>`
         : html`<p class="big">${usage.used} <span class="muted">of ${usage.included} used</span></p>
-    <progress aria-label="Renders used this cycle" max="${Math.max(usage.included, 1)}" value="${Math.min(usage.used, Math.max(usage.included, 1))}">${usage.used} of ${usage.included}</progress>`
+    <progress aria-label="Renders used this cycle" max="${Math.max(usage.included, 1)}" value="${
+          Math.min(usage.used, Math.max(usage.included, 1))
+        }">${usage.used} of ${usage.included}</progress>`
     }
     <p class="muted small">Renders made in the portal and through the API draw on the same allowance. Failed and canceled renders are refunded.</p>
   </section>
@@ -47,9 +56,15 @@ export const page = (s: Signed) =>
     ${
       ws.storage_budget_bytes === 0
         ? html`<p class="big">No storage included</p>
-    <p class="muted small">This plan (${ws.plan}) holds no photos${ws.storage_used_bytes > 0 ? `; ${bytes(ws.storage_used_bytes)} is still stored` : ""}.</p>`
-        : html`<p class="big">${bytes(ws.storage_used_bytes)} <span class="muted">of ${bytes(ws.storage_budget_bytes)}</span></p>
-    <progress aria-label="Storage used" max="100" value="${Math.round(storageShare * 100)}">${Math.round(storageShare * 100)}%</progress>`
+    <p class="muted small">This plan (${ws.plan}) holds no photos${
+          ws.storage_used_bytes > 0 ? `; ${bytes(ws.storage_used_bytes)} is still stored` : ""
+        }.</p>`
+        : html`<p class="big">${bytes(ws.storage_used_bytes)} <span class="muted">of ${
+          bytes(ws.storage_budget_bytes)
+        }</span></p>
+    <progress aria-label="Storage used" max="100" value="${Math.round(storageShare * 100)}">${
+          Math.round(storageShare * 100)
+        }%</progress>`
     }
   </section>
 </div>
@@ -79,13 +94,19 @@ export const page = (s: Signed) =>
       <tbody>${
           windows.map(({ key, n }) =>
             html`<tr><th scope="row">${key.name === "" ? key.id : isolate(key.name)}</th><td class="num">${
-              key.spend_cap_24h === null ? html`${n} <span class="muted">(no cap)</span>` : `${n} of ${key.spend_cap_24h}`
+              key.spend_cap_24h === null
+                ? html`${n} <span class="muted">(no cap)</span>`
+                : `${n} of ${key.spend_cap_24h}`
             }</td></tr>`
           )
         }</tbody>
     </table>`
     }
-    ${canHoldKeys ? html`<p class="muted small">A key's cap counts only that key's renders; renders made in the portal use no key.</p>` : ""}
+    ${
+      canHoldKeys
+        ? html`<p class="muted small">A key's cap counts only that key's renders; renders made in the portal use no key.</p>`
+        : ""
+    }
   </section>
 </div>`
     return htmlResponse(document({ title: "Overview", signedIn: s.frame("Overview"), body }))

@@ -25,12 +25,14 @@ const pageSize = 25
 const running = (status: string) => (RenderState.activeStatuses as ReadonlyArray<string>).includes(status)
 export const decodeBody = Schema.decodeUnknown(Requests.CreateRenderBody)
 
-const renderOf = (s: Signed, id: string) => Effect.flatMap(Effect.flatMap(RenderService, (renders) => renders.find(s.workspace.id, id)), orNotFound)
+const renderOf = (s: Signed, id: string) =>
+  Effect.flatMap(Effect.flatMap(RenderService, (renders) => renders.find(s.workspace.id, id)), orNotFound)
 
 const statusBadge = (status: string) => html`<span class="status ${status}">${status}</span>`
 
 /** A photo's name as the library shows it. */
-export const photoName = (m: { readonly id: string; readonly label: string }) => m.label === "" ? `Untitled photo (${m.id.slice(0, 8)})` : m.label
+export const photoName = (m: { readonly id: string; readonly label: string }) =>
+  m.label === "" ? `Untitled photo (${m.id.slice(0, 8)})` : m.label
 /** What the service saw in a photo, as the Photo list says it beside the size (nothing until it has looked). */
 const seenNote = (m: MediaRow) => {
   const c = MediaInference.seenAs(m)
@@ -56,14 +58,20 @@ const batchRefusal = (code: string, message: string) =>
  */
 const thumbnail = (r: RenderRow, photo: MediaRow | undefined, caption: string) =>
   r.poster_blob_key !== null
-    ? html`<img class="poster-thumb" src="/portal/renders/${r.id}/poster.jpg" alt="${posterAlt(caption, photo)}" width="45" height="80" loading="lazy">`
+    ? html`<img class="poster-thumb" src="/portal/renders/${r.id}/poster.jpg" alt="${
+      posterAlt(caption, photo)
+    }" width="45" height="80" loading="lazy">`
     : running(r.status) && photo !== undefined
     ? html`<img class="poster-thumb" src="/portal/media/${photo.id}/preview" alt="" width="45" height="80" loading="lazy">`
     : html`<span class="poster-thumb none" aria-hidden="true"></span>`
 
 /** A poster's alt text: the caption it shows, else the photo's name (user text, isolated). */
 const posterAlt = (caption: string, photo: MediaRow | undefined) =>
-  caption !== "" ? `Poster: “${isolated(caption)}”` : photo !== undefined ? `Poster of ${isolated(photoName(photo))}` : "Poster of the render"
+  caption !== ""
+    ? `Poster: “${isolated(caption)}”`
+    : photo !== undefined
+    ? `Poster of ${isolated(photoName(photo))}`
+    : "Poster of the render"
 
 export const list = (s: Signed) =>
   Effect.gen(function*() {
@@ -76,7 +84,9 @@ export const list = (s: Signed) =>
       : undefined
     // ?batch=: the renders one "Render selected" form made (never paged: a batch is one Library page at most)
     const batchParam = s.url.searchParams.get("batch")
-    const batch = batchParam === null ? undefined : yield* Effect.flatMap(PortalBatchesRepo.find(s.workspace.id, batchParam), orNotFound)
+    const batch = batchParam === null
+      ? undefined
+      : yield* Effect.flatMap(PortalBatchesRepo.find(s.workspace.id, batchParam), orNotFound)
     const page = batch === undefined
       ? yield* (yield* RenderService).list(s.workspace.id, { status, limit: pageSize, before })
       : { rows: batch.renders.filter((r) => status === undefined || r.status === status), hasMore: false }
@@ -85,22 +95,33 @@ export const list = (s: Signed) =>
     // the photos still in the library (an archived one has no preview to show)
     const mediaIds = [...page.rows.map((r) => r.media_id), ...(batch?.items.map((i) => i.media_id) ?? [])]
     const photos = new Map(
-      (yield* Effect.forEach([...new Set(mediaIds)], (id) => Effect.flatMap(MediaService, (media) => media.find(s.workspace.id, id)), { concurrency: 4 }))
-        .flatMap((m) => m === undefined ? [] : [[m.id, m] as const])
+      (yield* Effect.forEach([...new Set(mediaIds)], (id) =>
+        Effect.flatMap(MediaService, (media) => media.find(s.workspace.id, id)), { concurrency: 4 }))
+        .flatMap((m) =>
+          m === undefined ? [] : [[m.id, m] as const]
+        )
     )
     const refused = batch?.items.filter((i) => i.render_id === null) ?? []
     const body = html`<h1>Renders</h1>
 ${
       batch === undefined ? "" : html`<section class="card" aria-labelledby="batch-h">
   <h2 id="batch-h">Batch of ${batch.items.length === 1 ? "1 photo" : `${batch.items.length} photos`}</h2>
-  <p>Made with Render selected, ${dateTime(batch.batch.created_at)}: ${batch.renders.length === 1 ? "1 render" : `${batch.renders.length} renders`} created${refused.length === 0 ? "" : `, ${refused.length} not`}.</p>
+  <p>Made with Render selected, ${dateTime(batch.batch.created_at)}: ${
+        batch.renders.length === 1 ? "1 render" : `${batch.renders.length} renders`
+      } created${refused.length === 0 ? "" : `, ${refused.length} not`}.</p>
   ${
-        refused.length === 0 ? "" : html`<ul class="batch-refused" aria-label="Photos not rendered">${
-          refused.map((i) => {
-            const photo = photos.get(i.media_id)
-            return html`<li><bdi>${photo === undefined ? "A photo no longer in the library" : photoName(photo)}</bdi>: ${sentence(batchRefusal(i.error_code ?? "", i.error_message ?? ""))} <span class="code">(${i.error_code})</span></li>`
-          })
-        }</ul>`
+        refused.length === 0 ?
+          "" :
+          html`<ul class="batch-refused" aria-label="Photos not rendered">${
+            refused.map((i) => {
+              const photo = photos.get(i.media_id)
+              return html`<li><bdi>${
+                photo === undefined ? "A photo no longer in the library" : photoName(photo)
+              }</bdi>: ${
+                sentence(batchRefusal(i.error_code ?? "", i.error_message ?? ""))
+              } <span class="code">(${i.error_code})</span></li>`
+            })
+          }</ul>`
       }
   <p><a href="/portal/renders">All renders</a></p>
 </section>`
@@ -111,31 +132,65 @@ ${
     <div class="field"><label for="status-filter">Status</label>
       <select id="status-filter" name="status" data-autosubmit>
         <option value=""${flag(status === undefined, "selected")}>All</option>
-        ${Resources.RenderStatus.literals.map((st) => html`<option value="${st}"${flag(status === st, "selected")}>${st}</option>`)}
+        ${
+      Resources.RenderStatus.literals.map((st) =>
+        html`<option value="${st}"${flag(status === st, "selected")}>${st}</option>`
+      )
+    }
       </select></div>
     <button type="submit" class="button">Filter</button>
   </form>
   <a class="button primary" href="/portal/renders/new">New render</a>
 </div>
 <section class="card" id="renders-table" data-live="renders"${active ? html` data-live-active` : ""}>
-  ${batch === undefined || batch.renders.length === 0 ? "" : html`<p class="muted small" data-testid="batch-progress">${batch.renders.filter((r) => r.status === "completed").length} of ${batch.renders.length} completed${active ? " · updates by itself" : ""}</p>`}
-  ${page.rows.length === 0 ? html`<p class="muted">${status === undefined ? (batch === undefined ? "No renders yet." : "No renders in this batch.") : `No ${status} renders${batch === undefined ? "" : " in this batch"}.`} <a href="/portal/renders/new">Make one</a> from a photo in your library.</p>` : html`<div class="table-wrap"><table class="cards-on-phone">
+  ${
+      batch === undefined || batch.renders.length === 0
+        ? ""
+        : html`<p class="muted small" data-testid="batch-progress">${
+          batch.renders.filter((r) => r.status === "completed").length
+        } of ${batch.renders.length} completed${active ? " · updates by itself" : ""}</p>`
+    }
+  ${
+      page.rows.length === 0 ?
+        html`<p class="muted">${
+          status === undefined
+            ? (batch === undefined ? "No renders yet." : "No renders in this batch.")
+            : `No ${status} renders${batch === undefined ? "" : " in this batch"}.`
+        } <a href="/portal/renders/new">Make one</a> from a photo in your library.</p>` :
+        html`<div class="table-wrap"><table class="cards-on-phone">
     <caption class="visually-hidden">Renders</caption>
     <thead><tr><th scope="col">Render</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Created</th></tr></thead>
-    <tbody>${page.rows.map((r) => {
-      const photo = photos.get(r.media_id)
-      const caption = captionStart(r.request)
-      return html`<tr>
-      <th scope="row"><div class="render-cell">${thumbnail(r, photo, caption)}<div><a href="/portal/renders/${r.id}"><code>${r.id}</code></a>${
-        caption === "" ? html`<span class="muted small row-caption">No caption</span>` : html`<span class="small row-caption">“${isolate(caption)}”</span>`
-      }</div></div></th>
+    <tbody>${
+          page.rows.map((r) => {
+            const photo = photos.get(r.media_id)
+            const caption = captionStart(r.request)
+            return html`<tr>
+      <th scope="row"><div class="render-cell">${
+              thumbnail(r, photo, caption)
+            }<div><a href="/portal/renders/${r.id}"><code>${r.id}</code></a>${
+              caption === ""
+                ? html`<span class="muted small row-caption">No caption</span>`
+                : html`<span class="small row-caption">“${isolate(caption)}”</span>`
+            }</div></div></th>
       <td data-label="Status">${statusBadge(r.status)}</td>
       <td data-label="Progress"><progress max="100" value="${r.progress}" aria-label="Progress of ${r.id}">${r.progress}%</progress></td>
       <td data-label="Created" class="nowrap">${dateTime(r.created_at)}</td>
     </tr>`
-    })}</tbody>
-  </table></div>`}
-  ${page.hasMore && last !== undefined ? html`<nav class="pager" aria-label="Pages"><a href="/portal/renders?${new URLSearchParams({ ...(status === undefined ? {} : { status }), before: last.created_at.toISOString(), before_id: last.id }).toString()}">Older renders</a></nav>` : ""}
+          })
+        }</tbody>
+  </table></div>`
+    }
+  ${
+      page.hasMore && last !== undefined
+        ? html`<nav class="pager" aria-label="Pages"><a href="/portal/renders?${
+          new URLSearchParams({
+            ...(status === undefined ? {} : { status }),
+            before: last.created_at.toISOString(),
+            before_id: last.id
+          }).toString()
+        }">Older renders</a></nav>`
+        : ""
+    }
 </section>`
     return htmlResponse(document({ title: "Renders", signedIn: s.frame("Renders"), body }))
   })
@@ -148,22 +203,42 @@ const options = (name: string, values: ReadonlyArray<string>, chosen: string | u
 /** The caption's look, the motion and metadata: the same fields on the New render and Render selected forms. */
 export const optionFields = (v: (name: string) => string) =>
   html`<div class="grid fields">
-    <div class="field"><label for="r-style">Caption style</label><select id="r-style" name="caption_style">${options("caption_style", Requests.captionStyles, v("caption_style"))}</select></div>
-    <div class="field"><label for="r-color">Text colour</label><select id="r-color" name="text_color">${options("text_color", Requests.textColors, v("text_color"))}</select></div>
-    <div class="field"><label for="r-size">Text size</label><select id="r-size" name="text_size">${options("text_size", Requests.textSizes, v("text_size"))}</select></div>
-    <div class="field"><label for="r-class">Image class</label><select id="r-class" name="image_class" aria-describedby="r-class-hint">${options("image_class", Requests.imageClasses, v("image_class"))}</select><span class="hint" id="r-class-hint">What the photo shows, which shapes the motion. Default: what the service saw in the photo (the Library says, once it has looked).</span></div>
+    <div class="field"><label for="r-style">Caption style</label><select id="r-style" name="caption_style">${
+    options("caption_style", Requests.captionStyles, v("caption_style"))
+  }</select></div>
+    <div class="field"><label for="r-color">Text colour</label><select id="r-color" name="text_color">${
+    options("text_color", Requests.textColors, v("text_color"))
+  }</select></div>
+    <div class="field"><label for="r-size">Text size</label><select id="r-size" name="text_size">${
+    options("text_size", Requests.textSizes, v("text_size"))
+  }</select></div>
+    <div class="field"><label for="r-class">Image class</label><select id="r-class" name="image_class" aria-describedby="r-class-hint">${
+    options("image_class", Requests.imageClasses, v("image_class"))
+  }</select><span class="hint" id="r-class-hint">What the photo shows, which shapes the motion. Default: what the service saw in the photo (the Library says, once it has looked).</span></div>
   </div>
   <div class="checks">
-    <label class="check"><input type="checkbox" name="bold" value="true"${flag(v("bold") === "true", "checked")}> Bold</label>
-    <label class="check"><input type="checkbox" name="bold_outline" value="true"${flag(v("bold_outline") === "true", "checked")}> Bold outline</label>
+    <label class="check"><input type="checkbox" name="bold" value="true"${
+    flag(v("bold") === "true", "checked")
+  }> Bold</label>
+    <label class="check"><input type="checkbox" name="bold_outline" value="true"${
+    flag(v("bold_outline") === "true", "checked")
+  }> Bold outline</label>
   </div>
   <div class="grid fields">
-    <div class="field"><label for="r-theme">Page theme</label><input id="r-theme" name="page_theme" type="text" value="${v("page_theme")}" aria-describedby="r-theme-hint"><span class="hint" id="r-theme-hint">The name of one of the workspace’s page themes, if it uses them (up to 100 characters). Empty: none.</span></div>
-    <div class="field"><label for="r-sub">Sub prompt</label><input id="r-sub" name="sub_prompt" type="text" value="${v("sub_prompt")}" aria-describedby="r-sub-hint"><span class="hint" id="r-sub-hint">Extra motion direction added to the generated one (advice, best effort). Up to 150 characters.</span></div>
-    <div class="field"><label for="r-prompt">Render prompt</label><input id="r-prompt" name="render_prompt" type="text" value="${v("render_prompt")}" aria-describedby="r-prompt-hint"><span class="hint" id="r-prompt-hint">Replaces the generated motion description (advice, best effort). Up to 200 characters.</span></div>
+    <div class="field"><label for="r-theme">Page theme</label><input id="r-theme" name="page_theme" type="text" value="${
+    v("page_theme")
+  }" aria-describedby="r-theme-hint"><span class="hint" id="r-theme-hint">The name of one of the workspace’s page themes, if it uses them (up to 100 characters). Empty: none.</span></div>
+    <div class="field"><label for="r-sub">Sub prompt</label><input id="r-sub" name="sub_prompt" type="text" value="${
+    v("sub_prompt")
+  }" aria-describedby="r-sub-hint"><span class="hint" id="r-sub-hint">Extra motion direction added to the generated one (advice, best effort). Up to 150 characters.</span></div>
+    <div class="field"><label for="r-prompt">Render prompt</label><input id="r-prompt" name="render_prompt" type="text" value="${
+    v("render_prompt")
+  }" aria-describedby="r-prompt-hint"><span class="hint" id="r-prompt-hint">Replaces the generated motion description (advice, best effort). Up to 200 characters.</span></div>
   </div>
   <div class="field"><label for="r-meta">Metadata (JSON)</label>
-    <textarea id="r-meta" name="metadata" spellcheck="false" placeholder='{"campaign": "spring"}' aria-describedby="r-meta-hint">${v("metadata")}</textarea>
+    <textarea id="r-meta" name="metadata" spellcheck="false" placeholder='{"campaign": "spring"}' aria-describedby="r-meta-hint">${
+    v("metadata")
+  }</textarea>
     <span class="hint" id="r-meta-hint">Optional: a JSON object of up to 20 keys; values text, number, true/false or null.</span></div>`
 
 const renderForm = (s: Signed, values: Form | undefined, error: string | undefined, status = 200) =>
@@ -184,22 +259,50 @@ const renderForm = (s: Signed, values: Form | undefined, error: string | undefin
     const shown = photos.rows.find((m) => m.id === chosen) ?? (missing ? undefined : photos.rows[0])
     const body = html`<h1>New render</h1>
 ${alert(error)}
-${missing && error === undefined && photos.rows.length > 0 ? html`<p class="notice" role="status">The photo you chose is no longer in the library (it was archived, or the link is wrong). Choose another photo below.</p>` : ""}
-${noRenders ? html`<p class="notice" role="note">This workspace's plan (${s.workspace.plan}) includes no renders: a create is refused (<span class="code">quota_exceeded</span>).</p>` : ""}
-${photos.rows.length === 0 ? html`<section class="card"><p>Your library has no photos yet. <a href="/portal/library">Upload one</a> first.</p></section>` : html`<form method="post" action="/portal/renders" class="card stack" aria-label="New render" data-once>
+${
+      missing && error === undefined && photos.rows.length > 0
+        ? html`<p class="notice" role="status">The photo you chose is no longer in the library (it was archived, or the link is wrong). Choose another photo below.</p>`
+        : ""
+    }
+${
+      noRenders
+        ? html`<p class="notice" role="note">This workspace's plan (${s.workspace.plan}) includes no renders: a create is refused (<span class="code">quota_exceeded</span>).</p>`
+        : ""
+    }
+${
+      photos.rows.length === 0 ?
+        html`<section class="card"><p>Your library has no photos yet. <a href="/portal/library">Upload one</a> first.</p></section>` :
+        html`<form method="post" action="/portal/renders" class="card stack" aria-label="New render" data-once>
   <input type="hidden" name="csrf" value="${s.session.csrf}">
   <input type="hidden" name="idempotency_key" value="${values?.get("idempotency_key") ?? crypto.randomUUID()}">
   <div class="photo-pick">
-    ${shown === undefined ? html`<span id="r-photo-thumb-none" class="thumb big none" aria-hidden="true"></span>` : html`<img id="r-photo-thumb" class="thumb big" src="/portal/media/${shown.id}/preview" alt="${shown.label === "" ? "Photo" : isolated(shown.label)}" width="96" height="96">`}
+    ${
+          shown === undefined
+            ? html`<span id="r-photo-thumb-none" class="thumb big none" aria-hidden="true"></span>`
+            : html`<img id="r-photo-thumb" class="thumb big" src="/portal/media/${shown.id}/preview" alt="${
+              shown.label === "" ? "Photo" : isolated(shown.label)
+            }" width="96" height="96">`
+        }
     <div class="field"><label for="r-photo">Photo</label>
-    <select id="r-photo" name="media_id" required data-preview="r-photo-thumb">${missing ? html`<option value="" selected disabled>Choose a photo</option>` : ""}${photos.rows.map((m) => html`<option value="${m.id}" data-label="${m.label === "" ? "Photo" : isolated(m.label)}"${flag(chosen === m.id, "selected")}>${plain(photoName(m))} — ${m.width ?? "?"} × ${m.height ?? "?"}${seenNote(m)}</option>`)}</select></div>
+    <select id="r-photo" name="media_id" required data-preview="r-photo-thumb">${
+          missing ? html`<option value="" selected disabled>Choose a photo</option>` : ""
+        }${
+          photos.rows.map((m) =>
+            html`<option value="${m.id}" data-label="${m.label === "" ? "Photo" : isolated(m.label)}"${
+              flag(chosen === m.id, "selected")
+            }>${plain(photoName(m))} — ${m.width ?? "?"} × ${m.height ?? "?"}${seenNote(m)}</option>`
+          )
+        }</select></div>
   </div>
   <div class="field"><label for="r-quote">Quote</label>
-    <textarea id="r-quote" name="quote" aria-describedby="r-quote-hint">${v("quote")}</textarea><span class="hint" id="r-quote-hint">Up to 500 characters. Empty: no caption.</span></div>
+    <textarea id="r-quote" name="quote" aria-describedby="r-quote-hint">${
+          v("quote")
+        }</textarea><span class="hint" id="r-quote-hint">Up to 500 characters. Empty: no caption.</span></div>
   ${optionFields(v)}
   <p class="muted small">A render uses one from the workspace's allowance; a failed or canceled render is refunded.</p>
   <div><button type="submit" class="button primary">Create render</button></div>
-</form>`}`
+</form>`
+    }`
     return htmlResponse(document({ title: "New render", signedIn: s.frame("Renders"), body }), status)
   })
 
@@ -208,7 +311,17 @@ export const newForm = (s: Signed) => renderForm(s, undefined, undefined)
 /** The form as the API's JSON body: an empty field or "Default" is a field not sent. */
 export const bodyOf = (form: Form): Either.Either<Record<string, unknown>, string> => {
   const body: Record<string, unknown> = { media_id: form.get("media_id") ?? "" }
-  for (const name of ["caption_style", "text_color", "text_size", "image_class", "page_theme", "sub_prompt", "render_prompt"]) {
+  for (
+    const name of [
+      "caption_style",
+      "text_color",
+      "text_size",
+      "image_class",
+      "page_theme",
+      "sub_prompt",
+      "render_prompt"
+    ]
+  ) {
     const value = form.get(name)
     if (value !== undefined && value !== "") body[name] = value
   }
@@ -234,32 +347,58 @@ export const decodeFailure = (e: ParseResult.ParseError) =>
 export const create = (s: Signed) =>
   Effect.gen(function*() {
     const form = s.form
-    const refuse = (failure: Errors.ApiFailure) => renderForm(s, form, `${failure.message} (${failure.code})`, Errors.statusOf(failure.code))
+    const refuse = (failure: Errors.ApiFailure) =>
+      renderForm(s, form, `${failure.message} (${failure.code})`, Errors.statusOf(failure.code))
     const key = form.get("idempotency_key") ?? ""
-    if (!Idempotency.isValidKey(key)) return yield* refuse(Errors.fail("validation_failed", "the form has lost its idempotency key; reload the page"))
+    if (!Idempotency.isValidKey(key)) {
+      return yield* refuse(Errors.fail("validation_failed", "the form has lost its idempotency key; reload the page"))
+    }
     const raw = bodyOf(form)
     if (Either.isLeft(raw)) return yield* refuse(Errors.fail("validation_failed", raw.left))
     const decoded = yield* Effect.either(decodeBody(raw.right))
     if (Either.isLeft(decoded)) return yield* refuse(yield* decodeFailure(decoded.left))
     const service = yield* RenderService
-    const created = yield* Effect.either(service.create({ workspaceId: s.workspace.id, keyId: null, spendCap24h: null }, decoded.right, { key, recordId: null }))
+    const created = yield* Effect.either(
+      service.create({ workspaceId: s.workspace.id, keyId: null, spendCap24h: null }, decoded.right, {
+        key,
+        recordId: null
+      })
+    )
     if (Either.isLeft(created)) {
       if (created.left.code !== "idempotency_conflict") return yield* refuse(created.left)
       // the form's key already made a render from other values (sent again after going back and
       // editing): 409 as the API answers, in the form's words, with a fresh key to send these values
-      const fresh = new Form([...form.entries.filter(([k]) => k !== "idempotency_key"), ["idempotency_key", crypto.randomUUID()]])
-      return yield* renderForm(s, fresh, "This form was already sent with other values. Check them and send it again to create another render. (idempotency_conflict)", 409)
+      const fresh = new Form([...form.entries.filter(([k]) => k !== "idempotency_key"), [
+        "idempotency_key",
+        crypto.randomUUID()
+      ]])
+      return yield* renderForm(
+        s,
+        fresh,
+        "This form was already sent with other values. Check them and send it again to create another render. (idempotency_conflict)",
+        409
+      )
     }
     return HttpServerResponse.redirect(`/portal/renders/${created.right.id}`, { status: 303 })
   })
 
 const requestRows = (request: Record<string, unknown>): ReadonlyArray<Markup> => {
   const labels: Record<string, string> = {
-    quote: "Quote", caption_style: "Caption style", text_color: "Text colour", text_size: "Text size", bold: "Bold",
-    bold_outline: "Bold outline", page_theme: "Page theme", image_class: "Image class", sub_prompt: "Sub prompt", render_prompt: "Render prompt"
+    quote: "Quote",
+    caption_style: "Caption style",
+    text_color: "Text colour",
+    text_size: "Text size",
+    bold: "Bold",
+    bold_outline: "Bold outline",
+    page_theme: "Page theme",
+    image_class: "Image class",
+    sub_prompt: "Sub prompt",
+    render_prompt: "Render prompt"
   }
   return Object.entries(labels).filter(([k]) => request[k] !== undefined).map(([k, label]) =>
-    html`<dt>${label}</dt><dd>${typeof request[k] === "boolean" ? (request[k] ? "yes" : "no") : isolate(String(request[k]))}</dd>`
+    html`<dt>${label}</dt><dd>${
+      typeof request[k] === "boolean" ? (request[k] ? "yes" : "no") : isolate(String(request[k]))
+    }</dd>`
   )
 }
 
@@ -272,33 +411,69 @@ export const detail = (s: Signed, id: string) =>
     const body = html`<h1>Render <span class="h1-id">${r.id}</span></h1>
 <div id="render-live" data-live="render"${live ? html` data-live-active` : ""}>
 <div class="player">
-  <div>${r.status === "completed"
-    ? html`<video controls preload="metadata" playsinline src="/portal/renders/${r.id}/video"${r.poster_blob_key === null ? "" : html` poster="/portal/renders/${r.id}/poster.jpg"`} aria-label="Video of render ${r.id}">${typeof r.request.quote === "string" && r.request.quote.trim() !== "" ? html`<track kind="captions" srclang="en" label="Caption" src="/portal/renders/${r.id}/captions.vtt">` : ""}</video>`
-    : html`<div class="placeholder${live ? "" : " ended"}">${live ? html`<div><p>${r.status === "queued" ? "Waiting to start…" : "Rendering…"}</p><progress max="100" value="${r.progress}" aria-label="Render progress">${r.progress}%</progress></div>` : html`<p>No video: this render ${r.status === "failed" ? "failed" : "was canceled"}.</p>`}</div>`}</div>
+  <div>${
+      r.status === "completed"
+        ? html`<video controls preload="metadata" playsinline src="/portal/renders/${r.id}/video"${
+          r.poster_blob_key === null ? "" : html` poster="/portal/renders/${r.id}/poster.jpg"`
+        } aria-label="Video of render ${r.id}">${
+          typeof r.request.quote === "string" && r.request.quote.trim() !== ""
+            ? html`<track kind="captions" srclang="en" label="Caption" src="/portal/renders/${r.id}/captions.vtt">`
+            : ""
+        }</video>`
+        : html`<div class="placeholder${live ? "" : " ended"}">${
+          live
+            ? html`<div><p>${
+              r.status === "queued" ? "Waiting to start…" : "Rendering…"
+            }</p><progress max="100" value="${r.progress}" aria-label="Render progress">${r.progress}%</progress></div>`
+            : html`<p>No video: this render ${r.status === "failed" ? "failed" : "was canceled"}.</p>`
+        }</div>`
+    }</div>
   <div class="stack">
     <section class="card">
       <h2>Status</h2>
       <p class="big"><span data-testid="render-status" class="status ${r.status}">${r.status}</span></p>
-      ${live ? html`<progress max="100" value="${r.progress}" aria-label="Progress">${r.progress}%</progress><p class="muted small">${r.progress}% · updates by itself</p>` : ""}
+      ${
+      live
+        ? html`<progress max="100" value="${r.progress}" aria-label="Progress">${r.progress}%</progress><p class="muted small">${r.progress}% · updates by itself</p>`
+        : ""
+    }
       ${
       r.status === "canceled"
         ? html`<p class="notice neutral" role="status">You canceled this render; it was refunded.</p>`
         : r.error_code === null
         ? ""
-        : html`<div class="alert" role="alert">${sentence(r.error_message ?? r.error_code)} <span class="code">(${r.error_code})</span>${r.status === "failed" ? html` It was refunded.` : ""}</div>`
+        : html`<div class="alert" role="alert">${
+          sentence(r.error_message ?? r.error_code)
+        } <span class="code">(${r.error_code})</span>${r.status === "failed" ? html` It was refunded.` : ""}</div>`
     }
       <div class="actions">
-        ${r.status === "completed" ? html`<a class="button primary" href="/portal/renders/${r.id}/download" download>Download</a>` : ""}
-        ${live ? html`<a role="button" class="button danger" href="/portal/renders/${r.id}/cancel">Cancel render</a>` : ""}
+        ${
+      r.status === "completed"
+        ? html`<a class="button primary" href="/portal/renders/${r.id}/download" download>Download</a>`
+        : ""
+    }
+        ${
+      live ? html`<a role="button" class="button danger" href="/portal/renders/${r.id}/cancel">Cancel render</a>` : ""
+    }
       </div>
       <dl class="facts">
         <dt>Created</dt><dd>${dateTime(r.created_at)}</dd>
-        <dt>${r.status === "failed" || r.status === "canceled" ? "Ended" : "Completed"}</dt><dd>${dateTime(r.completed_at)}</dd>
-        ${r.status === "completed" ? html`<dt>File</dt><dd>${r.asset_width} × ${r.asset_height}, ${r.asset_duration_sec ?? 0} s, ${r.asset_byte_size === null ? "" : `${Math.round(r.asset_byte_size / 1024)} KB`}</dd>` : ""}
+        <dt>${r.status === "failed" || r.status === "canceled" ? "Ended" : "Completed"}</dt><dd>${
+      dateTime(r.completed_at)
+    }</dd>
+        ${
+      r.status === "completed"
+        ? html`<dt>File</dt><dd>${r.asset_width} × ${r.asset_height}, ${r.asset_duration_sec ?? 0} s, ${
+          r.asset_byte_size === null ? "" : `${Math.round(r.asset_byte_size / 1024)} KB`
+        }</dd>`
+        : ""
+    }
         <dt>Photo</dt><dd>${
       media === undefined
         ? html`<span class="muted">archived</span>`
-        : html`<div class="photo-ref"><img class="thumb big" src="/portal/media/${media.id}/preview" alt="" width="64" height="64"><div><span class="photo-label">${isolate(photoName(media))}</span><br><a href="/portal/renders/new?media_id=${media.id}">Render this photo again</a></div></div>`
+        : html`<div class="photo-ref"><img class="thumb big" src="/portal/media/${media.id}/preview" alt="" width="64" height="64"><div><span class="photo-label">${
+          isolate(photoName(media))
+        }</span><br><a href="/portal/renders/new?media_id=${media.id}">Render this photo again</a></div></div>`
     }</dd>
         <dt>Made with</dt><dd>${r.api_key_id === null ? "the portal" : html`key <code>${r.api_key_id}</code>`}</dd>
         ${r.idempotency_key === null ? "" : html`<dt>Idempotency key</dt><dd><code>${r.idempotency_key}</code></dd>`}
@@ -306,11 +481,19 @@ export const detail = (s: Signed, id: string) =>
     </section>
     <section class="card">
       <h2>Caption and options</h2>
-      ${rows.length === 0 ? html`<p class="muted">No caption; every option at its default.</p>` : html`<dl class="facts">${rows}</dl>`}
+      ${
+      rows.length === 0
+        ? html`<p class="muted">No caption; every option at its default.</p>`
+        : html`<dl class="facts">${rows}</dl>`
+    }
     </section>
     <section class="card">
       <h2>Metadata</h2>
-      ${Object.keys(r.metadata).length === 0 ? html`<p class="muted">None.</p>` : html`<pre>${inertJson(r.metadata)}</pre>`}
+      ${
+      Object.keys(r.metadata).length === 0
+        ? html`<p class="muted">None.</p>`
+        : html`<pre>${inertJson(r.metadata)}</pre>`
+    }
     </section>
   </div>
 </div>
@@ -323,7 +506,10 @@ export const file = (s: Signed, id: string, disposition: "inline" | "attachment"
   Effect.gen(function*() {
     const service = yield* RenderService
     const asset = yield* service.downloadFile(s.workspace.id, id).pipe(
-      Effect.catchIf((e) => e instanceof Errors.ApiFailure && e.code === "render_not_found", () => orNotFound(undefined))
+      Effect.catchIf(
+        (e) => e instanceof Errors.ApiFailure && e.code === "render_not_found",
+        () => orNotFound(undefined)
+      )
     )
     const fs = yield* FileSystem.FileSystem
     const size = Number((yield* Effect.orDie(fs.stat(asset.path))).size)
@@ -337,7 +523,10 @@ export const file = (s: Signed, id: string, disposition: "inline" | "attachment"
       case "Whole":
         return yield* Effect.orDie(HttpServerResponse.file(asset.path, { contentType: asset.contentType, headers }))
       case "Unsatisfiable":
-        return HttpServerResponse.empty({ status: 416, headers: { ...headers, "content-range": ByteRange.contentRange(range, size) } })
+        return HttpServerResponse.empty({
+          status: 416,
+          headers: { ...headers, "content-range": ByteRange.contentRange(range, size) }
+        })
       case "Partial":
         return yield* Effect.orDie(HttpServerResponse.file(asset.path, {
           status: 206,
@@ -357,7 +546,8 @@ export const poster = (s: Signed, id: string) =>
   Effect.gen(function*() {
     const service = yield* RenderService
     const { blob, contentType } = yield* service.poster(s.workspace.id, id).pipe(
-      Effect.catchIf((e) => e instanceof Errors.ApiFailure && e.code === "render_not_found", () => Effect.succeed(undefined)),
+      Effect.catchIf((e) => e instanceof Errors.ApiFailure && e.code === "render_not_found", () =>
+        Effect.succeed(undefined)),
       Effect.flatMap(orNotFound)
     )
     // a render's poster never changes (its key is written once): the browser may keep it
@@ -395,7 +585,9 @@ export const cancel = (s: Signed, id: string) =>
 const vttTime = (seconds: number) => {
   const ms = Math.max(0, Math.round(seconds * 1000))
   const pad = (n: number, w = 2) => String(n).padStart(w, "0")
-  return `${pad(Math.floor(ms / 3_600_000))}:${pad(Math.floor(ms / 60_000) % 60)}:${pad(Math.floor(ms / 1000) % 60)}.${pad(ms % 1000, 3)}`
+  return `${pad(Math.floor(ms / 3_600_000))}:${pad(Math.floor(ms / 60_000) % 60)}:${pad(Math.floor(ms / 1000) % 60)}.${
+    pad(ms % 1000, 3)
+  }`
 }
 
 /** The caption burned into the video, as a text track for screen readers and caption users. */

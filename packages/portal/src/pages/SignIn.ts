@@ -46,7 +46,11 @@ const switchPage = (token: string, session: PortalSessions.Session, current: str
 <form method="post" action="${path}" class="card stack">
   <input type="hidden" name="token" value="${token}">
   <input type="hidden" name="csrf" value="${session.csrf}">
-  <p>You are signed in to ${isolate(current)} in this browser. This sign-in link is for the workspace ${isolate(other)}: signing in to it ends your session in ${isolate(current)}, and what you upload or create from then on goes to ${isolate(other)}.</p>
+  <p>You are signed in to ${isolate(current)} in this browser. This sign-in link is for the workspace ${
+      isolate(other)
+    }: signing in to it ends your session in ${isolate(current)}, and what you upload or create from then on goes to ${
+      isolate(other)
+    }.</p>
   <p>If you did not open this link yourself, stay where you are.</p>
   <div class="actions">
     <button type="submit" class="button primary"><span>Sign in to ${isolate(other)}</span></button>
@@ -107,19 +111,31 @@ export const submit = (request: HttpServerRequest.HttpServerRequest, publicBaseU
     const previous = request.cookies[cookieName]
     const session = yield* PortalSessions.resolve(previous)
     const confirmed = session !== undefined && PortalSessions.csrfMatches(session, form.get("csrf"))
-    const redeemed = yield* PortalSessions.redeem(token, { spend: true, onlyFor: confirmed ? undefined : session?.workspaceId })
+    const redeemed = yield* PortalSessions.redeem(token, {
+      spend: true,
+      onlyFor: confirmed ? undefined : session?.workspaceId
+    })
     if (redeemed === undefined) return refused
     if (redeemed._tag === "Usable") {
       return switchPage(token, session!, yield* nameOf(session!.workspaceId), yield* nameOf(redeemed.workspaceId))
     }
     // the session this one replaces ends for good
     if (session !== undefined) yield* PortalSessions.end(previous)
-    return HttpServerResponse.redirect("/portal", { status: 303, headers: { "cache-control": "no-store", ...securityHeaders } }).pipe(
-      HttpServerResponse.unsafeSetCookie(cookieName, redeemed.session, { ...cookieOptions(secure), expires: redeemed.expiresAt })
+    return HttpServerResponse.redirect("/portal", {
+      status: 303,
+      headers: { "cache-control": "no-store", ...securityHeaders }
+    }).pipe(
+      HttpServerResponse.unsafeSetCookie(cookieName, redeemed.session, {
+        ...cookieOptions(secure),
+        expires: redeemed.expiresAt
+      })
     )
   })
 
-export const signedOut = HttpServerResponse.redirect("/portal/signed-out", { status: 303, headers: { "cache-control": "no-store", ...securityHeaders } })
+export const signedOut = HttpServerResponse.redirect("/portal/signed-out", {
+  status: 303,
+  headers: { "cache-control": "no-store", ...securityHeaders }
+})
 
 /**
  * POST /portal/sign-out: with the session's CSRF token it ends the session (in the database: the

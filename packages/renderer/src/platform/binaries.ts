@@ -70,11 +70,11 @@ export const resolveBinary = (
     const found: { path: string; source: BinaryInfo["source"] } | undefined = explicit
       ? { path: explicit, source: "env" }
       : (() => {
-          const p = findOnPath(name, pathEnv)
-          if (p) return { path: p, source: "PATH" as const }
-          const n = fromNpm(name)
-          return n ? { path: n, source: "npm" as const } : undefined
-        })()
+        const p = findOnPath(name, pathEnv)
+        if (p) return { path: p, source: "PATH" as const }
+        const n = fromNpm(name)
+        return n ? { path: n, source: "npm" as const } : undefined
+      })()
     if (!found) {
       return yield* new BinaryNotFound({ name, message: `${name} not found on PATH nor in ${NPM_PACKAGE[name]}` })
     }

@@ -9,7 +9,10 @@ import { type PreparedOverlay, YUV_FRAME_BYTES } from "../yuv.ts"
  * What a frame slot holds: packed RGB24 as resampled, or the renderer's form, the caption burned in
  * and converted to planar yuv420p (BT.709, limited range) — what ffmpeg encodes as it is.
  */
-export type FrameFormat = { readonly pixFmt: "rgb24" } | { readonly pixFmt: "yuv420p"; readonly overlay: PreparedOverlay | null }
+export type FrameFormat = { readonly pixFmt: "rgb24" } | {
+  readonly pixFmt: "yuv420p"
+  readonly overlay: PreparedOverlay | null
+}
 
 export const frameBytes = (f: FrameFormat): number => (f.pixFmt === "rgb24" ? FRAME_BYTES : YUV_FRAME_BYTES)
 
@@ -60,7 +63,9 @@ const ENTRY = new URL("./frame-worker.ts", import.meta.url)
  * process stayed ~70 MB lower with 32/4 MB, ~8 MB lower still with 16/2 (measured; the worker's live
  * heap is a few MB, the base arrives as an ArrayBuffer outside it).
  */
-const FRAME_WORKER_HEAP = process.versions.deno === undefined ? { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 } : undefined
+const FRAME_WORKER_HEAP = process.versions.deno === undefined
+  ? { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 }
+  : undefined
 // Not under Deno: its worker carries Deno's Node compatibility layer in the same heap (~70 MB), which
 // such a cap kills (fatal out of memory, the whole process with it).
 

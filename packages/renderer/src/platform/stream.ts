@@ -6,7 +6,7 @@ import type { Writable } from "node:stream"
  * the caller may reuse the buffer. Answers false, without failing, once the reader has gone away: the
  * process's own exit status says what went wrong.
  */
-export const flushedWriter = (w: Writable): ((bytes: Uint8Array) => Effect.Effect<boolean>) => {
+export const flushedWriter = (w: Writable): (bytes: Uint8Array) => Effect.Effect<boolean> => {
   // Without a listener an EPIPE would be thrown as an uncaught 'error' event.
   w.on("error", () => {})
   return (bytes) =>

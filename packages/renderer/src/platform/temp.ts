@@ -1,8 +1,8 @@
 import { Effect, type Scope } from "effect"
-import { mkdtemp, rename, rm, writeFile, copyFile } from "node:fs/promises"
+import { copyFile, mkdtemp, rename, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import process from "node:process"
 import { basename, dirname, join } from "node:path"
+import process from "node:process"
 
 /** A private temp directory that is removed with everything in it when the scope closes. */
 export const tempDir = (prefix: string): Effect.Effect<string, unknown, Scope.Scope> =>
@@ -18,7 +18,12 @@ export const tempDir = (prefix: string): Effect.Effect<string, unknown, Scope.Sc
  */
 export const partialFile = (finalPath: string): Effect.Effect<string, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.sync(() => join(dirname(finalPath), `.${basename(finalPath)}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}.partial`)),
+    Effect.sync(() =>
+      join(
+        dirname(finalPath),
+        `.${basename(finalPath)}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}.partial`
+      )
+    ),
     (p) => Effect.promise(() => rm(p, { force: true }))
   )
 

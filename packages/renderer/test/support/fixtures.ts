@@ -41,7 +41,9 @@ export const makeSynthetic = async (): Promise<Record<SyntheticName, string>> =>
   // Transparent surround: the coffee cup cut out by a radial alpha.
   const { width = 600, height = 400 } = await sharp(REAL.coffee).metadata()
   const mask = Buffer.from(
-    `<svg width="${width}" height="${height}"><ellipse cx="${width / 2}" cy="${height / 2}" rx="${width * 0.35}" ry="${height * 0.42}" fill="#fff"/></svg>`
+    `<svg width="${width}" height="${height}"><ellipse cx="${width / 2}" cy="${height / 2}" rx="${width * 0.35}" ry="${
+      height * 0.42
+    }" fill="#fff"/></svg>`
   )
   const alpha = await sharp(mask).extractChannel(0).raw().toBuffer()
   const rgb = await sharp(REAL.coffee).removeAlpha().raw().toBuffer()
@@ -95,5 +97,7 @@ export const alphaBox = async (png: Uint8Array, threshold = 0) => {
       }
     }
   }
-  return right < 0 ? undefined : { left, top, right: right + 1, bottom: bottom + 1, width: info.width, height: info.height }
+  return right < 0
+    ? undefined
+    : { left, top, right: right + 1, bottom: bottom + 1, width: info.width, height: info.height }
 }

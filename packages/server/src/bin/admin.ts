@@ -24,4 +24,7 @@ const main = run(process.argv.slice(2)).pipe(
 )
 
 if (wantsHelp(process.argv.slice(2))) process.stdout.write(help)
-else NodeRuntime.runMain(main, { disableErrorReporting: true, teardown: (_exit, onExit) => onExit(process.exitCode === 1 ? 1 : 0) })
+else {NodeRuntime.runMain(main, {
+    disableErrorReporting: true,
+    teardown: (_exit, onExit) => onExit(process.exitCode === 1 ? 1 : 0)
+  })}

@@ -7,10 +7,10 @@
  * subject, class from --image-class or the default); --image-class overrides the inferred class.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Effect, Schema } from "effect"
-import { parseArgs } from "node:util"
 import { CaptionSpec, ImageClass, photoSize, prepareCaption, Renderer, renderVideo } from "@pic2video/renderer"
 import { framingInputs, makeVision } from "@pic2video/vision"
+import { Effect, Schema } from "effect"
+import { parseArgs } from "node:util"
 
 // The scene model's pooled features (720 numbers) are evidence for the model, not for a reader.
 const omitFeatures = (key: string, value: unknown) =>
@@ -82,16 +82,23 @@ const program = Effect.gen(function*() {
     seconds,
     outPath,
     onProgress: (done, total) =>
-      Effect.sync(() => process.stderr.write(`\rrendering ${done}/${total} frames (${Math.round((100 * done) / total)}%)`))
+      Effect.sync(() =>
+        process.stderr.write(`\rrendering ${done}/${total} frames (${Math.round((100 * done) / total)}%)`)
+      )
   })
   const secs = ((performance.now() - started) / 1000).toFixed(1)
   process.stderr.write("\n")
-  console.log(`${outPath}: ${result.width}x${result.height}, ${result.duration_sec}s, ${result.byte_size} bytes, in ${secs}s`)
+  console.log(
+    `${outPath}: ${result.width}x${result.height}, ${result.duration_sec}s, ${result.byte_size} bytes, in ${secs}s`
+  )
 }).pipe(
   Effect.provide(Renderer.layerFromEnv),
   Effect.tapErrorTag("CaptionPrepError", (e) => Effect.logError(`caption failed: ${e.message}`)),
   Effect.tapErrorTag("PhotoRejected", (e) => Effect.logError(`photo rejected: ${e.message}`)),
-  Effect.tapErrorTag("RenderFailed", (e) => Effect.logError(`render failed (${e.stage}): ${e.message}\n${e.stderrTail ?? ""}`))
+  Effect.tapErrorTag(
+    "RenderFailed",
+    (e) => Effect.logError(`render failed (${e.stage}): ${e.message}\n${e.stderrTail ?? ""}`)
+  )
 )
 
 NodeRuntime.runMain(program)

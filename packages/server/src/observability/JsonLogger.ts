@@ -1,4 +1,17 @@
-import { Cause, Context, Effect, FiberId, FiberRef, FiberRefs, HashMap, HashSet, Layer, Logger, Option, Tracer } from "effect"
+import {
+  Cause,
+  Context,
+  Effect,
+  FiberId,
+  FiberRef,
+  FiberRefs,
+  HashMap,
+  HashSet,
+  Layer,
+  Logger,
+  Option,
+  Tracer
+} from "effect"
 
 /**
  * LOG_FORMAT=json: one JSON object per line — `time`, `level`, `message`, the fiber, every log
@@ -28,7 +41,12 @@ const toJson = (entry: Record<string, unknown>) => {
   try {
     return JSON.stringify(entry, (_k, v) => (typeof v === "bigint" ? v.toString() : v))
   } catch {
-    return JSON.stringify({ time: entry.time, level: entry.level, message: String(entry.message), log_error: "a field could not be written as JSON" })
+    return JSON.stringify({
+      time: entry.time,
+      level: entry.level,
+      message: String(entry.message),
+      log_error: "a field could not be written as JSON"
+    })
   }
 }
 
@@ -52,6 +70,13 @@ export const jsonLogger = Logger.make<unknown, void>((options) => {
 
 /** In place of the human loggers: Effect's default, and the pretty one NodeRuntime.runMain puts in its stead. */
 export const layer = Layer.scopedDiscard(
-  Effect.locallyScopedWith(FiberRef.currentLoggers, (loggers) =>
-    loggers.pipe(HashSet.remove(Logger.defaultLogger), HashSet.remove(Logger.prettyLoggerDefault), HashSet.add(jsonLogger)))
+  Effect.locallyScopedWith(
+    FiberRef.currentLoggers,
+    (loggers) =>
+      loggers.pipe(
+        HashSet.remove(Logger.defaultLogger),
+        HashSet.remove(Logger.prettyLoggerDefault),
+        HashSet.add(jsonLogger)
+      )
+  )
 )

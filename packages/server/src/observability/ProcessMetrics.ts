@@ -9,12 +9,20 @@ import { monitorEventLoopDelay } from "node:perf_hooks"
  */
 const rss = M.gauge("process_resident_memory_bytes", "Resident set size of this process").of().register()
 const cpu = M.counter("process_cpu_seconds_total", "User and system CPU time this process has used").of().register()
-const started = M.gauge("process_start_time_seconds", "When this process started, in seconds since the epoch").of().register()
+const started = M.gauge("process_start_time_seconds", "When this process started, in seconds since the epoch").of()
+  .register()
 const heapUsed = M.gauge("nodejs_heap_size_used_bytes", "V8 heap in use").of().register()
 const heapTotal = M.gauge("nodejs_heap_size_total_bytes", "V8 heap reserved").of().register()
-const external = M.gauge("nodejs_external_memory_bytes", "Memory held outside the V8 heap by JavaScript objects (buffers)").of().register()
-const lagP99 = M.gauge("nodejs_eventloop_lag_p99_seconds", "99th percentile of the event loop's delay since the previous scrape").of().register()
-const lagMax = M.gauge("nodejs_eventloop_lag_max_seconds", "Longest event loop delay since the previous scrape").of().register()
+const external = M.gauge(
+  "nodejs_external_memory_bytes",
+  "Memory held outside the V8 heap by JavaScript objects (buffers)"
+).of().register()
+const lagP99 = M.gauge(
+  "nodejs_eventloop_lag_p99_seconds",
+  "99th percentile of the event loop's delay since the previous scrape"
+).of().register()
+const lagMax = M.gauge("nodejs_eventloop_lag_max_seconds", "Longest event loop delay since the previous scrape").of()
+  .register()
 
 /** Starts the event-loop monitor; the returned effect samples everything and restarts the delay window. */
 export const make = Effect.sync(() => {

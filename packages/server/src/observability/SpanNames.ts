@@ -10,11 +10,14 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base"
  *   `Render.Start`: span names must have few values; the id stays in the `entity.id` attribute.
  * The HTTP server's span is named `{method} {route}` while the request runs (Observability.ts).
  */
-const statement = /^\s*(?:WITH\b[\s\S]*?\)\s*)?(SELECT|INSERT|UPDATE|DELETE|MERGE|LOCK|BEGIN|COMMIT|ROLLBACK|CREATE|ALTER|DROP|TRUNCATE|SET|SHOW)\b/i
+const statement =
+  /^\s*(?:WITH\b[\s\S]*?\)\s*)?(SELECT|INSERT|UPDATE|DELETE|MERGE|LOCK|BEGIN|COMMIT|ROLLBACK|CREATE|ALTER|DROP|TRUNCATE|SET|SHOW)\b/i
 const target = /\b(?:FROM|INTO|UPDATE|TABLE|JOIN)\s+("?[A-Za-z_][A-Za-z0-9_]*"?(?:\."?[A-Za-z_][A-Za-z0-9_]*"?)?)/i
 const entityCall = /^([A-Za-z]+)\([^)]*\)\.([A-Za-z]+)$/
 
-export const databaseName = (queryText: string): { readonly operation: string; readonly collection: string | undefined } | undefined => {
+export const databaseName = (
+  queryText: string
+): { readonly operation: string; readonly collection: string | undefined } | undefined => {
   const op = statement.exec(queryText)?.[1]?.toUpperCase()
   if (op === undefined) return undefined
   const collection = target.exec(queryText)?.[1]?.replace(/"/g, "")

@@ -20,7 +20,9 @@ export const createHuman = async (modelDirOverride?: string) => {
   const modelDir = modelDirOverride ?? join(humanDir, "..", "models")
   const wasmDir = dirname(require.resolve("@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm"))
   // Human logs a model it cannot load and carries on; a missing file must fail the load instead.
-  for (const f of ["blazeface.json", "blazeface.bin", "centernet.json", "centernet.bin"]) await access(join(modelDir, f))
+  for (const f of ["blazeface.json", "blazeface.bin", "centernet.json", "centernet.bin"]) {
+    await access(join(modelDir, f))
+  }
   const H = require(join(humanDir, "human.node-wasm.js"))
   const human = new H.Human({
     backend: "wasm",
@@ -55,26 +57,30 @@ export const createHuman = async (modelDirOverride?: string) => {
     return {
       load: async () => {
         const json = JSON.parse(await readFile(file, "utf8"))
-        return tf.io.getModelArtifactsForJSON(json, async (manifest: ReadonlyArray<{ paths: Array<string>; weights: Array<unknown> }>) => {
-          const specs: Array<unknown> = []
-          const parts: Array<Buffer> = []
-          for (const group of manifest) {
-            for (const p of group.paths) parts.push(await readFile(join(dirname(file), p)))
-            specs.push(...group.weights)
+        return tf.io.getModelArtifactsForJSON(
+          json,
+          async (manifest: ReadonlyArray<{ paths: Array<string>; weights: Array<unknown> }>) => {
+            const specs: Array<unknown> = []
+            const parts: Array<Buffer> = []
+            for (const group of manifest) {
+              for (const p of group.paths) parts.push(await readFile(join(dirname(file), p)))
+              specs.push(...group.weights)
+            }
+            const all = Buffer.concat(parts)
+            return [specs, all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength)]
           }
-          const all = Buffer.concat(parts)
-          return [specs, all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength)]
-        })
+        )
       }
     }
   })
   return { human, modelDir }
 }
 
-
 type PoseTensor = { shape: Array<number>; dispose: () => void }
 type PoseTf = {
-  loadGraphModel: (url: string) => Promise<{ execute: (input: PoseTensor) => PoseTensor & { dataSync: () => Float32Array } }>
+  loadGraphModel: (
+    url: string
+  ) => Promise<{ execute: (input: PoseTensor) => PoseTensor & { dataSync: () => Float32Array } }>
   tidy: <T>(f: () => T) => T
   pad: (t: PoseTensor, p: Array<[number, number]>) => PoseTensor
   image: { resizeBilinear: (t: PoseTensor, size: [number, number]) => PoseTensor }
@@ -94,7 +100,11 @@ type PoseTf = {
  */
 export const loadBodyPose = async (tf: unknown, modelDir: string) => {
   const T = tf as PoseTf
-  const present = await Promise.all(["movenet-lightning.json", "movenet-lightning.bin"].map((f) => access(join(modelDir, f)).then(() => true, () => false)))
+  const present = await Promise.all(
+    ["movenet-lightning.json", "movenet-lightning.bin"].map((f) =>
+      access(join(modelDir, f)).then(() => true, () => false)
+    )
+  )
   if (!present.every(Boolean)) return undefined
   const model = await T.loadGraphModel("file://" + join(modelDir, "movenet-lightning.json"))
   return (frame: PoseTensor) => {
@@ -114,7 +124,12 @@ export const loadBodyPose = async (tf: unknown, modelDir: string) => {
     }
     // output rows are (y, x, score), 0..1 of the padded square
     return {
-      keypoints: POSE_PARTS.map((part, i) => ({ part, x: v[i * 3 + 1] * side - left, y: v[i * 3] * side - top, score: v[i * 3 + 2] }))
+      keypoints: POSE_PARTS.map((part, i) => ({
+        part,
+        x: v[i * 3 + 1] * side - left,
+        y: v[i * 3] * side - top,
+        score: v[i * 3 + 2]
+      }))
     }
   }
 }

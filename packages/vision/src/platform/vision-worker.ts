@@ -4,11 +4,11 @@
  * inference are CPU work of a few hundred milliseconds: in a worker they leave the process's event loop (HTTP, cluster messages) free.
  * Everything it loads ships inside npm packages and is read from disk: nothing is fetched.
  */
+import { getPriority, setPriority } from "node:os"
 import { parentPort, workerData } from "node:worker_threads"
-import type { VisionRequest, VisionResponse, VisionWorkerInit } from "./vision-workers.ts"
 import { poseMatters } from "../classify.ts"
 import { createHuman, loadBodyPose } from "./human.ts"
-import { getPriority, setPriority } from "node:os"
+import type { VisionRequest, VisionResponse, VisionWorkerInit } from "./vision-workers.ts"
 
 const port = parentPort!
 const init = workerData as VisionWorkerInit
@@ -50,7 +50,9 @@ const tapSceneFeatures = (human: { models: { models: { centernet: { execute: Exe
   const model = human.models.models.centernet
   const execute = model.execute.bind(model)
   model.execute = (input, outputs) => {
-    if (!(Array.isArray(outputs) && outputs.length === 1 && outputs[0] === "tower_0/detections")) return execute(input, outputs)
+    if (!(Array.isArray(outputs) && outputs.length === 1 && outputs[0] === "tower_0/detections")) {
+      return execute(input, outputs)
+    }
     let both: [unknown, { dataSync: () => Float32Array; dispose: () => void }]
     try {
       both = execute(input, ["tower_0/detections", POOLED_NODE]) as typeof both
@@ -79,7 +81,10 @@ port.on("message", async (request: VisionRequest) => {
       lastFeatures = undefined
       const result = await human.detect(tensor)
       const seen = {
-        faces: result.face.map((f: { score: number; box: [number, number, number, number] }) => ({ score: f.score, box: f.box })),
+        faces: result.face.map((f: { score: number; box: [number, number, number, number] }) => ({
+          score: f.score,
+          box: f.box
+        })),
         objects: result.object.map((o: { label: string; score: number; box: [number, number, number, number] }) => ({
           label: o.label,
           score: o.score,
