@@ -16,6 +16,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import sharp from "sharp"
 import { freePort, waitFor } from "../test/support/net.ts"
+import { freshDatabase } from "./database.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const node = process.execPath
@@ -40,17 +41,6 @@ const admin = async (env: NodeJS.ProcessEnv, ...args: Array<string>) => {
   return JSON.parse(r.stdout)
 }
 
-const freshDatabase = async (adminUrl: string) => {
-  const { default: pg } = await import("pg")
-  const name = `p2v_bench_${Math.random().toString(36).slice(2, 10)}`
-  const c = new pg.Client({ connectionString: adminUrl })
-  await c.connect()
-  await c.query(`CREATE DATABASE ${name}`)
-  await c.end()
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
 
 const work = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-bench-batch-"))
 fs.chmodSync(work, 0o755) // the embedded postgres' uid must traverse it when we run as root

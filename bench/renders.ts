@@ -28,6 +28,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { freePort, waitFor } from "../test/support/net.ts"
 import { importEmbeddedPostgres } from "../packages/cluster/src/database/EmbeddedPostgres.ts"
+import { freshDatabase } from "./database.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const node = process.execPath
@@ -154,17 +155,6 @@ async function singleProcessEnv(extra: Record<string, string>) {
   return { env, dataDir }
 }
 
-async function freshDatabase(adminUrl: string) {
-  const { default: pg } = await import("pg")
-  const name = `p2v_bench_${Math.random().toString(36).slice(2, 10)}`
-  const c = new pg.Client({ connectionString: adminUrl })
-  await c.connect()
-  await c.query(`CREATE DATABASE ${name}`)
-  await c.end()
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
 
 /**
  * Create latency in one runner state: `idle` (RENDER_TIMEOUT_SECONDS=0: every render ends
