@@ -1,24 +1,26 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { ApiKeyToken, Errors, Plans, Scopes, Text } from "@pic2video/domain"
-import { DateTime, Effect } from "effect"
+import { DateTime, Effect, Option, Schema } from "effect"
 import { KeyHasher } from "../config/KeyHasher.ts"
+import { operation } from "./Repository.ts"
 import * as Workspaces from "./Workspaces.ts"
 
-export interface ApiKeyRow {
-  readonly id: string
-  readonly workspace_id: string
-  readonly name: string
-  readonly secret_hash: Uint8Array
-  readonly scopes: ReadonlyArray<string>
-  readonly spend_cap_24h: number | null
-  readonly creates_per_minute: number
-  readonly reads_per_minute: number
-  readonly uploads_per_minute: number
-  readonly expires_at: Date | null
-  readonly revoked_at: Date | null
-  readonly last_used_at: Date | null
-  readonly created_at: Date
-}
+export const ApiKeyRow = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  name: Schema.String,
+  secret_hash: Schema.Uint8ArrayFromSelf,
+  scopes: Schema.Array(Schema.String),
+  spend_cap_24h: Schema.NullOr(Schema.Number),
+  creates_per_minute: Schema.Number,
+  reads_per_minute: Schema.Number,
+  uploads_per_minute: Schema.Number,
+  expires_at: Schema.NullOr(Schema.DateFromSelf),
+  revoked_at: Schema.NullOr(Schema.DateFromSelf),
+  last_used_at: Schema.NullOr(Schema.DateFromSelf),
+  created_at: Schema.DateFromSelf
+})
+export interface ApiKeyRow extends Schema.Schema.Type<typeof ApiKeyRow> {}
 
 /** contract §4.5: default per-minute budgets (spec "Limits"). */
 export const defaultLimits = { creates: 60, reads: 600, uploads: 60 } as const
@@ -50,9 +52,51 @@ export interface NewKey {
   readonly expiresAt?: Date | null
 }
 
+/** The api_keys table: a key's row is written once, revoked at most once, never deleted. */
+export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("pic2video/ApiKeysRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const NewRow = ApiKeyRow.pipe(Schema.omit("revoked_at", "last_used_at"))
+    const insert = SqlSchema.single({
+      Request: NewRow,
+      Result: ApiKeyRow,
+      execute: (row) => sql`INSERT INTO api_keys ${sql.insert({ ...row, scopes: [...row.scopes] })} RETURNING *`
+    })
+    const selectById = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: ApiKeyRow,
+      execute: (id) => sql`SELECT * FROM api_keys WHERE id = ${id}`
+    })
+    // the first revocation's time stands: revoking again changes nothing
+    const revokeById = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.String, now: Schema.DateFromSelf }),
+      Result: ApiKeyRow,
+      execute: ({ id, now }) =>
+        sql`UPDATE api_keys SET revoked_at = coalesce(revoked_at, ${now}) WHERE id = ${id} RETURNING *`
+    })
+    const selectByWorkspace = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: ApiKeyRow,
+      execute: (workspaceId) =>
+        sql`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId} ORDER BY created_at DESC, id DESC`
+    })
+    return {
+      insert: (row: typeof NewRow.Type) => insert(row).pipe(operation("ApiKeysRepo.insert")),
+      find: (id: string) => selectById(id).pipe(Effect.map(Option.getOrUndefined), operation("ApiKeysRepo.find")),
+      revoke: (id: string, now: Date) =>
+        revokeById({ id, now }).pipe(Effect.map(Option.getOrUndefined), operation("ApiKeysRepo.revoke")),
+      listByWorkspace: (workspaceId: string) => selectByWorkspace(workspaceId).pipe(operation("ApiKeysRepo.list"))
+    } as const
+  })
+}) {}
+
+/**
+ * Minting a key: the one path for every way a key is made (the operator CLI, the portal), with its
+ * plan, scope and name rules (contract §4). The secret is returned once and only its hash is kept.
+ */
 export const create = (k: NewKey) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* ApiKeysRepo
     const hasher = yield* KeyHasher
     const workspace = yield* Workspaces.get(k.workspaceId)
     if (!Plans.planDefaults[workspace.plan].canHoldKeys) {
@@ -71,49 +115,37 @@ export const create = (k: NewKey) =>
     const nameProblem = Text.lengthProblem(k.name ?? "", 0, Text.maxKeyNameLength)
     if (nameProblem !== undefined) return yield* Effect.fail(Errors.fail("validation_failed", `name ${nameProblem}`))
     const minted = ApiKeyToken.mintToken()
-    const createdAt = yield* DateTime.nowAsDate
-    const [row] = yield* sql<ApiKeyRow>`
-      INSERT INTO api_keys ${
-      sql.insert({
-        id: minted.keyId,
-        workspace_id: workspace.id,
-        name: k.name ?? "",
-        secret_hash: hasher.hash(minted.secret),
-        scopes: [...new Set(k.scopes)],
-        spend_cap_24h: k.spendCap24h ?? null,
-        creates_per_minute: k.createsPerMinute ?? defaultLimits.creates,
-        reads_per_minute: k.readsPerMinute ?? defaultLimits.reads,
-        uploads_per_minute: k.uploadsPerMinute ?? defaultLimits.uploads,
-        expires_at: k.expiresAt ?? null,
-        created_at: createdAt
-      })
-    }
-      RETURNING *`.pipe(Effect.orDie)
+    const row = yield* repo.insert({
+      id: minted.keyId,
+      workspace_id: workspace.id,
+      name: k.name ?? "",
+      secret_hash: hasher.hash(minted.secret),
+      scopes: [...new Set(k.scopes)],
+      spend_cap_24h: k.spendCap24h ?? null,
+      creates_per_minute: k.createsPerMinute ?? defaultLimits.creates,
+      reads_per_minute: k.readsPerMinute ?? defaultLimits.reads,
+      uploads_per_minute: k.uploadsPerMinute ?? defaultLimits.uploads,
+      expires_at: k.expiresAt ?? null,
+      created_at: yield* DateTime.nowAsDate
+    })
     return { ...toDocument(row), secret: minted.token }
   })
 
-export const find = (id: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<ApiKeyRow>`SELECT * FROM api_keys WHERE id = ${id}`
-    return rows[0]
-  }).pipe(Effect.orDie)
+/** The key's row, or undefined when there is none. */
+export const find = (id: string) => Effect.flatMap(ApiKeysRepo, (repo) => repo.find(id))
 
+/** Revokes a key (idempotent: a revoked key keeps its first revocation time); 422 when there is none. */
 export const revoke = (id: string) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const now = yield* DateTime.nowAsDate
-    const rows = yield* sql<ApiKeyRow>`
-      UPDATE api_keys SET revoked_at = coalesce(revoked_at, ${now}) WHERE id = ${id} RETURNING *`.pipe(Effect.orDie)
-    if (rows.length === 0) return yield* Effect.fail(Errors.fail("validation_failed", `api key ${id} does not exist`))
-    return toDocument(rows[0])
+    const row = yield* (yield* ApiKeysRepo).revoke(id, yield* DateTime.nowAsDate)
+    if (row === undefined) return yield* Effect.fail(Errors.fail("validation_failed", `api key ${id} does not exist`))
+    return toDocument(row)
   })
 
+/** The workspace's keys, newest first (never a secret); 422 when the workspace does not exist. */
 export const list = (workspaceId: string) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     yield* Workspaces.get(workspaceId)
-    const rows = yield* sql<ApiKeyRow>`
-      SELECT * FROM api_keys WHERE workspace_id = ${workspaceId} ORDER BY created_at DESC, id DESC`.pipe(Effect.orDie)
+    const rows = yield* (yield* ApiKeysRepo).listByWorkspace(workspaceId)
     return { object: "list" as const, data: rows.map(toDocument), has_more: false, next_cursor: null }
   })

@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { ApiKeysRepo } from "./ApiKeys.ts"
 import { BacklogRepo } from "./Backlog.ts"
 import { ClusterRepo } from "./Cluster.ts"
 import { IdempotencyRepo } from "./IdempotencyRecords.ts"
@@ -17,6 +18,7 @@ import { WorkspacesRepo } from "./Workspaces.ts"
  * their schemas). Needs the database client.
  */
 export const layer = Layer.mergeAll(
+  ApiKeysRepo.Default,
   BacklogRepo.Default,
   ClusterRepo.Default,
   IdempotencyRepo.Default,
