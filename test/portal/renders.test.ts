@@ -131,7 +131,11 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
       const s = (await status.innerText()).trim().toLowerCase()
       seen.add(s)
       return s.includes("completed")
-    }, "the render to complete on the page", 120_000)
+    }, "the render to complete on the page", 120_000).catch(async (e) => {
+      // what the page showed, what the API says, and what the service logged: which side stalled
+      const doc = await (await client.get(`/api/v1/renders/${renderId}`)).text()
+      throw new Error(`${e.message}; the page showed ${[...seen].join(" → ")}; the API says ${doc}\n${portal.service.output().slice(-6000)}`)
+    })
     expect(await sameDocument(page), "completed shown without a reload").toBe(true)
 
     // play it: the <video> loads, lasts RENDER_SECONDS, and plays

@@ -136,7 +136,10 @@
     return document.querySelector("[data-live][data-live-active]") !== null
   }
   function refresh() {
-    return fetch(location.href, { credentials: "same-origin", headers: { accept: "text/html" } })
+    // a refresh that hangs is given up after 15 s, so the next one still comes (a stalled request
+    // would otherwise end the page's live updates for good)
+    var signal = typeof AbortSignal.timeout === "function" ? AbortSignal.timeout(15000) : undefined
+    return fetch(location.href, { credentials: "same-origin", headers: { accept: "text/html" }, signal: signal })
       .then(function(response) {
         if (response.redirected && /\/portal\/signed-out$/.test(response.url)) {
           location.href = response.url
