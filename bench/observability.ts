@@ -6,9 +6,10 @@
  *   - metrics: METRICS_PORT set, scraped every second meanwhile (route histograms recorded per request);
  *   - traces:  METRICS_PORT and OTEL_EXPORTER_OTLP_ENDPOINT with OTEL_TRACES_SAMPLER=always_on (100 %),
  *              spans exported to a local sink in this process that accepts and discards them.
- * Each is measured `rounds` times, alternating (off, metrics, traces, off, …), and the best round is
- * kept (on a shared machine, the neighbours only ever slow a round down). Budgets: metrics ≤ 5 % and
- * traces ≤ 15 % below off in poll throughput.
+ * Each is measured `rounds` times, alternating, each round starting with the next configuration
+ * (off, metrics, traces; metrics, traces, off; …). Printed: the best round of each (on a shared machine
+ * the neighbours only ever slow a round down), and the median of each round's own comparison with
+ * that round's off. Budgets: metrics ≤ 5 % and traces ≤ 15 % below off in poll throughput.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as http from "node:http"
@@ -47,9 +48,13 @@ export async function observabilityCost(t: Tools, rounds = Number(process.env.BE
   const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`
 
   const best = new Map<Configuration, Measured>()
+  const perRound: Array<Map<Configuration, number>> = []
   try {
     for (let round = 0; round < rounds; round++) {
-      for (const c of configurations) {
+      // each round starts with the next configuration, so none is always measured first
+      const order = configurations.map((_, i) => configurations[(i + round) % configurations.length])
+      const inRound = new Map<Configuration, number>()
+      for (const c of order) {
         const port = await t.freePort()
         const metricsPort = await t.freePort()
         const { METRICS_PORT: _metrics, OTEL_EXPORTER_OTLP_ENDPOINT: _otlp, OTEL_TRACES_SAMPLER: _sampler, ...base } = t.env
@@ -68,11 +73,14 @@ export async function observabilityCost(t: Tools, rounds = Number(process.env.BE
           const r = await t.load(`observability-${c}-${round}`, `http://127.0.0.1:${port}${t.pollPath}`, t.auth, service.pid)
           const previous = best.get(c)
           if (previous === undefined || r.requests > previous.requests) best.set(c, r)
+          inRound.set(c, r.requests / r.seconds)
         } finally {
           if (scraping) clearInterval(scraping)
           await stop(service)
         }
       }
+      perRound.push(inRound)
+      console.log(`  round ${round + 1}: ${configurations.map((c) => `${c} ${inRound.get(c)!.toFixed(0)} req/s`).join(", ")}`)
     }
   } finally {
     sink.close()
@@ -97,6 +105,10 @@ export async function observabilityCost(t: Tools, rounds = Number(process.env.BE
         `${t.quantile(r.latenciesMs, 0.99).toFixed(2).padStart(10)}${cpu.padStart(12)}${change.padStart(10)}`
     )
   }
+  // the same comparison made within each round (the neighbours a round had, both sides had): the median
+  const median = (xs: Array<number>) => xs.sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
+  const paired = (c: Configuration) => median(perRound.map((r) => ((r.get(c)! - r.get("off")!) / r.get("off")!) * 100))
+  console.log(`  within each round, median change against that round's off: metrics ${paired("metrics").toFixed(1)} %, traces ${paired("traces").toFixed(1)} %`)
   console.log(`  spans exported to the sink: ${(exported / 1024 / 1024).toFixed(1)} MiB of OTLP JSON; budgets: metrics ≤ 5 %, traces ≤ 15 %`)
   return { off: rps(off), metrics: rps(best.get("metrics")!), traces: rps(best.get("traces")!) }
 }
