@@ -55,19 +55,7 @@ const result = (withPoster: boolean): RenderResult => ({
 /** A processing render of a fresh workspace (charged as the portal charges), and its finished files on disk. */
 const processing = Effect.gen(function*() {
   const ws = yield* WorkspacesRepo.create("outputs", { plan: "custom", included: 10, storageBudgetBytes: 10 ** 9 })
-  const mediaId = randomUUID()
-  yield* MediaRepo.add({
-    id: mediaId,
-    workspaceId: ws.id,
-    label: "",
-    tags: [],
-    width: 10,
-    height: 10,
-    mimeType: "image/png",
-    sizeBytes: 1,
-    blobKey: `media/${ws.id}/${mediaId}`,
-    sourceRef: null
-  })
+  const mediaId = yield* TestDatabase.addPhoto(ws.id)
   const id = `rnd_${randomUUID().replaceAll("-", "")}`
   yield* RendersRepo.charge({
     id,

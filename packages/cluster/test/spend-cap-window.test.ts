@@ -2,7 +2,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, Either, TestClock } from "effect"
 import { randomUUID } from "node:crypto"
 import * as ApiKeys from "../src/repositories/ApiKeys.ts"
-import { MediaRepo } from "../src/repositories/Media.ts"
 import { type Payer, RendersRepo } from "../src/repositories/Renders.ts"
 import { WorkspacesRepo } from "../src/repositories/Workspaces.ts"
 import * as TestDatabase from "./support/TestDatabase.ts"
@@ -18,20 +17,7 @@ const account = (cap: number) =>
   Effect.gen(function*() {
     const ws = yield* WorkspacesRepo.create("spend-cap", { plan: "custom", included: null })
     const key = yield* ApiKeys.create({ workspaceId: ws.id, scopes: ["renders:create"], spendCap24h: cap })
-    const mediaId = randomUUID()
-    const added = yield* MediaRepo.add({
-      id: mediaId,
-      workspaceId: ws.id,
-      label: "",
-      tags: [],
-      width: 10,
-      height: 10,
-      mimeType: "image/png",
-      sizeBytes: 1,
-      blobKey: `media/${ws.id}/${mediaId}`,
-      sourceRef: null
-    })
-    expect(added._tag).toBe("Inserted")
+    const mediaId = yield* TestDatabase.addPhoto(ws.id)
     const payer: Payer = { workspaceId: ws.id, keyId: key.id, spendCap24h: cap }
     return { payer, mediaId }
   })

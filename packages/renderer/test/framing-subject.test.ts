@@ -1,3 +1,4 @@
+import { imageClasses } from "@pic2video/domain/Requests"
 import { describe, expect, it } from "vitest"
 import { planFraming } from "../src/framing.ts"
 import { planMotion, subjectStaysInZone } from "../src/motion-path.ts"
@@ -30,14 +31,7 @@ describe("subject-aware framing and motion", () => {
       { size: { width: 1920, height: 1080 }, subject: { x: 1500, y: 100, width: 200, height: 200 } },
       { size: { width: 900, height: 1600 }, subject: { x: 300, y: 1200, width: 200, height: 200 } }
     ]
-    const classes = [
-      "person",
-      "doll_figurine",
-      "landscape_nature",
-      "product_object",
-      "interior_space",
-      "other"
-    ] as const
+    const classes = imageClasses
     const prompts = [undefined, "zoom in", "zoom out", "pan left", "pan right", "pan up", "fast", "slow", "still"]
     for (const p of photos) {
       for (const cls of classes) {

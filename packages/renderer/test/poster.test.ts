@@ -117,39 +117,28 @@ layer(Renderer.layer())("renderVideo's poster", (it) => {
 
           // the same picture as the MP4's frame 14, decoded by ffmpeg and scaled alike: the poster is
           // that frame (the encoder's loss apart), not another one
-          const decoded = execFileSync(renderer.ffmpeg.path, [
-            "-v",
-            "error",
-            "-i",
-            outPath,
-            "-vf",
-            `select=eq(n\\,14),scale=${POSTER.width}:${POSTER.height}:flags=lanczos`,
-            "-frames:v",
-            "1",
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            "rgb24",
-            "-"
-          ], { maxBuffer: 16 * 1024 * 1024 })
+          // one frame of the video at the poster's size, as raw RGB
+          const frame = (filter: string) =>
+            execFileSync(renderer.ffmpeg.path, [
+              "-v",
+              "error",
+              "-i",
+              outPath,
+              "-vf",
+              `${filter}scale=${POSTER.width}:${POSTER.height}:flags=lanczos`,
+              "-frames:v",
+              "1",
+              "-f",
+              "rawvideo",
+              "-pix_fmt",
+              "rgb24",
+              "-"
+            ], { maxBuffer: 16 * 1024 * 1024 })
+          const decoded = frame("select=eq(n\\,14),")
           const poster = yield* Effect.promise(() => sharp(posterPath).removeAlpha().raw().toBuffer())
           const near = meanDiff(poster, decoded)
           // and a frame well away from it (the first) differs more: the camera moves
-          const first = execFileSync(renderer.ffmpeg.path, [
-            "-v",
-            "error",
-            "-i",
-            outPath,
-            "-vf",
-            `scale=${POSTER.width}:${POSTER.height}:flags=lanczos`,
-            "-frames:v",
-            "1",
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            "rgb24",
-            "-"
-          ], { maxBuffer: 16 * 1024 * 1024 })
+          const first = frame("")
           expect(near, `${name}: poster vs frame 14`).toBeLessThan(4)
           expect(meanDiff(poster, first), `${name}: poster vs frame 0`).toBeGreaterThan(near)
         }),

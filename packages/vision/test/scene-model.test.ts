@@ -1,6 +1,6 @@
 import type { ImageClass } from "@pic2video/domain/Requests"
 import { describe, expect, it } from "vitest"
-import { classify, classifyByRules, type Detections, type Inference, type SceneStats } from "../src/classify.ts"
+import { classify, classifyByRules, type Detections, type Inference } from "../src/classify.ts"
 import {
   classWeights,
   fitSceneModel,
@@ -9,6 +9,7 @@ import {
   SCENE_MODEL,
   sceneProbabilities
 } from "../src/scene-model.ts"
+import { plainStats, size } from "./support.ts"
 
 // Four features; each scene class lives around its own direction, `other` around a fifth mix.
 const DIRECTIONS: Record<string, ReadonlyArray<number>> = {
@@ -97,23 +98,10 @@ describe("scene model", () => {
   })
 
   it("classify = the rules, then the model; the shipped weights match the detector's 720 features", () => {
-    const stats: SceneStats = {
-      skyTop: 0,
-      green: 0,
-      plainBorder: 0,
-      figure: null,
-      figureShare: 0,
-      vegetation: 0,
-      edges: 0.1,
-      rectilinear: 0.3,
-      vertical: 0.1,
-      spread: 40
-    }
-    const size = { width: 640, height: 640 }
     const d: Detections = { faces: [], objects: [], features: sample("interior_space", 0).features }
-    expect(classifyByRules(d, stats, size, size).image_class).toBe("other")
-    expect(classify(d, stats, size, size, model).image_class).toBe("interior_space")
-    expect(classify(d, stats, size, size, null).image_class).toBe("other")
+    expect(classifyByRules(d, plainStats, size, size).image_class).toBe("other")
+    expect(classify(d, plainStats, size, size, model).image_class).toBe("interior_space")
+    expect(classify(d, plainStats, size, size, null).image_class).toBe("other")
     expect(SCENE_MODEL).not.toBeNull()
     expect(SCENE_MODEL!.mean).toHaveLength(720)
     expect(SCENE_MODEL!.weights.every((w) => w.length === 720)).toBe(true)

@@ -1,22 +1,10 @@
 import { Effect } from "effect"
 import sharp from "sharp"
 import { describe, expect, it } from "vitest"
-import { classify, type Detections, framingInputs, type SceneStats, sceneStats } from "../src/classify.ts"
+import { classify, type Detections, framingInputs, sceneStats } from "../src/classify.ts"
 import { makeVision } from "../src/Vision.ts"
+import { plainStats, size } from "./support.ts"
 
-const size = { width: 640, height: 640 }
-const plainStats: SceneStats = {
-  skyTop: 0,
-  green: 0,
-  plainBorder: 0,
-  figure: null,
-  figureShare: 0,
-  vegetation: 0,
-  edges: 0.1,
-  rectilinear: 0.3,
-  vertical: 0.1,
-  spread: 40
-}
 const detections = (d: Partial<Detections>): Detections => ({ faces: [], objects: [], ...d })
 
 describe("classify", () => {

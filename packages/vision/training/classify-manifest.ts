@@ -1,15 +1,8 @@
-import type { ImageClass } from "@pic2video/domain/Requests"
+import { type ImageClass, imageClasses } from "@pic2video/domain/Requests"
 import { readFileSync } from "node:fs"
 
 /** The labelled set of `bench:classify` (classify-set/MANIFEST.tsv: file, label, face, source, licence, split). */
-export const CLASSES: ReadonlyArray<ImageClass> = [
-  "person",
-  "doll_figurine",
-  "landscape_nature",
-  "product_object",
-  "interior_space",
-  "other"
-]
+export const CLASSES: ReadonlyArray<ImageClass> = imageClasses
 export const SET_DIR = new URL("./classify-set/", import.meta.url).pathname
 
 export interface Entry {

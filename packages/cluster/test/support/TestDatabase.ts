@@ -1,9 +1,10 @@
 import { Effect, Layer, Option, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
+import { randomBytes, randomUUID } from "node:crypto"
 import { makeDatabase } from "../../../../test/support/service.ts"
 import * as AppConfig from "../../src/config/AppConfig.ts"
 import * as KeyHasher from "../../src/config/KeyHasher.ts"
 import * as Database from "../../src/database/Database.ts"
+import { MediaRepo } from "../../src/repositories/Media.ts"
 import * as Repositories from "../../src/repositories/Repositories.ts"
 
 /**
@@ -21,3 +22,23 @@ export const layer = Layer.unwrapEffect(
       )
   )
 )
+
+/** A 10×10 PNG's row in the workspace's library (no file behind it: the tests read rows only); its id. */
+export const addPhoto = (workspaceId: string) =>
+  Effect.gen(function*() {
+    const id = randomUUID()
+    const added = yield* MediaRepo.add({
+      id,
+      workspaceId,
+      label: "",
+      tags: [],
+      width: 10,
+      height: 10,
+      mimeType: "image/png",
+      sizeBytes: 1,
+      blobKey: `media/${workspaceId}/${id}`,
+      sourceRef: null
+    })
+    if (added._tag !== "Inserted") return yield* Effect.dieMessage(`photo ${id} was not inserted: ${added._tag}`)
+    return id
+  })
