@@ -148,6 +148,11 @@ export interface DriveEmulator {
   /** Every grant is revoked: access tokens answer 401, refresh tokens invalid_grant. */
   readonly revokeAll: () => void
   readonly issuedTokens: () => IssuedTokens
+  /**
+   * Honours a refresh token another emulator instance issued (a database written earlier, e.g. the
+   * upgrade fixture, holds one): a live grant of `scope` for this client behind it.
+   */
+  readonly grantRefreshToken: (refreshToken: string, scope: string) => void
   /** Query of the last authorize request. */
   readonly lastAuthorizeRequest: () => Readonly<Record<string, string>> | undefined
   /**
@@ -942,6 +947,11 @@ class EmulatorState {
       },
       revokeAll: () => {
         for (const grant of this.grants.values()) grant.revoked = true
+      },
+      grantRefreshToken: (refreshToken, scope) => {
+        const grantId = ++this.grantCounter
+        this.grants.set(grantId, { clientId: this.clientId, scope, revoked: false })
+        this.refreshTokens.set(refreshToken, grantId)
       },
       issuedTokens: () => ({
         accessTokens: [...this.accessTokens.keys()],
