@@ -134,6 +134,21 @@ describe("p2v batch", () => {
     }
   }, 300_000)
 
+  it("photos whose names are in any script are uploaded and rendered, each video named after its photo", async () => {
+    const { secret } = await workspaceWithKey(service.env)
+    const named = Path.join(dir, "named")
+    fs.mkdirSync(named)
+    const names = ["東京タワー", "😀"]
+    names.forEach((name, i) => fs.copyFileSync(Path.join(photos, `photo-0${i + 1}.jpg`), Path.join(named, `${name}.jpg`)))
+    const out = Path.join(dir, "named-out")
+    const r = await start(secret, [named, "--out", out, "--quote", "名前"]).done
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout.trim()).toMatch(/^2 photos: 2 completed, 0 failed, 0 skipped/)
+    expect(videosIn(out)).toEqual(names.map((n) => `${n}.mp4`).sort())
+    const media = await (await client(service.baseUrl, secret).get("/api/v1/media")).json()
+    expect(media.data.map((m: any) => m.label).sort()).toEqual(names.map((n) => `${n}.jpg`).sort())
+  }, 300_000)
+
   it("--concurrency 4 under a rate limit of 10 a minute: the 429s are waited out, none reaches the user as a failure", async () => {
     const { secret } = await workspaceWithKey(service.env, { keyArgs: ["--creates-per-minute", "10", "--uploads-per-minute", "10"] })
     const out = Path.join(dir, "limited")

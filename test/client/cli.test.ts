@@ -96,6 +96,18 @@ describe("p2v", () => {
     expect(up.stdout.trim()).toMatch(/ "big\.png"$/) // labelled by the file name, as --help says
   })
 
+  it("uploads photos whose names are in any script, each labelled with its name exactly", async () => {
+    const names = ["日本.jpg", "東京タワー.jpg", "€.jpg", "한.jpg", "😀.jpg"]
+    const files = names.map((name) => {
+      const path = Path.join(dir, name)
+      fs.copyFileSync(Path.join(root, "test/fixtures/rocket.jpg"), path)
+      return path
+    })
+    const up = await p2v("upload", ...files, "--json")
+    expect(up.code, up.stderr).toBe(0)
+    expect(JSON.parse(up.stdout).map((m: any) => [m.label, m.mime_type])).toEqual(names.map((n) => [n, "image/jpeg"]))
+  })
+
   it("answers with its documented exit codes", async () => {
     const notFound = await p2v("status", "rnd_doesnotexist00000000000")
     expect(notFound.code).toBe(3)

@@ -1,9 +1,11 @@
 import { fileTypeFromBuffer } from "file-type"
+import * as http from "node:http"
 import sharp from "sharp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError, expectOk, expectRateLimitHeaders } from "../support/limits.ts"
 import { client, makeShared, photo, startService, waitFor, type Service } from "../support/service.ts"
 import { type Admin, inProcessAdmin, keyed, type Keyed } from "./admin.ts"
+import { rawRequest } from "./http.ts"
 import { animatedGif, animatedWebp, exifRotatedJpegWithGps, hasTiffTag, solid } from "./photos.ts"
 
 /**
@@ -288,5 +290,127 @@ describe("archiving (operator CLI `media archive`)", () => {
     // archiving twice does not free twice
     await ops.ok("media", "archive", first.id)
     await expectError(await api(k).upload(rocket, { filename: "rocket.jpg" }), 402, "quota_exceeded")
+  })
+})
+
+describe("file names (any Unicode; RFC 7578, 6266 and 8187)", () => {
+  const rocket = photo("rocket.jpg")
+  const names = ["日本.jpg", "東京タワー.jpg", "€.jpg", "한.jpg", "😀.jpg", "é.jpg", "ü.jpg", "שלום עולם.jpg"]
+
+  /** POST /api/v1/media whose `file` part has exactly this Content-Disposition (UTF-8, as curl and browsers send it). */
+  const uploadWith = (k: Keyed, disposition: string | undefined, bytes: Uint8Array = rocket) => {
+    const boundary = "----p2v-names"
+    const head = disposition === undefined ? "" : `Content-Disposition: ${disposition}\r\n`
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\n${head}Content-Type: application/octet-stream\r\n\r\n`, "utf8"),
+      Buffer.from(bytes),
+      Buffer.from(`\r\n--${boundary}--\r\n`)
+    ])
+    return fetch(`${service.baseUrl}/api/v1/media`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${k.secret}`, "content-type": `multipart/form-data; boundary=${boundary}` },
+      body
+    })
+  }
+
+  it("a name in any script uploads, from a FormData (as browsers send it) and raw (as curl -F sends it)", async () => {
+    for (const name of names) {
+      const m = await upload(owner, rocket, { filename: name, label: name })
+      expect(m, name).toMatchObject({ label: name, mime_type: "image/jpeg", file_size_bytes: rocket.length })
+      await expectOk(await uploadWith(owner, `form-data; name="file"; filename="${name}"`), 201)
+    }
+  })
+
+  it("the name is read exactly: its extension still names a type the bytes contradict (415)", async () => {
+    for (const name of ["日本.png", "東京タワー.PNG", "写真😀.png"]) {
+      const body = await expectError(await uploadWith(owner, `form-data; name="file"; filename="${name}"`), 415, "unsupported_media_type")
+      expect(body.error.message, name).toBe(`the bytes are image/jpeg but the file name says image/png (.png)`)
+    }
+  })
+
+  it("filename* (RFC 8187) in UTF-8, with a language, or in ISO-8859-1, is decoded", async () => {
+    await expectOk(await uploadWith(owner, `form-data; name="file"; filename*=utf-8''%E6%97%A5%E6%9C%AC.jpg`), 201)
+    await expectOk(await uploadWith(owner, `form-data; name="file"; filename*=UTF-8'ja'%E6%9D%B1%E4%BA%AC.jpg`), 201)
+    await expectOk(await uploadWith(owner, `form-data; name="file"; filename*=iso-8859-1''caf%E9.jpg`), 201)
+    // the decoded name is the one whose extension counts
+    for (const disposition of [
+      `form-data; name="file"; filename*=UTF-8'ja'%E6%9D%B1%E4%BA%AC.png`,
+      `form-data; name="file"; filename*=iso-8859-1''caf%E9.png`
+    ]) {
+      const body = await expectError(await uploadWith(owner, disposition), 415, "unsupported_media_type")
+      expect(body.error.message, disposition).toContain("(.png)")
+    }
+  })
+
+  it("with both filename and filename*, filename* wins (RFC 6266 §4.3), in either order", async () => {
+    for (
+      const disposition of [
+        `form-data; name="file"; filename="photo.png"; filename*=utf-8''%E6%97%A5.jpg`,
+        `form-data; name="file"; filename*=utf-8''%E6%97%A5.jpg; filename="photo.png"`,
+        `form-data; name="file"; filename="日本.png"; filename*=utf-8''%E6%97%A5.jpg`
+      ]
+    ) await expectOk(await uploadWith(owner, disposition), 201)
+    const body = await expectError(
+      await uploadWith(owner, `form-data; name="file"; filename="日本.jpg"; filename*=utf-8''%E6%97%A5.png`),
+      415,
+      "unsupported_media_type"
+    )
+    expect(body.error.message).toContain("(.png)")
+  })
+
+  it("a part whose Content-Disposition cannot be read is 400 invalid_request saying what is wrong, and nothing is stored", async () => {
+    const k = await keyed(ops, "studio", ["--uploads-per-minute", "1000"])
+    const cases: Array<[string | undefined, RegExp]> = [
+      [undefined, /^the request body cannot be parsed: part 1 has no Content-Disposition header$/],
+      [`form-data; filename="日本.jpg"`, /^the request body cannot be parsed: part 1's Content-Disposition has no name$/],
+      [`form-data; filename="a.jpg"`, /part 1's Content-Disposition has no name$/],
+      [`form-data; name=""; filename="a.jpg"`, /part 1's Content-Disposition has an empty name$/],
+      [`attachment; name="file"; filename="a.jpg"`, /part 1's Content-Disposition is not form-data$/],
+      [`form-data; name="file"; filename="日本.jpg`, /part 1's Content-Disposition has a quoted string without its closing quote$/],
+      [`form-data; name="file"; filename*=utf-8''%E6%97`, /part 1's Content-Disposition has a filename\* that is not UTF-8/],
+      [`form-data; name="file"; filename*=utf-8''%ZZ.jpg`, /part 1's Content-Disposition has a filename\* that is not an RFC 8187 value/],
+      [`form-data; name="file"; filename*=%E6%97%A5.jpg`, /part 1's Content-Disposition has a filename\* that is not an RFC 8187 value/],
+      [`form-data; name="file"; filename*=shift_jis''%93%FA.jpg`, /part 1's Content-Disposition has a filename\* in a charset other than UTF-8 or ISO-8859-1/],
+      [`form-data; name="file"; name="label"`, /part 1's Content-Disposition has the parameter name twice$/],
+      [`form-data; name="file" filename="a.jpg"`, /part 1's Content-Disposition cannot be read at character 24 \(expected ";"\)$/]
+    ]
+    for (const [disposition, message] of cases) {
+      const body = await expectError(await uploadWith(k, disposition), 400, "invalid_request")
+      expect(body.error.message, disposition).toMatch(message)
+    }
+    expect((await list(k)).data).toEqual([])
+  })
+
+  it("a malformed part ahead of 10 MiB still gets its 400 to a client that sends it all, on a connection still usable", async () => {
+    const boundary = "----p2v-big"
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; filename="日本.jpg"\r\n\r\n`),
+      Buffer.alloc(10 * 1024 * 1024, 7),
+      Buffer.from(`\r\n--${boundary}--\r\n`)
+    ])
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    let connections = 0
+    const connect = agent.createConnection.bind(agent)
+    agent.createConnection = (...args: Parameters<typeof connect>) => {
+      connections++
+      return connect(...args)
+    }
+    try {
+      const headers = { authorization: `Bearer ${owner.secret}`, "content-type": `multipart/form-data; boundary=${boundary}` }
+      const started = Date.now()
+      const res = await rawRequest(`${service.baseUrl}/api/v1/media`, { method: "POST", headers, body, agent })
+      expect(res.status, res.text).toBe(400)
+      expect(JSON.parse(res.text).error).toEqual({
+        code: "invalid_request",
+        message: "the request body cannot be parsed: part 1's Content-Disposition has no name"
+      })
+      const next = await rawRequest(`${service.baseUrl}/api/v1/media?limit=1`, { headers, agent })
+      expect(next.status).toBe(200)
+      // on the same connection, at once: the rest of the body was drained, not left to stall it
+      expect(connections).toBe(1)
+      expect(Date.now() - started).toBeLessThan(5_000)
+    } finally {
+      agent.destroy()
+    }
   })
 })

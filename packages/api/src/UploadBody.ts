@@ -1,37 +1,41 @@
 import { FileSystem, type HttpServerRequest, Multipart } from "@effect/platform"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeStream from "@effect/platform-node/NodeStream"
+import { Errors } from "@pic2video/domain"
 import { Effect, Inspectable, Stream } from "effect"
 import * as MP from "multipasta"
 import * as nodeFs from "node:fs"
 import type { IncomingMessage } from "node:http"
 import type { Socket } from "node:net"
 import * as Path from "node:path"
+import * as MultipartParser from "./MultipartParser.ts"
 
 /**
- * The multipart reader behind `POST /media`. @effect/platform-node's own reader loses the parser's
- * error when a body ends inside a part (multipasta emits it on the file stream before anyone listens),
- * so the request waited for the 30 s socket timeout. This one runs the same parser (multipasta, with the
- * same limits from the endpoint's annotations) over the body and sees every outcome: a body that ends
- * early is `MultipartError` "Parse" (400 invalid_request), a limit stops reading at once (413), and the
- * parts are persisted by the platform's own `toPersisted`, so handlers and schemas see the usual shape.
+ * The multipart reader behind `POST /media` and the portal's upload. @effect/platform-node's own reader
+ * loses the parser's error when a body ends inside a part (multipasta emits it on the file stream
+ * before anyone listens), so the request waited for the 30 s socket timeout. This one runs
+ * `MultipartParser` (multipasta's boundary search and header reader, with RFC 7578/6266/8187 part
+ * headers: a file name in any script, `filename*`), with the limits from the endpoint's annotations,
+ * over the body and sees every outcome: a body that is not multipart/form-data (one that ends early,
+ * a part without a readable Content-Disposition) is 400 invalid_request saying what is wrong, a limit
+ * stops reading at once (413), and the parts are persisted by the platform's own `toPersisted`, so
+ * handlers and schemas see the usual shape.
  *
  * File parts are spooled to a temp file as they arrive, with backpressure (the next body chunk is read
  * only when the disk has taken the last), so an upload costs a few chunks of memory whatever its size
  * or however many arrive at once (docs/contract.md H4); the temp directory goes with the request's scope.
  */
-const parseError = (cause: MP.MultipartError): Multipart.MultipartError => {
-  if (cause._tag === "ReachedLimit") {
-    const reason = {
-      MaxParts: "TooManyParts",
-      MaxFieldSize: "FieldTooLarge",
-      MaxPartSize: "FileTooLarge",
-      MaxTotalSize: "BodyTooLarge"
-    } as const
-    return new Multipart.MultipartError({ reason: reason[cause.limit], cause })
-  }
-  return new Multipart.MultipartError({ reason: "Parse", cause })
-}
+const limitReason = {
+  MaxParts: "TooManyParts",
+  MaxFieldSize: "FieldTooLarge",
+  MaxPartSize: "FileTooLarge",
+  MaxTotalSize: "BodyTooLarge"
+} as const
+
+const parseError = (cause: MultipartParser.Failure) =>
+  cause._tag === "ReachedLimit"
+    ? new Multipart.MultipartError({ reason: limitReason[cause.limit], cause })
+    : Errors.fail("invalid_request", `the request body cannot be parsed: ${cause.message}`)
 
 const internal = (cause: unknown) => new Multipart.MultipartError({ reason: "InternalError", cause })
 
@@ -114,10 +118,9 @@ export const read = (request: HttpServerRequest.HttpServerRequest) =>
     const dir = yield* fs.makeTempDirectoryScoped().pipe(Effect.mapError(internal))
     const parts: Array<BufferedField | SpooledFile> = []
     const sinks: Array<nodeFs.WriteStream> = []
-    let failure: MP.MultipartError | undefined
+    let failure: MultipartParser.Failure | undefined
     let diskError: unknown
-    let complete = false
-    const parser = MP.make({
+    const parser = MultipartParser.make({
       ...config,
       // The `file` part is the upload whatever it is labelled (a part without a filename but with an
       // image type, or labelled JSON): the bytes decide, and a label that contradicts them is a 415.
@@ -146,11 +149,9 @@ export const read = (request: HttpServerRequest.HttpServerRequest) =>
         }
       },
       onError: (e) => {
-        failure ??= e
+        failure = e
       },
-      onDone: () => {
-        complete = true
-      }
+      onDone: () => {}
     })
     /** the next chunk is read once the disk has caught up (both listeners go: one wait per chunk) */
     const drained = Effect.promise(() =>
@@ -168,8 +169,8 @@ export const read = (request: HttpServerRequest.HttpServerRequest) =>
         )
       )
     )
-    // Stop reading at the first error (past a limit the rest of the body is never read), but leave the
-    // socket alone: the 413 goes out with `Connection: close`, then the server closes it.
+    // Stop parsing at the first error (what follows is dropped unread by `discardRest`), but leave the
+    // socket alone: the answer goes out first, then the connection is closed or serves the next request.
     const body = NodeStream.fromReadable(
       () => NodeHttpServerRequest.toIncomingMessage(request),
       internal,
@@ -179,12 +180,14 @@ export const read = (request: HttpServerRequest.HttpServerRequest) =>
       Stream.takeWhile(() => failure === undefined && diskError === undefined),
       Stream.runForEach((chunk) => Effect.zipRight(Effect.sync(() => parser.write(chunk)), drained))
     ).pipe(Effect.onExit(() => Effect.sync(() => sinks.forEach((s) => s.end()))))
-    if (failure === undefined) parser.end()
+    // a body read to its end is complete or not (the parser says which); one cut short by the disk is not judged
+    if (failure === undefined && diskError === undefined) parser.end()
     for (const s of sinks) s.end()
     yield* settled(sinks)
-    if (failure?._tag === "ReachedLimit") discardRest(NodeHttpServerRequest.toIncomingMessage(request))
+    if (failure !== undefined) {
+      discardRest(NodeHttpServerRequest.toIncomingMessage(request), failure._tag === "ReachedLimit")
+    }
     if (failure !== undefined) return yield* Effect.fail(parseError(failure))
-    if (!complete) return yield* Effect.fail(parseError({ _tag: "EndNotReached" }))
     if (diskError !== undefined) return yield* Effect.fail(internal(diskError))
     return yield* Multipart.toPersisted(
       Stream.fromIterable(parts),
@@ -196,19 +199,27 @@ export const read = (request: HttpServerRequest.HttpServerRequest) =>
     )
   })
 
-/** How long a connection cut off past a limit keeps draining what the client still sends. */
+/** How long what a client still sends after its upload was refused is drained. */
 const lingerMillis = 5_000
 
 /**
- * Past a limit the rest of the body is discarded, never stored, and the 413 goes out with
- * `Connection: close`. Closing the socket while the client is still sending makes the client's
- * kernel see a reset, and clients such as fetch then report EPIPE instead of the 413. So the close
- * lingers (as nginx's does): our side half-closes once the answer is written, and what the client
- * still sends is read and dropped until its body ends, for at most `lingerMillis`.
+ * Once the reader stops (past a limit, or at a part that cannot be read) the rest of the body is
+ * discarded, never stored. Leaving it unread would stall the connection (the client blocked sending,
+ * its next request unread), and closing the socket while the client is still sending makes the
+ * client's kernel see a reset, and clients such as fetch then report EPIPE instead of the answer.
+ * So what the client still sends is read and dropped until its body ends, for at most
+ * `lingerMillis`, then the connection is closed. A 413 goes out with `Connection: close` and that
+ * close lingers (as nginx's does): our side half-closes once the answer is written. After a 400 the
+ * connection serves the client's next request once the body has ended.
  */
-const discardRest = (req: IncomingMessage) => {
+const discardRest = (req: IncomingMessage, closing: boolean) => {
   req.resume()
   const socket = req.socket
+  if (!req.complete) {
+    const timer = setTimeout(() => socket.destroy(), lingerMillis)
+    req.once("end", () => clearTimeout(timer))
+  }
+  if (!closing) return
   socket.destroySoon = function(this: Socket) {
     if (this.writable) this.end()
     const timer = setTimeout(() => this.destroy(), lingerMillis)
