@@ -1,10 +1,9 @@
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import sharp from "sharp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { client, makeShared, root, startService, waitFor, workspaceWithKey, type Service } from "../support/service.ts"
+import { client, makeShared, startService, waitFor, workspaceWithKey, type Service } from "../support/service.ts"
+import { batchCli, makePhotos, manifestOf, videosIn } from "./batch-cli.ts"
 
 /**
  * `p2v batch` as a user runs it, a separate process against the real service: killed (SIGKILL) halfway
@@ -14,22 +13,12 @@ import { client, makeShared, root, startService, waitFor, workspaceWithKey, type
 let service: Service
 let dir: string
 let photos: string
-
-/** Distinct photos (distinct bytes, so distinct idempotency keys), small so that renders are quick. */
-const makePhotos = async (n: number, into: string) => {
-  fs.mkdirSync(into, { recursive: true })
-  const sources = ["rocket.jpg", "chelsea.png", "coffee.png", "astronaut.png"]
-  for (let i = 0; i < n; i++) {
-    await sharp(Path.join(root, "test/fixtures", sources[i % sources.length]))
-      .resize(320, 240)
-      .modulate({ hue: i * 29 })
-      .jpeg({ quality: 80 })
-      .toFile(Path.join(into, `photo-${String(i + 1).padStart(2, "0")}.jpg`))
-  }
-}
+let start: ReturnType<typeof batchCli>["start"]
+let used: ReturnType<typeof batchCli>["used"]
 
 beforeAll(async () => {
   service = await startService(await makeShared(), { RENDER_SECONDS: "1" })
+  ;({ start, used } = batchCli(service))
   dir = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-batch-"))
   photos = Path.join(dir, "photos")
   await makePhotos(12, photos)
@@ -39,28 +28,6 @@ afterAll(async () => {
   await service?.stop()
   if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true })
 })
-
-const start = (secret: string, args: ReadonlyArray<string>) => {
-  const child = spawn(process.execPath, [Path.join(root, "packages/client/src/bin/p2v.ts"), "batch", ...args], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", P2V_API_KEY: secret, P2V_BASE_URL: service.baseUrl },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  const out = { stdout: "", stderr: "" }
-  child.stdout.on("data", (d) => (out.stdout += d))
-  child.stderr.on("data", (d) => (out.stderr += d))
-  const done = new Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal, ...out }))
-  )
-  return { child, out, done }
-}
-
-const manifestOf = (out: string) =>
-  fs.readFileSync(Path.join(out, "batch.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
-
-const videosIn = (out: string) => fs.readdirSync(out).filter((f) => f.endsWith(".mp4")).sort()
-
-const used = async (secret: string) => (await (await client(service.baseUrl, secret).get("/api/v1/usage")).json()).aesthetic_quotes.used as number
 
 describe("p2v batch", () => {
   it("killed (SIGKILL) halfway and run again: 12 MP4s, 12 charges, every photo uploaded once, the manifest complete", async () => {

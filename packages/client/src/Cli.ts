@@ -333,8 +333,12 @@ const batchView = (mode: Progress.Mode, concurrency: number, out: NodeJS.WriteSt
   const line = (e: Batch.Entry, n: number, total: number) => {
     const head = `[${n}/${total}] ${e.status} ${e.photo}`
     switch (e.status) {
-      case "completed":
-        return `${head} -> ${e.output} (${Progress.bytes(e.bytes ?? 0)}, ${(e.seconds ?? 0).toFixed(1)} s)`
+      case "completed": {
+        // a name already taken in --out is never replaced: the MP4 got the next free one
+        const natural = `${Path.basename(e.photo, Path.extname(e.photo))}.mp4`
+        const taken = e.output !== null && Path.basename(e.output) !== natural ? `; ${natural} was taken` : ""
+        return `${head} -> ${e.output} (${Progress.bytes(e.bytes ?? 0)}, ${(e.seconds ?? 0).toFixed(1)} s${taken})`
+      }
       case "left":
         return `${head}: not rendered`
       default:
@@ -355,7 +359,7 @@ const batchView = (mode: Progress.Mode, concurrency: number, out: NodeJS.WriteSt
       : []
     return [
       `p2v batch: ${all.length} photos, concurrency ${concurrency}, ${clock(elapsed)} elapsed, ETA ${eta}`,
-      `  done ${done}  rendering ${n("rendering", "downloading")}  queued ${
+      `  done ${done}  rendering ${n("creating", "rendering", "downloading")}  queued ${
         n("queued", "uploading", "uploaded")
       }  failed ${n("failed", "canceled")}` +
       `  skipped ${n("skipped")}  left ${n("left")}`,
@@ -408,13 +412,15 @@ const batch = Command.make(
       Args.withDescription("Photos, or directories of photos (their files, in name order).")
     ),
     out: Options.directory("out").pipe(
-      Options.withDescription("Where the MP4s (named after the photos) and batch.jsonl go.")
+      Options.withDescription(
+        "Where the MP4s (named after the photos; a name taken gets -2, -3 …: no file is replaced) and batch.jsonl go."
+      )
     ),
     ...renderFields,
     captions: Options.file("captions", { exists: "yes" }).pipe(
       Options.optional,
       Options.withDescription(
-        "A CSV or JSONL file of render fields per photo, keyed by its file name (column \"file\")."
+        "A CSV or JSONL file of render fields per photo, keyed by its file name (column \"file\"); each row names one of the photos."
       )
     ),
     concurrency: Options.integer("concurrency").pipe(
@@ -432,6 +438,11 @@ const batch = Command.make(
       ),
       Options.withDefault(20)
     ),
+    rerender: Options.boolean("rerender").pipe(
+      Options.withDescription(
+        "Render every photo again, even one rendered before: each is charged again. Without it a photo is charged once."
+      )
+    ),
     json
   },
   (o) =>
@@ -447,6 +458,7 @@ const batch = Command.make(
         captions,
         concurrency: o.concurrency,
         deadline: `${o.deadline} minutes`,
+        rerender: o.rerender,
         onUpdate: view.update
       }).pipe(
         Effect.ensuring(Effect.sync(view.end)),
@@ -477,7 +489,7 @@ const batch = Command.make(
       }
     })
 ).pipe(Command.withDescription(
-  "Render every photo (upload, create, wait, download into --out), resumable: a re-run skips what is done and never charges twice."
+  "Render every photo (upload, create, wait, download into --out), resumable: a re-run skips what is done, and the same photo with the same fields is charged once."
 ))
 
 const status = Command.make(

@@ -182,7 +182,8 @@ const failOnError = HttpClient.transformResponse(Effect.flatMap((response: HttpC
             message: body.error.message,
             status: response.status,
             requestId: response.headers["x-request-id"] ?? body.request_id ?? null,
-            retryAfter: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null
+            retryAfter: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null,
+            replayed: response.headers["idempotency-replayed"] === "true"
           })
         )
     })
@@ -516,9 +517,23 @@ export const layerFetch = (options: Pick<ClientOptions, "fetch">) =>
  * id must not be lost). Not `Effect.uninterruptible` around the call: that would make the call's own
  * races (the guard's timers) unable to interrupt their losers, and every call would last until its
  * first-byte timeout. The call runs in a fiber of its own, interruptible inside; only the wait for it is not.
+ * With `grace`, an interrupted caller waits that long at most, then the call is interrupted too (a
+ * create that retries through a minute of rate limiting must not hold Ctrl-C for that minute).
  */
-export const toTheEnd = <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.uninterruptible(Effect.flatMap(Effect.forkDaemon(Effect.interruptible(call)), Fiber.join))
+export const toTheEnd = <A, E, R>(
+  call: Effect.Effect<A, E, R>,
+  grace?: Duration.DurationInput
+): Effect.Effect<A, E, R> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(Effect.forkDaemon(Effect.interruptible(call)), (fiber) =>
+      grace === undefined
+        ? Fiber.join(fiber)
+        : restore(Fiber.join(fiber)).pipe(
+          Effect.onInterrupt(() =>
+            Fiber.await(fiber).pipe(Effect.timeout(grace), Effect.ignore, Effect.zipRight(Fiber.interrupt(fiber)))
+          )
+        ))
+  )
 
 /** `make` with its HTTP layer provided. */
 export const makeWithFetch = (options: ClientOptions) => Effect.provide(make(options), layerFetch(options))

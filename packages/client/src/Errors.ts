@@ -15,6 +15,11 @@ export class ApiError<C extends ErrorCode = ErrorCode> extends Data.TaggedError(
   readonly requestId: string | null
   /** Seconds, from `Retry-After` (429, 503, 409 `idempotency_in_progress`). */
   readonly retryAfter: number | null
+  /**
+   * `Idempotency-Replayed: true`: a create's remembered refusal answered again, not a new decision
+   * (a spend cap refusal replayed after the cap has refilled).
+   */
+  readonly replayed?: boolean
 }> {}
 
 /**

@@ -34,25 +34,38 @@ export const uploadFile = (
       })
   )
 
+export interface SaveOptions {
+  /**
+   * Puts the complete file (`partial`) in its place and returns where it went. By default it is
+   * renamed to `path`, replacing a file of that name; `p2v batch` gives its own, which never does.
+   */
+  readonly place?: (partial: string) => string
+}
+
 /**
  * Streams the render's MP4 into `path` (written to `path.partial`, renamed when complete, so a
  * broken download never leaves a truncated file under the final name). `onBytes` reports progress.
  * `size` (the render's `asset.byte_size`) bounds the file exactly; without it, `Content-Length` or
- * the client's `maxDownloadBytes` does.
+ * the client's `maxDownloadBytes` does. `path.partial` is created afresh: whatever had its name (a
+ * leftover, or a link planted in a shared directory) is removed, never written through.
  */
 export const downloadToFile = (
   client: Client,
   id: string,
   path: string,
   onBytes?: (received: number, total: number | null) => void,
-  download: DownloadOptions = {}
+  download: DownloadOptions = {},
+  save: SaveOptions = {}
 ) =>
   Effect.gen(function*() {
     const { size, stream } = yield* client.openDownload(id, download)
     const partial = `${path}.partial`
     const io = (what: string) => (e: unknown) =>
       new TransportError({ message: `cannot ${what} ${partial}: ${(e as Error).message}`, cause: e })
-    const file = yield* Effect.tryPromise({ try: () => fs.promises.open(partial, "w"), catch: io("create") })
+    const file = yield* Effect.tryPromise({
+      try: () => fs.promises.rm(partial, { force: true }).then(() => fs.promises.open(partial, "wx")),
+      catch: io("create")
+    })
     let received = 0
     const written = yield* Stream.runForEach(stream, (chunk) =>
       Effect.tryPromise({
@@ -73,6 +86,12 @@ export const downloadToFile = (
       fs.rmSync(partial, { force: true })
       return yield* Effect.fail(written.left)
     }
-    fs.renameSync(partial, path)
-    return { path, bytes: received }
+    const placed = yield* Effect.try({
+      try: () => save.place === undefined ? (fs.renameSync(partial, path), path) : save.place(partial),
+      catch: (e) => {
+        fs.rmSync(partial, { force: true })
+        return io("save")(e)
+      }
+    })
+    return { path: placed, bytes: received }
   })
