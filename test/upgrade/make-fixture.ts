@@ -142,7 +142,7 @@ const completed = [
   await render(main.secret, photos[0].id, "Before the upgrade", "fixture-completed-1"),
   await render(other.secret, otherPhoto.id, "Another workspace", "fixture-completed-2")
 ]
-const completedDone = []
+const completedDone: Array<unknown> = []
 for (const [i, r] of completed.entries()) {
   const secret = i === 0 ? main.secret : other.secret
   completedDone.push(
@@ -168,7 +168,7 @@ await fetch(`${baseUrl}/api/v1/integrations/cloud/connect`, { headers: { authori
     if (callback.status !== 200) throw new Error(`consent: ${callback.status} ${await callback.text()}`)
   })
 const folderId = emulator.addFolder({ name: "Upgrade", id: "1UpgradeFixtureFolder" })
-const driveFiles = []
+const driveFiles: Array<{ id: string; name: string; mime_type: string; bytes_base64: string }> = []
 for (let i = 0; i < 8; i++) {
   const bytes = new Uint8Array(
     await sharp({ create: { width: 48, height: 32, channels: 3, background: { r: 30 * i, g: 140, b: 200 } } }).png()
