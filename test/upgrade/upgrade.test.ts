@@ -32,21 +32,26 @@ const restore = async (databaseUrl: string) => {
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
 
 /**
- * The fixture was stopped on the day it was made; the run is later. Every time it holds moves forward
- * by whole days so that it stopped within the last day: the billing cycle, the 24 h spend-cap window
- * and the 24 h idempotency records stand as they stood (the users' view is shifted alike).
+ * The fixture was stopped when it was made; the run is later. Every time it holds moves forward so
+ * that it stopped a second ago, as an upgrade does: the billing cycle, the 24 h spend-cap window, the
+ * 24 h idempotency records and the renders' time budget stand as they stood (the users' view of those
+ * times is shifted alike). Whole milliseconds, so the documents' times shift exactly.
  */
-const dayMs = 86_400_000
-const shiftDays = Math.max(0, Math.floor((Date.now() - Date.parse(expected.usage.main.cycle_start)) / dayMs))
+let shiftMs = 0
 const shiftTimes = async (databaseUrl: string) => {
   const db = new pg.Client({ connectionString: databaseUrl })
   await db.connect()
+  const last = await db.query("SELECT max(created_at) AS at FROM renders")
+  shiftMs = Math.max(0, Date.now() - 1000 - (last.rows[0].at as Date).getTime())
   const columns = await db.query(
     `SELECT table_name, column_name FROM information_schema.columns
      WHERE table_schema = 'public' AND data_type = 'timestamp with time zone'`
   )
   for (const { table_name, column_name } of columns.rows) {
-    await db.query(`UPDATE "${table_name}" SET "${column_name}" = "${column_name}" + make_interval(days => $1)`, [shiftDays])
+    await db.query(
+      `UPDATE "${table_name}" SET "${column_name}" = "${column_name}" + $1 * interval '1 millisecond'`,
+      [shiftMs]
+    )
   }
   await db.end()
 }
@@ -55,7 +60,7 @@ const isoTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const seenNow = (doc: unknown, origin: string): unknown =>
   typeof doc === "string"
     ? isoTime.test(doc)
-      ? new Date(Date.parse(doc) + shiftDays * dayMs).toISOString()
+      ? new Date(Date.parse(doc) + shiftMs).toISOString()
       : doc.replace(/^http:\/\/127\.0\.0\.1:\d+/, origin)
     : Array.isArray(doc)
     ? doc.map((d) => seenNow(d, origin))
