@@ -1,10 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck } from "effect"
+import * as FastCheck from "fast-check"
 import { ImageClass } from "../src/CaptionSpec.ts"
 import { type Framing, planFraming, type SubjectBox } from "../src/framing.ts"
 import { cameraAt, type CameraPath, frameTime, planMotion, subjectStaysInZone } from "../src/motion-path.ts"
 import { combineMotionWords } from "../src/motion-words.ts"
 import { OUTPUT, SAFE_BOX } from "../src/output.ts"
+import { prop } from "./support/prop.ts"
 
 // Letterboxed (contain-blur) photos as the vision model saw them: coffee (product, the cup), Grace
 // Hopper (person, the face), a footballer (person, a small face left of centre), and no subject.
@@ -179,7 +180,7 @@ describe("letterbox motion invariants", () => {
   const moves = ["", "zoom in", "zoom out", "pan left", "pan right", "pan up", "pan down", "still"]
   const speeds = ["", "slow", "fast"]
 
-  it.prop(
+  prop(
     "no frame leaves the base, the photo never enters the caption box, the subject stays in its zone",
     [
       FastCheck.double({ min: 0.81, max: 3.2, noNaN: true }),
