@@ -2,9 +2,9 @@ import { Schema } from "effect"
 
 /** Response shapes, field for field as the spec's "Resources and their fields". */
 
-export const Timestamp = Schema.String.annotations({ description: "ISO 8601 UTC timestamp" })
+export const Timestamp = Schema.String.annotate({ description: "ISO 8601 UTC timestamp" })
 
-export const ListOf = <A, I, R>(item: Schema.Schema<A, I, R>) =>
+export const ListOf = <S extends Schema.Top>(item: S) =>
   Schema.Struct({
     object: Schema.Literal("list"),
     data: Schema.Array(item),
@@ -25,12 +25,12 @@ export const Media = Schema.Struct({
   preview_url: Schema.String,
   // null in v1 (preview URLs do not expire); typed as the timestamp it would be, so generated clients keep the field
   preview_expires_at: Schema.NullOr(Timestamp)
-}).annotations({ identifier: "Media" })
+}).annotate({ identifier: "Media" })
 export type Media = typeof Media.Type
 
-export const MediaList = ListOf(Media).annotations({ identifier: "MediaList" })
+export const MediaList = ListOf(Media).annotate({ identifier: "MediaList" })
 
-export const RenderStatus = Schema.Literal("queued", "processing", "completed", "failed", "canceled")
+export const RenderStatus = Schema.Literals(["queued", "processing", "completed", "failed", "canceled"])
 export type RenderStatus = typeof RenderStatus.Type
 
 export const RenderAsset = Schema.Struct({
@@ -41,15 +41,15 @@ export const RenderAsset = Schema.Struct({
   height: Schema.NullOr(Schema.Int),
   byte_size: Schema.NullOr(Schema.Int),
   duration_sec: Schema.Number
-}).annotations({ identifier: "RenderAsset" })
+}).annotate({ identifier: "RenderAsset" })
 
 export const RenderError = Schema.Struct({
-  code: Schema.Literal("render_failed", "render_timeout", "render_rejected", "render_canceled"),
+  code: Schema.Literals(["render_failed", "render_timeout", "render_rejected", "render_canceled"]),
   message: Schema.String
-}).annotations({ identifier: "RenderError" })
+}).annotate({ identifier: "RenderError" })
 
-export const MetadataValue = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null)
-export const Metadata = Schema.Record({ key: Schema.String, value: MetadataValue })
+export const MetadataValue = Schema.Union([Schema.String, Schema.Number, Schema.Boolean, Schema.Null])
+export const Metadata = Schema.Record(Schema.String, MetadataValue)
 
 export const Render = Schema.Struct({
   object: Schema.Literal("render"),
@@ -64,22 +64,22 @@ export const Render = Schema.Struct({
   error: Schema.NullOr(RenderError),
   idempotency_key: Schema.NullOr(Schema.String),
   metadata: Metadata
-}).annotations({ identifier: "Render" })
+}).annotate({ identifier: "Render" })
 export type Render = typeof Render.Type
 
 export const RenderCreated = Schema.Struct({
   object: Schema.Literal("render"),
   id: Schema.String,
   status: Schema.Literal("queued")
-}).annotations({ identifier: "RenderCreated" })
+}).annotate({ identifier: "RenderCreated" })
 
 export const Usage = Schema.Struct({
   object: Schema.Literal("usage"),
   cycle_start: Timestamp,
   aesthetic_quotes: Schema.Struct({ used: Schema.Int, included: Schema.NullOr(Schema.Int) })
-}).annotations({ identifier: "Usage" })
+}).annotate({ identifier: "Usage" })
 
-export const ImportStatus = Schema.Literal("pending", "completed", "partial", "failed")
+export const ImportStatus = Schema.Literals(["pending", "completed", "partial", "failed"])
 export type ImportStatus = typeof ImportStatus.Type
 
 export const ImportCounts = Schema.Struct({
@@ -92,10 +92,10 @@ export const ImportCounts = Schema.Struct({
 export const ImportItem = Schema.Struct({
   source_ref: Schema.String,
   name: Schema.String,
-  status: Schema.Literal("imported", "skipped", "failed"),
+  status: Schema.Literals(["imported", "skipped", "failed"]),
   media_id: Schema.optional(Schema.String),
   reason: Schema.optional(Schema.String)
-}).annotations({ identifier: "ImportItem" })
+}).annotate({ identifier: "ImportItem" })
 
 export const MediaImportCreated = Schema.Struct({
   object: Schema.Literal("media_import"),
@@ -105,14 +105,14 @@ export const MediaImportCreated = Schema.Struct({
   folder_id: Schema.String,
   counts: ImportCounts,
   created_at: Timestamp
-}).annotations({ identifier: "MediaImportCreated" })
+}).annotate({ identifier: "MediaImportCreated" })
 
 export const MediaImport = Schema.Struct({
   ...MediaImportCreated.fields,
   stopped_reason: Schema.NullOr(Schema.String),
   items: Schema.Array(ImportItem),
   completed_at: Schema.NullOr(Timestamp)
-}).annotations({ identifier: "MediaImport" })
+}).annotate({ identifier: "MediaImport" })
 
 export const Integration = Schema.Struct({
   object: Schema.Literal("integration"),
@@ -121,17 +121,17 @@ export const Integration = Schema.Struct({
   connected_at: Schema.optional(Schema.NullOr(Timestamp)),
   scopes: Schema.Array(Schema.String),
   revoked: Schema.optional(Schema.Boolean)
-}).annotations({ identifier: "Integration" })
+}).annotate({ identifier: "Integration" })
 
 export const OAuthConnect = Schema.Struct({
   object: Schema.Literal("oauth_connect"),
   provider: Schema.Literal("cloud_drive"),
   authorization_url: Schema.String,
   expires_at: Timestamp
-}).annotations({ identifier: "OAuthConnect" })
+}).annotate({ identifier: "OAuthConnect" })
 
-export const Folder = Schema.Struct({ id: Schema.String, name: Schema.String }).annotations({ identifier: "Folder" })
-export const FolderList = ListOf(Folder).annotations({ identifier: "FolderList" })
+export const Folder = Schema.Struct({ id: Schema.String, name: Schema.String }).annotate({ identifier: "Folder" })
+export const FolderList = ListOf(Folder).annotate({ identifier: "FolderList" })
 
 /** Operator CLI documents (contract §2). */
 export const Workspace = Schema.Struct({
@@ -139,7 +139,7 @@ export const Workspace = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   plan: Schema.String,
-  status: Schema.Literal("active", "inactive"),
+  status: Schema.Literals(["active", "inactive"]),
   api_enabled: Schema.Boolean,
   included: Schema.NullOr(Schema.Int),
   storage_budget_bytes: Schema.Number,
