@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type { RenderResult } from "@pic2video/renderer"
 import { Effect, Layer, ManagedRuntime } from "effect"
@@ -54,10 +54,10 @@ const result = (withPoster: boolean): RenderResult => ({
 
 /** A processing render of a fresh workspace (charged as the portal charges), and its finished files on disk. */
 const processing = Effect.gen(function*() {
-  const ws = yield* WorkspacesRepo.create("outputs", { plan: "custom", included: 10, storageBudgetBytes: 10 ** 9 })
+  const ws = yield* WorkspacesRepo.use((repo) => repo.create("outputs", { plan: "custom", included: 10, storageBudgetBytes: 10 ** 9 }))
   const mediaId = yield* TestDatabase.addPhoto(ws.id)
   const id = `rnd_${randomUUID().replaceAll("-", "")}`
-  yield* RendersRepo.charge({
+  yield* RendersRepo.use((repo) => repo.charge({
     id,
     payer: { workspaceId: ws.id, keyId: null, spendCap24h: null },
     mediaId,
@@ -67,8 +67,8 @@ const processing = Effect.gen(function*() {
     idempotencyRecordId: null,
     captionBlobKey: null,
     deadline: Date.now() + 10_000
-  })
-  expect(yield* RendersRepo.markProcessing(id)).toBeDefined()
+  }))
+  expect(yield* RendersRepo.use((repo) => repo.markProcessing(id))).toBeDefined()
   const files = { video: Path.join(root, `${id}.mp4`), poster: Path.join(root, `${id}.jpg`) }
   fs.writeFileSync(files.video, "mp4!")
   fs.writeFileSync(files.poster, "jpg")
@@ -85,7 +85,7 @@ describe("a render's stored files", () => {
       const keys = outputKeys(r.id)
       expect(keys).toEqual({ video: `renders/${r.id}.mp4`, poster: `renders/${r.id}.poster.jpg` })
       expect(stored(keys.video) && stored(keys.poster)).toBe(true)
-      const row = yield* RendersRepo.byId(r.id)
+      const row = yield* RendersRepo.use((repo) => repo.byId(r.id))
       expect(row).toMatchObject({ status: "completed", asset_blob_key: keys.video, poster_blob_key: keys.poster })
     })))
 
@@ -95,7 +95,7 @@ describe("a render's stored files", () => {
       expect(yield* storeOutputs(r.id, result(false), r.files)).toBe(true)
       expect(stored(outputKeys(r.id).video)).toBe(true)
       expect(stored(outputKeys(r.id).poster)).toBe(false)
-      expect((yield* RendersRepo.byId(r.id))?.poster_blob_key).toBeNull()
+      expect((yield* RendersRepo.use((repo) => repo.byId(r.id)))?.poster_blob_key).toBeNull()
     })))
 
   it("the poster is deleted with the video: a render canceled while its files were stored keeps neither", () =>
@@ -106,7 +106,7 @@ describe("a render's stored files", () => {
       expect(yield* storeOutputs(r.id, result(true), r.files)).toBe(false)
       expect(stored(outputKeys(r.id).video)).toBe(false)
       expect(stored(outputKeys(r.id).poster)).toBe(false)
-      const row = yield* RendersRepo.byId(r.id)
+      const row = yield* RendersRepo.use((repo) => repo.byId(r.id))
       expect(row).toMatchObject({ status: "canceled", asset_blob_key: null, poster_blob_key: null })
     })))
 
