@@ -1,4 +1,5 @@
 import { Schema, type SchemaAST, SchemaTransformation } from "effect"
+import { Optional } from "./Optional.ts"
 import { codePoints, isStorable, TextOfLength, Uuid } from "./Text.ts"
 
 /**
@@ -35,18 +36,19 @@ const isMetadataValue = (v: unknown): boolean =>
  * metadata can be wrong is reported on `metadata` with the one message, as Effect 3's message override
  * did; here it only types the value (a declaration, so the encoded type is the value's too).
  */
-const MetadataValueSchema = Schema.declare((_: unknown): _ is MetadataValue => true).check(
-  Schema.makeFilter(() => true, {
-    toJsonSchema: () => ({
-      anyOf: [
-        { type: "string", minLength: 0, maxLength: 500 },
-        { type: "number", description: "a finite number", title: "finite" },
-        { type: "boolean" },
-        { type: "null" }
-      ]
-    })
-  })
-)
+const MetadataValueSchema = Schema.declare((_: unknown): _ is MetadataValue => true, {
+  // the JSON form (and so the document) is the value's own schema
+  toCodecJson: () =>
+    Schema.link<MetadataValue>()(
+      Schema.Union([
+        TextOfLength(0, 500),
+        Schema.Finite.annotate({ description: "a finite number", title: "finite" }),
+        Schema.Boolean,
+        Schema.Null
+      ]),
+      SchemaTransformation.transform({ decode: (v) => v, encode: (v) => v })
+    )
+})
 
 const metadataProblem = (m: Readonly<Record<string, unknown>>): string | undefined => {
   const keys = Object.keys(m)
@@ -71,18 +73,18 @@ export const RenderMetadata = Schema.Record(Schema.String, MetadataValueSchema)
 
 export const CreateRenderBody = Schema.Struct({
   media_id: Uuid,
-  quote: Schema.optional(TextOfLength(0, 500)),
-  render_type: Schema.optional(Schema.Literal("aesthetic_quote")),
-  caption_style: Schema.optional(Schema.Literals(captionStyles)),
-  text_color: Schema.optional(Schema.Literals(textColors)),
-  text_size: Schema.optional(Schema.Literals(textSizes)),
-  bold: Schema.optional(Schema.Boolean),
-  bold_outline: Schema.optional(Schema.Boolean),
-  page_theme: Schema.optional(TextOfLength(1, 100)),
-  image_class: Schema.optional(Schema.Literals(imageClasses)),
-  sub_prompt: Schema.optional(TextOfLength(0, 150)),
-  render_prompt: Schema.optional(TextOfLength(0, 200)),
-  metadata: Schema.optional(RenderMetadata)
+  quote: Optional(TextOfLength(0, 500)),
+  render_type: Optional(Schema.Literal("aesthetic_quote")),
+  caption_style: Optional(Schema.Literals(captionStyles)),
+  text_color: Optional(Schema.Literals(textColors)),
+  text_size: Optional(Schema.Literals(textSizes)),
+  bold: Optional(Schema.Boolean),
+  bold_outline: Optional(Schema.Boolean),
+  page_theme: Optional(TextOfLength(1, 100)),
+  image_class: Optional(Schema.Literals(imageClasses)),
+  sub_prompt: Optional(TextOfLength(0, 150)),
+  render_prompt: Optional(TextOfLength(0, 200)),
+  metadata: Optional(RenderMetadata)
 }).annotate({ identifier: "CreateRenderBody" })
 export type CreateRenderBody = typeof CreateRenderBody.Type
 
@@ -100,7 +102,7 @@ export const CreateImportBody = Schema.Struct({
     Schema.makeFilter((id: string) => isFolderIdShape(id) || "folder_id must be a drive folder id, not a URL")
   ),
   // reserved: v1 imports only the folder itself (contract §7: true is 422)
-  recursive: Schema.optional(Schema.Literal(false))
+  recursive: Optional(Schema.Literal(false))
 }).annotate({ identifier: "CreateImportBody" })
 export type CreateImportBody = typeof CreateImportBody.Type
 

@@ -1,6 +1,17 @@
 import { Schema } from "effect"
+import { Optional } from "./Optional.ts"
 
 /** Response shapes, field for field as the spec's "Resources and their fields". */
+
+/**
+ * An integer, documented as Effect 3 did (the `Int` component, `type: integer`; Effect 4's own adds the
+ * safe-integer bounds and is inlined). Accepts what `Schema.Int` accepts: safe integers.
+ */
+export const Int = Schema.Number.check(Schema.isInt({ toJsonSchema: () => ({ type: "integer" }) })).annotate({
+  identifier: "Int",
+  description: "an integer",
+  title: "int"
+})
 
 export const Timestamp = Schema.String.annotate({ description: "ISO 8601 UTC timestamp" })
 
@@ -18,10 +29,10 @@ export const Media = Schema.Struct({
   created_at: Timestamp,
   label: Schema.String,
   tags: Schema.Array(Schema.String),
-  width: Schema.NullOr(Schema.Int),
-  height: Schema.NullOr(Schema.Int),
+  width: Schema.NullOr(Int),
+  height: Schema.NullOr(Int),
   mime_type: Schema.String,
-  file_size_bytes: Schema.Int,
+  file_size_bytes: Int,
   preview_url: Schema.String,
   // null in v1 (preview URLs do not expire); typed as the timestamp it would be, so generated clients keep the field
   preview_expires_at: Schema.NullOr(Timestamp)
@@ -37,10 +48,10 @@ export const RenderAsset = Schema.Struct({
   url: Schema.String,
   expires_at: Schema.NullOr(Timestamp), // null in v1, as preview_expires_at
   content_type: Schema.NullOr(Schema.String),
-  width: Schema.NullOr(Schema.Int),
-  height: Schema.NullOr(Schema.Int),
-  byte_size: Schema.NullOr(Schema.Int),
-  duration_sec: Schema.Number
+  width: Schema.NullOr(Int),
+  height: Schema.NullOr(Int),
+  byte_size: Schema.NullOr(Int),
+  duration_sec: Schema.Finite
 }).annotate({ identifier: "RenderAsset" })
 
 export const RenderError = Schema.Struct({
@@ -48,7 +59,8 @@ export const RenderError = Schema.Struct({
   message: Schema.String
 }).annotate({ identifier: "RenderError" })
 
-export const MetadataValue = Schema.Union([Schema.String, Schema.Number, Schema.Boolean, Schema.Null])
+// Finite: Effect 4's JSON form of Number writes NaN and ±Infinity as strings (and documents them); JSON has no such numbers
+export const MetadataValue = Schema.Union([Schema.String, Schema.Finite, Schema.Boolean, Schema.Null])
 export const Metadata = Schema.Record(Schema.String, MetadataValue)
 
 export const Render = Schema.Struct({
@@ -56,7 +68,7 @@ export const Render = Schema.Struct({
   id: Schema.String,
   type: Schema.Literal("aesthetic_quote"),
   status: RenderStatus,
-  progress: Schema.Int,
+  progress: Int,
   created_at: Timestamp,
   updated_at: Timestamp,
   completed_at: Schema.NullOr(Timestamp),
@@ -76,25 +88,25 @@ export const RenderCreated = Schema.Struct({
 export const Usage = Schema.Struct({
   object: Schema.Literal("usage"),
   cycle_start: Timestamp,
-  aesthetic_quotes: Schema.Struct({ used: Schema.Int, included: Schema.NullOr(Schema.Int) })
+  aesthetic_quotes: Schema.Struct({ used: Int, included: Schema.NullOr(Int) })
 }).annotate({ identifier: "Usage" })
 
 export const ImportStatus = Schema.Literals(["pending", "completed", "partial", "failed"])
 export type ImportStatus = typeof ImportStatus.Type
 
 export const ImportCounts = Schema.Struct({
-  discovered: Schema.Int,
-  imported: Schema.Int,
-  skipped: Schema.Int,
-  failed: Schema.Int
+  discovered: Int,
+  imported: Int,
+  skipped: Int,
+  failed: Int
 })
 
 export const ImportItem = Schema.Struct({
   source_ref: Schema.String,
   name: Schema.String,
   status: Schema.Literals(["imported", "skipped", "failed"]),
-  media_id: Schema.optional(Schema.String),
-  reason: Schema.optional(Schema.String)
+  media_id: Optional(Schema.String),
+  reason: Optional(Schema.String)
 }).annotate({ identifier: "ImportItem" })
 
 export const MediaImportCreated = Schema.Struct({
@@ -118,9 +130,9 @@ export const Integration = Schema.Struct({
   object: Schema.Literal("integration"),
   provider: Schema.Literal("cloud_drive"),
   connected: Schema.Boolean,
-  connected_at: Schema.optional(Schema.NullOr(Timestamp)),
+  connected_at: Optional(Schema.NullOr(Timestamp)),
   scopes: Schema.Array(Schema.String),
-  revoked: Schema.optional(Schema.Boolean)
+  revoked: Optional(Schema.Boolean)
 }).annotate({ identifier: "Integration" })
 
 export const OAuthConnect = Schema.Struct({
@@ -141,7 +153,7 @@ export const Workspace = Schema.Struct({
   plan: Schema.String,
   status: Schema.Literals(["active", "inactive"]),
   api_enabled: Schema.Boolean,
-  included: Schema.NullOr(Schema.Int),
+  included: Schema.NullOr(Int),
   storage_budget_bytes: Schema.Number,
   cycle_start: Timestamp,
   created_at: Timestamp
@@ -153,10 +165,10 @@ export const ApiKey = Schema.Struct({
   workspace_id: Schema.String,
   name: Schema.String,
   scopes: Schema.Array(Schema.String),
-  spend_cap_24h: Schema.NullOr(Schema.Int),
-  creates_per_minute: Schema.Int,
-  reads_per_minute: Schema.Int,
-  uploads_per_minute: Schema.Int,
+  spend_cap_24h: Schema.NullOr(Int),
+  creates_per_minute: Int,
+  reads_per_minute: Int,
+  uploads_per_minute: Int,
   expires_at: Schema.NullOr(Timestamp),
   revoked_at: Schema.NullOr(Timestamp),
   last_used_at: Schema.NullOr(Timestamp),

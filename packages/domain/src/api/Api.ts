@@ -3,6 +3,7 @@ import { Multipart } from "effect/http"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 // the modules, not the index: the client imports this file in browsers, and the index brings node:crypto
 import * as Errors from "../Errors.ts"
+import { Optional } from "../Optional.ts"
 import * as Requests from "../Requests.ts"
 import * as Resources from "../Resources.ts"
 import {
@@ -27,7 +28,8 @@ import { documentOperation, documentSpec } from "./OpenApiDocument.ts"
 const ErrorBody = <C extends Errors.ErrorCode>(status: number, codes: ReadonlyArray<C>) =>
   Schema.Struct({
     error: Schema.Struct({
-      code: Schema.Literals(codes),
+      // one code is a Literal: Effect 4 documents a one-member Literals as an `anyOf` of one
+      code: codes.length === 1 ? Schema.Literal(codes[0]) : Schema.Literals(codes),
       message: Schema.String
     }),
     request_id: Schema.String
@@ -68,8 +70,14 @@ const documented = <E extends Documentable>(endpoint: E): E => {
   return endpoint.annotate(OpenApi.Transform, (op) => documentOperation(own(op), scope, codes)) as E
 }
 
+/**
+ * A success with its own status is written in place, as Effect 3 did, not as a component (its
+ * response is described as "Success", not by the schema's name).
+ */
+const inline = <S extends Schema.Top>(schema: S) => schema.annotate({ identifier: undefined })
+
 const IdPath = { id: Schema.String }
-const IdempotencyHeaders = { "idempotency-key": Schema.optional(Schema.String) }
+const IdempotencyHeaders = { "idempotency-key": Optional(Schema.String) }
 
 /** Examples for the document (checked against the schemas by the type checker and by the linters). */
 const exampleRenderId = "rnd_4kq2VtXcZ8bN1mR7sYwP3dLh"
@@ -164,8 +172,8 @@ const StringOrStrings = Schema.Union([
 export const UploadPayload = Schema.Struct({
   // a `file` sent as a plain text field is no file; say so rather than name the schema's type
   file: Multipart.SingleFileSchema.annotate({ message: "send the photo as one file part named `file`" }),
-  label: Schema.optional(Schema.String),
-  tags: Schema.optional(StringOrStrings)
+  label: Optional(Schema.String),
+  tags: Optional(StringOrStrings)
 }).pipe(HttpApiSchema.asMultipart({ maxFileSize: Requests.maxUploadBytes + 64 * 1024, maxParts: 64 }))
 
 export class SystemGroup extends HttpApiGroup.make("system")
@@ -187,8 +195,8 @@ export class MediaGroup extends HttpApiGroup.make("media")
       HttpApiEndpoint.get("listMedia", "/api/v1/media", {
         query: {
           // checked as digits by the handler (a wrong one is 422), documented as the integer it is (below)
-          limit: Schema.optional(Schema.String.annotate({ description: "Page size, 1–100 (default 25)." })),
-          cursor: Schema.optional(Schema.String.annotate({ description: "`next_cursor` of the previous page." }))
+          limit: Optional(Schema.String.annotate({ description: "Page size, 1–100 (default 25)." })),
+          cursor: Optional(Schema.String.annotate({ description: "`next_cursor` of the previous page." }))
         },
         success: Resources.MediaList,
         error: errorsOf("listMedia")
@@ -219,7 +227,7 @@ export class MediaGroup extends HttpApiGroup.make("media")
     documented(
       HttpApiEndpoint.post("uploadMedia", "/api/v1/media", {
         payload: UploadPayload,
-        success: Media.pipe(HttpApiSchema.status(201)),
+        success: inline(Media).pipe(HttpApiSchema.status(201)),
         error: errorsOf("uploadMedia")
       })
         .annotate(RequiredScope, "media:write")
@@ -263,7 +271,7 @@ export class ImportsGroup extends HttpApiGroup.make("imports")
       HttpApiEndpoint.post("createImport", "/api/v1/media/import", {
         payload: Requests.CreateImportBody,
         headers: IdempotencyHeaders,
-        success: Resources.MediaImportCreated.pipe(HttpApiSchema.status(202)),
+        success: inline(Resources.MediaImportCreated).pipe(HttpApiSchema.status(202)),
         error: errorsOf("createImport")
       })
         .annotate(RequiredScope, "media:write")
@@ -344,7 +352,7 @@ export class IntegrationsGroup extends HttpApiGroup.make("integrations")
   .add(
     documented(
       HttpApiEndpoint.get("folders", "/api/v1/integrations/cloud/folders", {
-        query: { parent: Schema.optional(Schema.String), cursor: Schema.optional(Schema.String) },
+        query: { parent: Optional(Schema.String), cursor: Optional(Schema.String) },
         success: Resources.FolderList,
         error: errorsOf("folders")
       })
@@ -366,9 +374,9 @@ export class OAuthGroup extends HttpApiGroup.make("oauth")
     HttpApiEndpoint.get("callback", "/oauth/cloud_drive/callback", {
       // a repeated parameter is not refused here: the handler answers it with the HTML 400 page
       query: {
-        code: Schema.optional(StringOrStrings),
-        state: Schema.optional(StringOrStrings),
-        error: Schema.optional(StringOrStrings)
+        code: Optional(StringOrStrings),
+        state: Optional(StringOrStrings),
+        error: Optional(StringOrStrings)
       },
       success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" })),
       error: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" }), HttpApiSchema.status(400))
@@ -385,7 +393,7 @@ export class RendersGroup extends HttpApiGroup.make("renders")
       HttpApiEndpoint.post("createRender", "/api/v1/renders", {
         payload: CreateRenderBody,
         headers: IdempotencyHeaders,
-        success: RenderCreated.pipe(HttpApiSchema.status(202)),
+        success: inline(RenderCreated).pipe(HttpApiSchema.status(202)),
         error: errorsOf("createRender")
       })
         .annotate(RequiredScope, "renders:create")
