@@ -182,7 +182,10 @@ const inV3Order = (value: unknown): unknown => {
   if (value === null || typeof value !== "object") return value
   const o = value as Json
   // and a record's empty `required` and `properties`
-  if (o.type === "object" && o.additionalProperties !== undefined && o.properties === undefined && o.required === undefined) {
+  if (
+    o.type === "object" && o.additionalProperties !== undefined && o.properties === undefined &&
+    o.required === undefined
+  ) {
     const { type, ...rest } = o
     return inV3Order({ type, required: [], properties: {}, ...rest })
   }
@@ -192,11 +195,17 @@ const inV3Order = (value: unknown): unknown => {
   const ordered = Array.isArray(o.required) && keys.includes("properties")
     ? keys.filter((k) => k !== "required").flatMap((k) => k === "properties" ? ["required", k] : [k])
     : refinement
-    ? ["type", ...["description", "title"].filter((k) => keys.includes(k)), ...keys.filter((k) => !["type", "description", "title"].includes(k))]
+    ? [
+      "type",
+      ...["description", "title"].filter((k) => keys.includes(k)),
+      ...keys.filter((k) => !["type", "description", "title"].includes(k))
+    ]
     : keys
   const out: Json = {}
   // defineProperty: a key named `__proto__` (a schema's property) stays a key
-  for (const k of ordered) Object.defineProperty(out, k, { value: inV3Order(o[k]), enumerable: true, writable: true, configurable: true })
+  for (const k of ordered) {
+    Object.defineProperty(out, k, { value: inV3Order(o[k]), enumerable: true, writable: true, configurable: true })
+  }
   return out
 }
 
