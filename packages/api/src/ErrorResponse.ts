@@ -1,6 +1,8 @@
-import { HttpApiError, HttpServerResponse } from "@effect/platform"
 import { Errors, Requests } from "@pic2video/domain"
-import { Cause, Effect, Option, Predicate } from "effect"
+import { Cause, Effect, Option, Predicate, Schema } from "effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as HttpApiError from "effect/http-api/HttpApiError"
+import * as IssueMessage from "./IssueMessage.ts"
 import * as RouteMetrics from "./RouteMetrics.ts"
 
 /**
@@ -28,7 +30,7 @@ export const failureHeaders = (failure: Errors.ApiFailure): Record<string, strin
 
 export const errorResponse = (failure: Errors.ApiFailure, requestId: string) => {
   RouteMetrics.refused(failure.code)
-  return HttpServerResponse.unsafeJson(errorBody(failure, requestId), {
+  return HttpServerResponse.jsonUnsafe(errorBody(failure, requestId), {
     status: Errors.statusOf(failure.code),
     headers: failureHeaders(failure)
   })
@@ -37,13 +39,21 @@ export const errorResponse = (failure: Errors.ApiFailure, requestId: string) => 
 const tagOf = (u: unknown): string | undefined =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined
 
-/** Looks through wrapped causes (the multipart writer re-wraps its limit error) for a limit hit. */
+/**
+ * Looks through wrapped causes (the multipart writer re-wraps its limit error) for a limit hit.
+ * A MultipartError carries its reason as an object (`reason._tag`); multipasta's own limit error is
+ * `ReachedLimit`.
+ */
 const hitLimit = (u: unknown, depth = 0): "size" | "parts" | undefined => {
-  if (!Predicate.isRecord(u) || depth > 5) return undefined
-  const r = u
+  if (!Predicate.isObject(u) || depth > 5) return undefined
+  const r = u as Record<string, unknown>
   if (r._tag === "ReachedLimit") return r.limit === "MaxParts" || r.limit === "MaxFieldSize" ? "parts" : "size"
-  if (r._tag === "MultipartError" && (r.reason === "FileTooLarge" || r.reason === "BodyTooLarge")) return "size"
-  if (r._tag === "MultipartError" && (r.reason === "TooManyParts" || r.reason === "FieldTooLarge")) return "parts"
+  if (r._tag === "MultipartError") {
+    const reason = Predicate.isObject(r.reason) ? (r.reason as { readonly _tag?: unknown })._tag : r.reason
+    if (reason === "FileTooLarge" || reason === "BodyTooLarge") return "size"
+    if (reason === "TooManyParts" || reason === "FieldTooLarge") return "parts"
+    if (Predicate.isObject(r.reason)) return hitLimit((r.reason as { readonly cause?: unknown }).cause, depth + 1)
+  }
   return hitLimit(r.cause, depth + 1) ?? hitLimit(r.error, depth + 1)
 }
 
@@ -53,20 +63,26 @@ const withoutActual = (message: string) => {
   return cut.length > 300 ? `${cut.slice(0, 300)}…` : cut
 }
 
-const describeIssues = (
-  issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
-) => {
-  const first = issues[0]
+/** The first issue of a decode failure as the error body says it: `field: what is wrong` (contract §4.8). */
+export const describeSchemaError = (error: Schema.SchemaError): string => {
+  const first = IssueMessage.first(error.issue)
   if (first === undefined) return "the request is not valid"
   const field = first.path.map(String).join(".")
   return field === "" ? withoutActual(first.message) : `${field}: ${withoutActual(first.message)}`
 }
 
+/** A decode failure of a request's parts (path, query, headers, body): 422 validation_failed. */
+export const schemaFailure = (error: Schema.SchemaError): Errors.ApiFailure =>
+  Errors.fail("validation_failed", describeSchemaError(error))
+
 /** Maps whatever came out of routing, decoding or a handler to a catalogue failure. */
 export const toFailure = (
   cause: Cause.Cause<unknown>
 ): { readonly failure: Errors.ApiFailure; readonly unexpected: boolean } => {
-  const error = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
+  const error = Option.orElse(
+    Cause.findErrorOption(cause),
+    () => Option.map(Option.fromNullishOr(cause.reasons.find(Cause.isDieReason)), (d) => d.defect)
+  )
   if (Option.isSome(error)) {
     const e = error.value
     if (e instanceof Errors.ApiFailure) return { failure: e, unexpected: false }
@@ -84,20 +100,27 @@ export const toFailure = (
         unexpected: false
       }
     }
+    // path, query and headers as HttpApi decodes them (the body is decoded by the handler: `payload`)
+    if (HttpApiError.HttpApiSchemaError.is(e) && e.kind !== "Body" && e.kind !== "ResponseHeaders") {
+      return { failure: schemaFailure(e.cause), unexpected: false }
+    }
+    if (Schema.isSchemaError(e)) return { failure: schemaFailure(e), unexpected: false }
     switch (tagOf(e)) {
-      case "HttpApiDecodeError":
-        if (e instanceof HttpApiError.HttpApiDecodeError) {
-          return { failure: Errors.fail("validation_failed", describeIssues(e.issues)), unexpected: false }
+      case "HttpServerError": {
+        const reason = (e as { readonly reason: { readonly _tag: string } }).reason._tag
+        if (reason === "RouteNotFound") {
+          return { failure: Errors.fail("invalid_request", "no such endpoint"), unexpected: false }
+        }
+        if (reason === "RequestParseError") {
+          return { failure: Errors.fail("invalid_request", "the request body cannot be parsed"), unexpected: false }
         }
         break
-      case "RequestError":
+      }
       case "MultipartError":
         return { failure: Errors.fail("invalid_request", "the request body cannot be parsed"), unexpected: false }
-      case "RouteNotFound":
-        return { failure: Errors.fail("invalid_request", "no such endpoint"), unexpected: false }
     }
   }
-  if (Cause.isInterruptedOnly(cause)) {
+  if (Cause.hasInterruptsOnly(cause)) {
     return {
       failure: Errors.fail("service_unavailable", "the request was interrupted", { retryAfter: 1 }),
       unexpected: false

@@ -1,4 +1,4 @@
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { failureHeaders } from "@pic2video/api/ErrorResponse"
 import { securityHeaders } from "@pic2video/api/PageHeaders"
 import { Errors } from "@pic2video/domain"
