@@ -67,9 +67,10 @@ const metadataProblem = (m: Readonly<Record<string, unknown>>): string | undefin
 const metadataMessage =
   "must be a JSON object of at most 20 keys (1 to 40 characters each) whose values are text (at most 500 characters), numbers, true/false or null"
 
+// (the message on the record itself before its check: `annotate` after `check` would annotate the check)
 export const RenderMetadata = Schema.Record(Schema.String, MetadataValueSchema)
-  .check(Schema.makeFilter(metadataProblem, { message: metadataMessage }))
   .annotate({ message: metadataMessage })
+  .check(Schema.makeFilter(metadataProblem, { message: metadataMessage }))
 
 export const CreateRenderBody = Schema.Struct({
   media_id: Uuid,

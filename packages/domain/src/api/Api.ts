@@ -169,9 +169,27 @@ const StringOrStrings = Schema.Union([
 ])
 
 /** Slack above the upload limit: the multipart parser stops a little early; the exact limit is checked on the file. */
+/**
+ * `Multipart.SingleFileSchema` with one message for every way it can be wrong: a `file` sent as a plain
+ * text field is no file; say so rather than name the schema's type (Effect 3's message override; in
+ * Effect 4 a message names the node it is on, so each node carries it).
+ */
+const photoMessage = "send the photo as one file part named `file`"
+const PhotoFile = Schema.Array(Multipart.PersistedFileSchema.annotate({ message: photoMessage }))
+  .annotate({ message: photoMessage })
+  .check(Schema.isBetweenLength(1, 1, { message: photoMessage }))
+  .pipe(
+    Schema.decodeTo(
+      Multipart.PersistedFileSchema,
+      SchemaTransformation.transform<Multipart.PersistedFile, ReadonlyArray<Multipart.PersistedFile>>({
+        decode: ([file]) => file,
+        encode: (file) => [file]
+      })
+    )
+  )
+
 export const UploadPayload = Schema.Struct({
-  // a `file` sent as a plain text field is no file; say so rather than name the schema's type
-  file: Multipart.SingleFileSchema.annotate({ message: "send the photo as one file part named `file`" }),
+  file: PhotoFile,
   label: Optional(Schema.String),
   tags: Optional(StringOrStrings)
 }).pipe(HttpApiSchema.asMultipart({ maxFileSize: Requests.maxUploadBytes + 64 * 1024, maxParts: 64 }))
