@@ -117,6 +117,9 @@ describe("a render's stored files", () => {
       const refused = yield* Effect.flip(
         sql`UPDATE renders SET poster_blob_key = 'renders/x.poster.jpg' WHERE id = ${r.id}`
       )
-      expect(String((refused.cause as { message?: string }).message)).toMatch(/renders_poster_completed/)
+      // Effect 4: the SqlError's cause is a structured reason; the driver's own error (naming the
+      // constraint) is the reason's cause
+      expect(refused.reason._tag).toBe("ConstraintError")
+      expect(String((refused.reason.cause as { message?: string }).message)).toMatch(/renders_poster_completed/)
     })))
 })
