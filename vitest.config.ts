@@ -7,8 +7,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",
-    // two cores: service processes and renders run beside the test workers
-    maxWorkers: 2,
-    minWorkers: 1
+    // two cores: service processes and renders run beside the test workers (vitest 4 dropped
+    // minWorkers: workers start as files need them)
+    maxWorkers: 2
   }
 })

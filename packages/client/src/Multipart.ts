@@ -77,7 +77,8 @@ export const encode = (form: FormData, onBytes?: (sent: number, total: number) =
           ? Stream.fromReadableStream({ evaluate: () => p.stream(), onError: (e) => e }).pipe(
             // a Blob in memory streams as one chunk: cut into pieces, one per pull, so the count
             // advances only as fast as the request takes them
-            Stream.mapConcat(pieceOf),
+            Stream.map(pieceOf),
+            Stream.flattenIterable,
             Stream.rechunk(1),
             Stream.tap(count)
           )
