@@ -1,5 +1,5 @@
 import { PgClient, PgConnection, PgPool, PgTypes } from "@effect/sql-pg"
-import { Context, Effect, Layer, Option, Redacted, Result, Scope, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Option, Redacted, Result, Scope, Stream } from "effect"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { Connection } from "effect/sql/SqlConnection"
@@ -154,6 +154,8 @@ const commit = (conn: Connection): Effect.Effect<void, SqlError> =>
         : Effect.void
   )
 
+const liveClock: Clock.Clock = Clock.Clock.defaultValue()
+
 const PgJson = Statement.custom<PgClient.PgCustom>("PgJson")
 
 /**
@@ -162,7 +164,10 @@ const PgJson = Statement.custom<PgClient.PgCustom>("PgJson")
  */
 const makeClient = (options: PgClient.PgPoolConfig, counts: Counts) =>
   Effect.gen(function*() {
-    const pool = counted(yield* PgPool.make(options), counts)
+    // The pool's idle sweep runs every idleTimeout on the clock it is made with: on a test's clock a
+    // jump of days would run it once a minute all the way (TestClock.setTime hangs on it). Its
+    // connections are real sockets, so it keeps real time, as node-postgres' timers did.
+    const pool = counted(yield* Effect.provideService(PgPool.make(options), Clock.Clock, liveClock), counts)
     const server = options.url === undefined ? undefined : serverOf(Redacted.value(options.url))
     const acquirer = Effect.map(pool.get, connectionOf)
     const client = yield* SqlClient.make({
