@@ -35,9 +35,12 @@ const prop = <const Ts extends ReadonlyArray<unknown>>(
 ) =>
   it(name, () =>
     fc.assert(
-      fc.property(fc.tuple(...(arbitraries as ReadonlyArray<fc.Arbitrary<unknown>>)), (values: ReadonlyArray<unknown>) => {
-        body(values as unknown as Ts)
-      })
+      fc.property(
+        fc.tuple(...(arbitraries as ReadonlyArray<fc.Arbitrary<unknown>>)),
+        (values: ReadonlyArray<unknown>) => {
+          body(values as unknown as Ts)
+        }
+      )
     ))
 
 describe("TokenCipher", () => {

@@ -35,7 +35,9 @@ describe("idempotency records on TestClock", () => {
         const replay = yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createRender", "k1", "fp"))
         expect(replay).toEqual({ _tag: "Replay", recordId: first.recordId, status: 202, body: { id: "rnd_1" } })
         // another body under the key is a conflict for as long as the record lives
-        expect((yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createRender", "k1", "other")))._tag).toBe("Conflict")
+        expect((yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createRender", "k1", "other")))._tag).toBe(
+          "Conflict"
+        )
 
         yield* TestClock.adjust(1000)
         const again = yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createRender", "k1", "other"))
@@ -49,12 +51,16 @@ describe("idempotency records on TestClock", () => {
         const first = yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createImport", "k2", "fp"))
         expect(first._tag).toBe("New")
         yield* TestClock.adjust(29_000)
-        expect((yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createImport", "k2", "fp")))._tag).toBe("InProgress")
+        expect((yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createImport", "k2", "fp")))._tag).toBe(
+          "InProgress"
+        )
         yield* TestClock.adjust(1_001)
         const taken = yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createImport", "k2", "fp"))
         expect(taken).toEqual(first)
         // taken over: locked again for the retry
-        expect((yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createImport", "k2", "fp")))._tag).toBe("InProgress")
+        expect((yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createImport", "k2", "fp")))._tag).toBe(
+          "InProgress"
+        )
       }))
 
     it.effect("an outcome that is not remembered (5xx) releases the record for the retry at once", () =>

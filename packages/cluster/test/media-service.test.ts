@@ -71,7 +71,9 @@ describe("MediaService on the test service graph", () => {
         const media = yield* MediaService
         const created = yield* WorkspacesRepo.use((repo) => repo.create("library", { plan: "studio" }))
         const first = yield* media.upload(created.id, yield* upload("coffee.png"))
-        const ws = yield* WorkspacesRepo.use((repo) => repo.update(created.id, { storageBudgetBytes: first.file_size_bytes }))
+        const ws = yield* WorkspacesRepo.use((repo) =>
+          repo.update(created.id, { storageBudgetBytes: first.file_size_bytes })
+        )
         const refused = yield* Effect.flip(media.upload(ws.id, yield* upload("chelsea.png")))
         expect(refused.code).toBe("quota_exceeded")
         yield* media.archive(first.id)

@@ -1,7 +1,7 @@
-import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type { RenderResult } from "@pic2video/renderer"
 import { Effect, Layer, ManagedRuntime } from "effect"
+import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -54,20 +54,24 @@ const result = (withPoster: boolean): RenderResult => ({
 
 /** A processing render of a fresh workspace (charged as the portal charges), and its finished files on disk. */
 const processing = Effect.gen(function*() {
-  const ws = yield* WorkspacesRepo.use((repo) => repo.create("outputs", { plan: "custom", included: 10, storageBudgetBytes: 10 ** 9 }))
+  const ws = yield* WorkspacesRepo.use((repo) =>
+    repo.create("outputs", { plan: "custom", included: 10, storageBudgetBytes: 10 ** 9 })
+  )
   const mediaId = yield* TestDatabase.addPhoto(ws.id)
   const id = `rnd_${randomUUID().replaceAll("-", "")}`
-  yield* RendersRepo.use((repo) => repo.charge({
-    id,
-    payer: { workspaceId: ws.id, keyId: null, spendCap24h: null },
-    mediaId,
-    request: { media_id: mediaId },
-    metadata: {},
-    idempotencyKey: null,
-    idempotencyRecordId: null,
-    captionBlobKey: null,
-    deadline: Date.now() + 10_000
-  }))
+  yield* RendersRepo.use((repo) =>
+    repo.charge({
+      id,
+      payer: { workspaceId: ws.id, keyId: null, spendCap24h: null },
+      mediaId,
+      request: { media_id: mediaId },
+      metadata: {},
+      idempotencyKey: null,
+      idempotencyRecordId: null,
+      captionBlobKey: null,
+      deadline: Date.now() + 10_000
+    })
+  )
   expect(yield* RendersRepo.use((repo) => repo.markProcessing(id))).toBeDefined()
   const files = { video: Path.join(root, `${id}.mp4`), poster: Path.join(root, `${id}.jpg`) }
   fs.writeFileSync(files.video, "mp4!")

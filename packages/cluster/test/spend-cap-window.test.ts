@@ -27,17 +27,19 @@ const account = (cap: number) =>
 const charge = (a: { readonly payer: Payer; readonly mediaId: string }) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    const outcome = yield* Effect.result(RendersRepo.use((repo) => repo.charge({
-      id: `rnd_${randomUUID().replaceAll("-", "")}`,
-      payer: a.payer,
-      mediaId: a.mediaId,
-      request: { media_id: a.mediaId },
-      metadata: {},
-      idempotencyKey: null,
-      idempotencyRecordId: null,
-      captionBlobKey: null,
-      deadline: now + 60_000
-    })))
+    const outcome = yield* Effect.result(RendersRepo.use((repo) =>
+      repo.charge({
+        id: `rnd_${randomUUID().replaceAll("-", "")}`,
+        payer: a.payer,
+        mediaId: a.mediaId,
+        request: { media_id: a.mediaId },
+        metadata: {},
+        idempotencyKey: null,
+        idempotencyRecordId: null,
+        captionBlobKey: null,
+        deadline: now + 60_000
+      })
+    ))
     return Result.isFailure(outcome) ? outcome.failure.code : outcome.success.row.id
   })
 

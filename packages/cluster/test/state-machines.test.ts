@@ -87,7 +87,9 @@ interface Model {
 const makeAccount = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const renders = yield* RendersRepo
-  const ws = yield* WorkspacesRepo.use((repo) => repo.create("model", { plan: "custom", included, storageBudgetBytes: 10 ** 9 }))
+  const ws = yield* WorkspacesRepo.use((repo) =>
+    repo.create("model", { plan: "custom", included, storageBudgetBytes: 10 ** 9 })
+  )
   const mediaId = randomUUID()
   yield* sql`INSERT INTO media ${
     sql.insert({
@@ -129,7 +131,10 @@ const makeAccount = Effect.gen(function*() {
     r: Omit<Renders.NewRender, "payer">
   ): Effect.Effect<{ renderId: string; charged: boolean }, { code: string }, RendersRepo> =>
     payer.keyId === null
-      ? Effect.map(RendersRepo.use((repo) => repo.charge({ ...r, payer })), (c) => ({ renderId: c.row.id, charged: c._tag === "Charged" }))
+      ? Effect.map(
+        RendersRepo.use((repo) => repo.charge({ ...r, payer })),
+        (c) => ({ renderId: c.row.id, charged: c._tag === "Charged" })
+      )
       : Effect.flatMap(keys(payer.keyId), (client) => client.Charge({ ...r, payer }))
   return {
     workspaceId: ws.id,
@@ -314,14 +319,18 @@ interface ImportModel {
 }
 
 const makeImport = Effect.gen(function*() {
-  const ws = yield* WorkspacesRepo.use((repo) => repo.create("imports", { plan: "custom", included: 0, storageBudgetBytes: 10 ** 9 }))
-  const row = yield* ImportsRepo.use((repo) => repo.create({
-    id: `imp_${randomUUID().replaceAll("-", "")}`,
-    workspaceId: ws.id,
-    apiKeyId: null,
-    folderId: "folder",
-    idempotencyRecordId: null
-  }))
+  const ws = yield* WorkspacesRepo.use((repo) =>
+    repo.create("imports", { plan: "custom", included: 0, storageBudgetBytes: 10 ** 9 })
+  )
+  const row = yield* ImportsRepo.use((repo) =>
+    repo.create({
+      id: `imp_${randomUUID().replaceAll("-", "")}`,
+      workspaceId: ws.id,
+      apiKeyId: null,
+      folderId: "folder",
+      idempotencyRecordId: null
+    })
+  )
   return {
     importId: row.id,
     workspaceId: ws.id,
@@ -374,7 +383,9 @@ const endImport = (stopped: ImportState.StoppedReason | null) => (m: ImportModel
   })
 
 const importCommands = fc.commands([
-  fc.nat(600).map((n) => importCommand(`discovered(${n})`, (m) => ImportsRepo.use((repo) => repo.setDiscovered(m.importId, n)))),
+  fc.nat(600).map((n) =>
+    importCommand(`discovered(${n})`, (m) => ImportsRepo.use((repo) => repo.setDiscovered(m.importId, n)))
+  ),
   fc.nat(2).map((kind) =>
     importCommand(`item(${kind})`, (m) =>
       Effect.gen(function*() {
@@ -397,12 +408,14 @@ const importCommands = fc.commands([
             source_ref: `f${m.position}`
           })
         }`.pipe(Effect.orDie)
-        yield* ImportsRepo.use((repo) => repo.recordItem(
-          m.importId,
-          m.position,
-          { id: `f${m.position}`, name: `f${m.position}` },
-          itemOf(kind, mediaId)
-        ))
+        yield* ImportsRepo.use((repo) =>
+          repo.recordItem(
+            m.importId,
+            m.position,
+            { id: `f${m.position}`, name: `f${m.position}` },
+            itemOf(kind, mediaId)
+          )
+        )
         m.position++
       }))
   ),
@@ -419,7 +432,10 @@ const importCommands = fc.commands([
         Effect.gen(function*() {
           const tally = yield* ImportsRepo.use((repo) => repo.tally(m.importId))
           const pending = !ImportState.isTerminal((yield* ImportsRepo.use((repo) => repo.byId(m.importId)))!.status)
-          const [sa, sb] = yield* Effect.all([ImportsRepo.use((repo) => repo.finish(m.importId, a)), ImportsRepo.use((repo) => repo.finish(m.importId, b))], {
+          const [sa, sb] = yield* Effect.all([
+            ImportsRepo.use((repo) => repo.finish(m.importId, a)),
+            ImportsRepo.use((repo) => repo.finish(m.importId, b))
+          ], {
             concurrency: 2
           })
           if (pending && m.ended === undefined) {

@@ -1,7 +1,20 @@
 import { RenderState } from "@pic2video/domain"
 import { Renderer, type RenderResult, renderVideo } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
-import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Metric, Schedule, Schema, Semaphore } from "effect"
+import {
+  Cause,
+  Clock,
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  Layer,
+  Metric,
+  Schedule,
+  Schema,
+  Semaphore
+} from "effect"
 import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import * as fs from "node:fs/promises"

@@ -17,9 +17,12 @@ export const prop = <const Ts extends ReadonlyArray<unknown>>(
     name,
     () =>
       fc.assert(
-        fc.property(fc.tuple(...(arbitraries as ReadonlyArray<fc.Arbitrary<unknown>>)), (values: ReadonlyArray<unknown>) => {
-          body(values as unknown as Ts)
-        }),
+        fc.property(
+          fc.tuple(...(arbitraries as ReadonlyArray<fc.Arbitrary<unknown>>)),
+          (values: ReadonlyArray<unknown>) => {
+            body(values as unknown as Ts)
+          }
+        ),
         options?.fastCheck as fc.Parameters<unknown> | undefined
       ),
     timeout
