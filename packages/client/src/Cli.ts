@@ -684,7 +684,9 @@ const tree: Help.Node = {
   ]
 }
 // the tree must list every command given to `withSubcommands`, in order
-if (tree.children.some((c, i) => c.command !== commands[i]) || tree.children[5].children[0].command !== mediaCommands[0]) {
+if (
+  tree.children.some((c, i) => c.command !== commands[i]) || tree.children[5].children[0].command !== mediaCommands[0]
+) {
   throw new Error("Cli.ts: the help tree does not match the commands")
 }
 

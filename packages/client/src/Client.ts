@@ -1,6 +1,6 @@
+import { Api } from "@pic2video/domain/api/Api"
 import { FetchHttpClient, HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "effect/http"
 import { HttpApi, HttpApiClient } from "effect/http-api"
-import { Api } from "@pic2video/domain/api/Api"
 // domain modules, not its index (which brings node:crypto): this file runs in browsers
 import * as ImportState from "@pic2video/domain/ImportState"
 import * as RenderState from "@pic2video/domain/RenderState"

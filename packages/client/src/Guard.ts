@@ -1,4 +1,11 @@
-import { FetchHttpClient, HttpBody, HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "effect/http"
+import {
+  FetchHttpClient,
+  HttpBody,
+  HttpClient,
+  HttpClientError,
+  HttpClientRequest,
+  HttpClientResponse
+} from "effect/http"
 // the module, not the domain's index (which brings node:crypto): this file runs in browsers
 import * as JsonBody from "@pic2video/domain/JsonBody"
 import { Clock, Context, Duration, Effect, Option, Stream } from "effect"

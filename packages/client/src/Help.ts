@@ -1,6 +1,5 @@
-import type { Command } from "effect/cli"
 import { Option } from "effect"
-import { Param, Primitive } from "effect/cli"
+import { type Command, Param, Primitive } from "effect/cli"
 
 /**
  * `p2v --help` and `p2v COMMAND --help`, laid out for an 80-column terminal. effect/cli's own help
