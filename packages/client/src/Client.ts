@@ -6,7 +6,7 @@ import * as ImportState from "@pic2video/domain/ImportState"
 import * as RenderState from "@pic2video/domain/RenderState"
 import type * as Requests from "@pic2video/domain/Requests"
 import * as Resources from "@pic2video/domain/Resources"
-import { Context, Duration, Effect, Fiber, Layer, Option, Schema, SchemaIssue, Stream } from "effect"
+import { Context, Duration, Effect, Fiber, Layer, Option, Schema, type SchemaAST, SchemaIssue, Stream } from "effect"
 import { ApiError, type ErrorCode, InvalidRequest, TransportError, UnexpectedAnswer, WaitTimeout } from "./Errors.ts"
 import * as Guard from "./Guard.ts"
 import * as Multipart from "./Multipart.ts"
@@ -96,7 +96,7 @@ const streamForms = HttpClient.mapRequestEffect((request: HttpClientRequest.Http
  * The definition as this client reads it: a refused value is quoted in the error (`actual "x"`), as
  * Effect 3 did by default (Effect 4 keeps the input out of an issue unless asked).
  */
-const ClientApi = [
+const parseSlots: ReadonlyArray<Context.Key<unknown, SchemaAST.ParseOptions>> = [
   HttpApi.ParseOptions,
   HttpApi.ParamsParseOptions,
   HttpApi.QueryParseOptions,
@@ -104,7 +104,8 @@ const ClientApi = [
   HttpApi.PayloadParseOptions,
   HttpApi.SuccessParseOptions,
   HttpApi.ErrorParseOptions
-].reduce(
+]
+const ClientApi = parseSlots.reduce(
   (api, slot) => {
     // a slot's own options (the definition's, at the API level) are kept; only the input is added
     const own = Context.getOrUndefined(api.annotations, slot)
