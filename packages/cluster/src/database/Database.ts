@@ -1,5 +1,5 @@
 import { PgClient, PgConnection, PgPool, PgTypes } from "@effect/sql-pg"
-import { Clock, Context, Effect, Layer, Option, Redacted, Result, Scope, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Option, Predicate, Redacted, Result, Scope, Stream } from "effect"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { Connection } from "effect/sql/SqlConnection"
@@ -33,7 +33,7 @@ const int8AsNumber = (): PgTypes.Registry => {
   const types = PgTypes.makeRegistry()
   const read = (bytes: Uint8Array, offset: number, size: number) => {
     if (size !== 8) return Result.fail(new PgTypes.CodecError({ message: `int8 of ${size} bytes` }))
-    const high = ((bytes[offset] << 24) | (bytes[offset + 1] << 16) | (bytes[offset + 2] << 8) | bytes[offset + 3])
+    const high = (bytes[offset] << 24) | (bytes[offset + 1] << 16) | (bytes[offset + 2] << 8) | bytes[offset + 3]
     const low = ((bytes[offset + 4] << 24) | (bytes[offset + 5] << 16) | (bytes[offset + 6] << 8) | bytes[offset + 7])
       >>> 0
     return Result.succeed(high * 4294967296 + low)
@@ -131,7 +131,8 @@ const connectionOf = (connection: PgConnection.PgConnection): Connection => {
       transformRows ? Effect.map(run(sql, params, false), transformRows) : run(sql, params, false),
     executeStream: (sql, params, transformRows) => {
       const stream = connection.stream(sql, params)
-      return transformRows ? stream.pipe(Stream.mapArray((rows) => transformRows(rows) as typeof rows)) : stream
+      // (no client here sets a row transform; a row at a time keeps the types without a cast)
+      return transformRows ? Stream.map(stream, (row) => transformRows([row])[0]) : stream
     }
   }
 }
@@ -139,9 +140,9 @@ const connectionOf = (connection: PgConnection.PgConnection): Connection => {
 /** PostgreSQL answers `ROLLBACK` to a `COMMIT` of an aborted transaction. */
 const commit = (conn: Connection): Effect.Effect<void, SqlError> =>
   Effect.flatMap(
-    conn.executeRaw("COMMIT", []) as Effect.Effect<PgConnection.Result, SqlError>,
+    conn.executeRaw("COMMIT", []),
     (result) =>
-      result.command === "ROLLBACK"
+      Predicate.hasProperty(result, "command") && result.command === "ROLLBACK"
         ? Effect.fail(
           new SqlError({
             reason: new UnknownError({

@@ -38,7 +38,9 @@ export interface DriveConfigShape {
  * @since 0.1.0
  * @category tags
  */
-export class DriveConfig extends Context.Service<DriveConfig, DriveConfigShape>()("@pic2video/cluster/drive/DriveConfig") {}
+export class DriveConfig
+  extends Context.Service<DriveConfig, DriveConfigShape>()("@pic2video/cluster/drive/DriveConfig")
+{}
 
 /**
  * @since 0.1.0

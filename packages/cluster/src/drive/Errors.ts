@@ -40,7 +40,13 @@ export class InvalidGrant extends Schema.TaggedError<InvalidGrant>()("InvalidGra
  * @since 0.1.0
  * @category errors
  */
-export const UnavailableReason = Schema.Literals(["rate_limited", "server_error", "network", "timeout", "truncated_body"])
+export const UnavailableReason = Schema.Literals([
+  "rate_limited",
+  "server_error",
+  "network",
+  "timeout",
+  "truncated_body"
+])
 
 /**
  * @since 0.1.0

@@ -1,6 +1,19 @@
-import type { PlatformError } from "effect/PlatformError"
 import { Errors } from "@pic2video/domain"
-import { Config, Context, Data, DateTime, Duration, Effect, Layer, Option, Predicate, Redacted, Result, Schema } from "effect"
+import {
+  Config,
+  Context,
+  Data,
+  DateTime,
+  Duration,
+  Effect,
+  Layer,
+  Option,
+  Predicate,
+  Redacted,
+  Result,
+  Schema
+} from "effect"
+import type { PlatformError } from "effect/PlatformError"
 import { createHash, randomBytes } from "node:crypto"
 import { IntegrationsRepo } from "../repositories/Integrations.ts"
 import { DriveApi, type DriveFile, type DriveFolder, type DriveSession, type FolderPage } from "./DriveApi.ts"

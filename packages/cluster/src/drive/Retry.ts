@@ -156,7 +156,10 @@ export const backoff = (policy: DriveRetryPolicyShape) => {
   return Schedule.max([
     Schedule.exponential(policy.baseDelay, 2).pipe(
       Schedule.modifyDelay(({ duration }) =>
-        Effect.map(Random.next, (r) => Duration.millis(Math.floor(r * Math.min(maxMillis, Duration.toMillis(duration)))))
+        Effect.map(
+          Random.next,
+          (r) => Duration.millis(Math.floor(r * Math.min(maxMillis, Duration.toMillis(duration))))
+        )
       )
     ),
     Schedule.recurs(Math.max(0, policy.maxAttempts - 1))

@@ -37,7 +37,9 @@ export interface TokenCipherShape {
  * @since 0.1.0
  * @category tags
  */
-export class TokenCipher extends Context.Service<TokenCipher, TokenCipherShape>()("@pic2video/cluster/drive/TokenCipher") {}
+export class TokenCipher
+  extends Context.Service<TokenCipher, TokenCipherShape>()("@pic2video/cluster/drive/TokenCipher")
+{}
 
 const aad = (associatedData: string | undefined) =>
   Buffer.concat([Buffer.of(VERSION), Buffer.from(associatedData ?? "", "utf8")])

@@ -55,7 +55,8 @@ export const gauge = (name: string, description: string) => ({
 export const histogram = (name: string, description: string, boundaries: ReadonlyArray<number>) => {
   const buckets = Metric.boundariesFromIterable(boundaries)
   return {
-    of: (labels: Labels = {}) => series(Metric.histogram(name, { description, boundaries: buckets, attributes: labels }))
+    of: (labels: Labels = {}) =>
+      series(Metric.histogram(name, { description, boundaries: buckets, attributes: labels }))
   }
 }
 

@@ -44,7 +44,12 @@ export const issueLink = (workspaceId: string, ttlMinutes: number, publicBaseUrl
     const token = newToken()
     const now = yield* DateTime.nowAsDate
     const expiresAt = new Date(now.getTime() + ttlMinutes * 60_000)
-    yield* (yield* PortalSessionsRepo).addLink({ tokenHash: yield* hashOf(token), workspaceId: workspace.id, now, expiresAt })
+    yield* (yield* PortalSessionsRepo).addLink({
+      tokenHash: yield* hashOf(token),
+      workspaceId: workspace.id,
+      now,
+      expiresAt
+    })
     return {
       object: "portal_link" as const,
       url: `${publicBaseUrl}/portal/sign-in?token=${token}`,

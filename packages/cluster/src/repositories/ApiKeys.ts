@@ -1,6 +1,6 @@
-import { SqlClient, SqlSchema } from "effect/sql"
 import { ApiKeyToken, Errors, Plans, Scopes, Text } from "@pic2video/domain"
 import { Context, DateTime, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { KeyHasher } from "../config/KeyHasher.ts"
 import { operation } from "./Repository.ts"
 import * as Workspaces from "./Workspaces.ts"

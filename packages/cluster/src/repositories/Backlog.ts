@@ -1,6 +1,6 @@
-import { SqlClient } from "effect/sql"
 import { ImportState, RenderState, Resources } from "@pic2video/domain"
 import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /**

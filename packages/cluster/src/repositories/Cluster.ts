@@ -1,5 +1,5 @@
-import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /**
@@ -20,7 +20,11 @@ export const RunnerRow = Schema.Struct({
 export interface RunnerRow extends Schema.Schema.Type<typeof RunnerRow> {}
 
 const Count = Schema.Struct({ n: Schema.Number })
-const InFlight = Schema.Struct({ kind: Schema.Literals(["render", "import"]), shard_id: Schema.String, n: Schema.Number })
+const InFlight = Schema.Struct({
+  kind: Schema.Literals(["render", "import"]),
+  shard_id: Schema.String,
+  n: Schema.Number
+})
 const Queue = Schema.Struct({
   renders_queued: Schema.Number,
   renders_processing: Schema.Number,

@@ -1,6 +1,6 @@
-import { SqlClient, SqlSchema } from "effect/sql"
 import { Errors, Ids, ImportState, Resources } from "@pic2video/domain"
 import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /**

@@ -1,6 +1,6 @@
-import { SqlClient } from "effect/sql"
 import type { Plans } from "@pic2video/domain"
 import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import type { ApiKeyRow } from "./ApiKeys.ts"
 import { RenderRow } from "./Renders.ts"
 

@@ -1,6 +1,6 @@
-import { SqlClient, SqlSchema } from "effect/sql"
 import { type Cursor, Ids, Requests } from "@pic2video/domain"
 import { Context, DateTime, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /**

@@ -1,5 +1,5 @@
-import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { RenderRow } from "./Renders.ts"
 import { operation } from "./Repository.ts"
 

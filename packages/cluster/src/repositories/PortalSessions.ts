@@ -1,5 +1,5 @@
-import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Data, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /**

@@ -1,6 +1,6 @@
-import { SqlClient, SqlSchema } from "effect/sql"
 import { Errors, Idempotency, Plans, RenderState, Requests, Resources, SpendCap } from "@pic2video/domain"
 import { Clock, Context, DateTime, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import { operation } from "./Repository.ts"
 

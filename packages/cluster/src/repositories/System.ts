@@ -1,5 +1,5 @@
-import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /** The service's own rows (`service_settings`) and the database's readiness. */

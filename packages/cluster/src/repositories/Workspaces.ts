@@ -1,6 +1,6 @@
-import { SqlClient, SqlSchema } from "effect/sql"
 import { Errors, Ids, Plans } from "@pic2video/domain"
 import { Context, DateTime, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /** Workspaces as the operator CLI (the portal's stand-in) manages them: contract §2 and §3. */
@@ -40,7 +40,9 @@ export interface WorkspaceSettings {
   readonly storageBudgetBytes?: number
 }
 
-const Settable = WorkspaceRow.mapFields(Struct.pick(["plan", "status", "api_enabled", "included", "storage_budget_bytes"]))
+const Settable = WorkspaceRow.mapFields(
+  Struct.pick(["plan", "status", "api_enabled", "included", "storage_budget_bytes"])
+)
 
 export class WorkspacesRepo extends Context.Service<WorkspacesRepo>()("pic2video/WorkspacesRepo", {
   make: Effect.gen(function*() {

@@ -226,7 +226,9 @@ export const layer = Layer.unwrap(
     const url = yield* Config.option(Config.String("BLOB_STORE_URL"))
     if (Option.isNone(url) || url.value === "") return layerLocal
     const where = parseStoreUrl(url.value)
-    if (where === undefined) return yield* Effect.die(new Error(`BLOB_STORE_URL ${url.value} is not s3://bucket[/prefix]`))
+    if (where === undefined) {
+      return yield* Effect.die(new Error(`BLOB_STORE_URL ${url.value} is not s3://bucket[/prefix]`))
+    }
     const c = yield* s3Config
     const S3 = yield* Effect.promise(() => import("./BlobStoreS3.ts"))
     return S3.layer({
