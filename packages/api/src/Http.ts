@@ -2,9 +2,10 @@ import * as AppConfig from "@pic2video/cluster/AppConfig"
 import * as PublicBaseUrl from "@pic2video/cluster/PublicBaseUrl"
 import * as Services from "@pic2video/cluster/services/Services"
 import { Api } from "@pic2video/domain/api/Api"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, type Scope } from "effect"
 import * as HttpRouter from "effect/http/HttpRouter"
-import type { HttpServerRequest } from "effect/http/HttpServerRequest"
+import * as HttpServer from "effect/http/HttpServer"
+import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import type { HttpServerResponse } from "effect/http/HttpServerResponse"
 import * as HttpApi from "effect/http-api/HttpApi"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
@@ -17,9 +18,13 @@ import * as OAuthHandlers from "./handlers/OAuth.ts"
 import * as RendersHandlers from "./handlers/Renders.ts"
 import * as SystemHandlers from "./handlers/System.ts"
 import * as Pipeline from "./Pipeline.ts"
+import * as UploadBody from "./UploadBody.ts"
 
-/** An HTTP app: the answer to the request in context, every failure already answered. */
-export type App<R = never> = Effect.Effect<HttpServerResponse, never, R | HttpServerRequest>
+/**
+ * An HTTP app: the answer to the request in context (in the request's scope), every failure already
+ * answered.
+ */
+export type App<R = never> = Effect.Effect<HttpServerResponse, never, R | HttpServerRequest | Scope.Scope>
 
 /** The HttpApi's handlers, with the checks of the request pipeline (Pipeline.ts) as their middleware. */
 const layerHandlers = Layer.mergeAll(
@@ -81,14 +86,20 @@ const routes = (() => {
  */
 export const serve = <R>(around: (api: App) => App<R>) =>
   Layer.unwrap(
-    Effect.map(Pipeline.make(routes), (pipeline) =>
-      HttpRouter.serve(layerRoutes, {
-        routerConfig: Pipeline.routerConfig,
-        // the requests are measured and traced by the composition (server/Observability.ts), not logged one by one
-        disableLogger: true,
-        disableListenLog: true,
-        middleware: (router) => around(pipeline(router) as App)
-      }))
+    Effect.gen(function*() {
+      const pipeline = yield* Pipeline.make(routes)
+      // The router's own app, wrapped here rather than given to the server as its middleware: the
+      // server's middleware sees the answer only once it has been sent. Nothing logs each request
+      // (the composition measures and traces them: server/Observability.ts).
+      const router = yield* HttpRouter.toHttpEffect(layerRoutes).pipe(
+        Effect.provideService(HttpRouter.RouterConfig, Pipeline.routerConfig)
+      )
+      const api: App = pipeline(router)
+      const app = around(api)
+      return HttpServer.serve(
+        Effect.flatMap(HttpServerRequest, (request) => Effect.map(app, (response) => UploadBody.keepOpen(request, response)))
+      )
+    })
   ).pipe(
     // the portal's pages call the same services (one instance: layers are shared within a build)
     Layer.provide(Services.layer),

@@ -2,8 +2,10 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Errors } from "@pic2video/domain"
 import { Context, Effect, FileSystem, Inspectable, Stream } from "effect"
+import * as HttpBody from "effect/http/HttpBody"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import type { HttpServerRequest } from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Multipart from "effect/http/Multipart"
 import * as MP from "multipasta"
 import * as nodeFs from "node:fs"
@@ -230,6 +232,7 @@ const lingerMillis = 5_000
  * connection serves the client's next request once the body has ended.
  */
 const discardRest = (request: HttpServerRequest) => {
+  draining.add(request.source)
   const req = NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage
   const res = NodeHttpServerRequest.toServerResponse(request) as ServerResponse
   // @effect/platform-node tears an unread body down itself once the answer is sent (it reads at most
@@ -260,4 +263,29 @@ const discardRest = (request: HttpServerRequest) => {
       req.once("close", close)
     }
   }
+}
+
+/** Requests whose unread rest `discardRest` is draining. */
+const draining = new WeakSet<object>()
+
+/**
+ * The answer to a request whose rest is being drained, as sent: @effect/platform-node closes a
+ * connection whose unread body is over 256 KiB when it writes the answer's head (`Connection:
+ * close`), unless the answer is streamed (its handler may still read the body). After a 400 the
+ * connection is to serve the client's next request once the body has ended (contract §8.31), so
+ * such an answer's bytes go out as a stream of one chunk, its length and headers unchanged. A 413
+ * says `Connection: close` itself.
+ */
+export const keepOpen = (
+  request: HttpServerRequest,
+  response: HttpServerResponse.HttpServerResponse
+): HttpServerResponse.HttpServerResponse => {
+  if (!draining.has(request.source) || response.body._tag !== "Uint8Array" || response.headers.connection === "close") {
+    return response
+  }
+  const body = response.body
+  return HttpServerResponse.setBody(
+    response,
+    HttpBody.stream(Stream.succeed(body.body), body.contentType, body.contentLength)
+  )
 }

@@ -1,7 +1,7 @@
 import { type App, ReadsTraced } from "@pic2video/api/Http"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import * as Gauges from "@pic2video/cluster/metrics/Gauges"
-import { Config, Context, Effect, Exit, Layer, Option, Tracer as EffectTracer } from "effect"
+import { Config, Context, Effect, Exit, Layer, Logger, Option, Tracer as EffectTracer } from "effect"
 import * as HttpServerError from "effect/http/HttpServerError"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import type { HttpServerResponse } from "effect/http/HttpServerResponse"
@@ -52,7 +52,10 @@ export const layerTelemetry = (role: Role) =>
   Layer.unwrap(
     Effect.gen(function*() {
       const c = yield* config
-      const logger = c.logFormat === "json" ? JsonLogger.layer : Layer.empty
+      // text: Effect's pretty lines (as NodeRuntime.runMain wrote them in Effect 3, annotations on lines of their own)
+      const logger = c.logFormat === "json"
+        ? JsonLogger.layer
+        : Logger.layer([Logger.consolePretty(), Logger.tracerLogger])
       const tracing = !c.sdkDisabled && (Option.isSome(c.otlp) || Option.isSome(c.otlpTraces))
       const metrics = Option.isSome(c.metricsPort)
       if (!tracing && !metrics) return Layer.mergeAll(logger, Layer.succeed(MetricsExposition, Option.none()))

@@ -58,10 +58,13 @@ const HttpServerLive = Layer.unwrap(
  * own app before the API's pipeline sees them, so the API's routes, authentication (Bearer only, a
  * cookie is never read) and OpenAPI document are exactly what they are without it.
  */
-const withPortal = (api: Http.App) =>
+type PortalServices = Effect.Services<typeof Portal.app>
+
+const withPortal = <R>(api: Http.App<R>): Http.App<R | PortalServices> =>
   Effect.flatMap(
     HttpServerRequest,
-    (request) => Portal.isPortalPath(new URL(request.url, "http://localhost").pathname) ? Portal.app : api
+    (request): Http.App<R | PortalServices> =>
+      Portal.isPortalPath(new URL(request.url, "http://localhost").pathname) ? Portal.app : api
   )
 
 export const layerHttp = Http.serve((api) => Observability.observed(withPortal(api))).pipe(
