@@ -27,7 +27,9 @@ const maxConnections = 20
 /**
  * Byte counts and budgets are bigint columns; every value we store fits a double exactly. The
  * driver decodes int8 as a bigint, so this client's registry reads it as a number instead (int8[]
- * elements too), and still writes the bigints the driver makes of integers past int4.
+ * elements too) whenever the number is exact, and still writes the bigints the driver makes of
+ * integers past int4. A value past 2^53 stays a bigint: the cluster's tables (same client) key
+ * their messages by 64-bit snowflakes and turn them into strings, which a double would round.
  */
 const int8AsNumber = (): PgTypes.Registry => {
   const types = PgTypes.makeRegistry()
@@ -36,7 +38,10 @@ const int8AsNumber = (): PgTypes.Registry => {
     const high = (bytes[offset] << 24) | (bytes[offset + 1] << 16) | (bytes[offset + 2] << 8) | bytes[offset + 3]
     const low = ((bytes[offset + 4] << 24) | (bytes[offset + 5] << 16) | (bytes[offset + 6] << 8) | bytes[offset + 7])
       >>> 0
-    return Result.succeed(high * 4294967296 + low)
+    const value = high * 4294967296 + low
+    return Result.succeed<number | bigint>(
+      Number.isSafeInteger(value) ? value : (BigInt(high) << BigInt(32)) + BigInt(low)
+    )
   }
   types.register<number | bigint>(PgTypes.OID.int8, {
     read,
