@@ -221,6 +221,13 @@ const quoted = (u: unknown) => {
  * the CLI prints them after `error: <field>: `, and its users (and tests) read them so.
  */
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1({
+  leafHook: (issue) => {
+    const said = SchemaIssue.defaultLeafHook(issue)
+    if (issue._tag !== "InvalidType" || !SchemaIssue.hasInput(issue)) return said
+    // the same issue without its input says what was expected (or the schema's own message, kept as it is)
+    const expected = SchemaIssue.defaultLeafHook(new SchemaIssue.InvalidType(issue.ast))
+    return said === expected ? said : `${expected}, actual ${quoted(issue.input)}`
+  },
   checkHook: (issue) => {
     const annotated = SchemaIssue.defaultCheckHook(issue)
     if (annotated !== undefined) return annotated
