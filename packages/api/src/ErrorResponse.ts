@@ -1,7 +1,8 @@
 import { Errors, Requests } from "@pic2video/domain"
 import { Cause, Effect, Option, Predicate, Schema } from "effect"
-import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiError from "effect/http-api/HttpApiError"
+import * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as IssueMessage from "./IssueMessage.ts"
 import * as RouteMetrics from "./RouteMetrics.ts"
 
@@ -46,15 +47,19 @@ const tagOf = (u: unknown): string | undefined =>
  */
 const hitLimit = (u: unknown, depth = 0): "size" | "parts" | undefined => {
   if (!Predicate.isObject(u) || depth > 5) return undefined
-  const r = u as Record<string, unknown>
-  if (r._tag === "ReachedLimit") return r.limit === "MaxParts" || r.limit === "MaxFieldSize" ? "parts" : "size"
-  if (r._tag === "MultipartError") {
-    const reason = Predicate.isObject(r.reason) ? (r.reason as { readonly _tag?: unknown })._tag : r.reason
+  const tag = Predicate.hasProperty(u, "_tag") ? u._tag : undefined
+  if (tag === "ReachedLimit") {
+    const limit = Predicate.hasProperty(u, "limit") ? u.limit : undefined
+    return limit === "MaxParts" || limit === "MaxFieldSize" ? "parts" : "size"
+  }
+  if (tag === "MultipartError" && Predicate.hasProperty(u, "reason")) {
+    const reason = Predicate.hasProperty(u.reason, "_tag") ? u.reason._tag : u.reason
     if (reason === "FileTooLarge" || reason === "BodyTooLarge") return "size"
     if (reason === "TooManyParts" || reason === "FieldTooLarge") return "parts"
-    if (Predicate.isObject(r.reason)) return hitLimit((r.reason as { readonly cause?: unknown }).cause, depth + 1)
+    if (Predicate.hasProperty(u.reason, "cause")) return hitLimit(u.reason.cause, depth + 1)
   }
-  return hitLimit(r.cause, depth + 1) ?? hitLimit(r.error, depth + 1)
+  return hitLimit(Predicate.hasProperty(u, "cause") ? u.cause : undefined, depth + 1) ??
+    hitLimit(Predicate.hasProperty(u, "error") ? u.error : undefined, depth + 1)
 }
 
 /** Schema's message minus the value it got: that can be a whole uploaded file, or a server temp path. */
@@ -105,19 +110,16 @@ export const toFailure = (
       return { failure: schemaFailure(e.cause), unexpected: false }
     }
     if (Schema.isSchemaError(e)) return { failure: schemaFailure(e), unexpected: false }
-    switch (tagOf(e)) {
-      case "HttpServerError": {
-        const reason = (e as { readonly reason: { readonly _tag: string } }).reason._tag
-        if (reason === "RouteNotFound") {
-          return { failure: Errors.fail("invalid_request", "no such endpoint"), unexpected: false }
-        }
-        if (reason === "RequestParseError") {
-          return { failure: Errors.fail("invalid_request", "the request body cannot be parsed"), unexpected: false }
-        }
-        break
+    if (HttpServerError.isHttpServerError(e)) {
+      if (e.reason._tag === "RouteNotFound") {
+        return { failure: Errors.fail("invalid_request", "no such endpoint"), unexpected: false }
       }
-      case "MultipartError":
+      if (e.reason._tag === "RequestParseError") {
         return { failure: Errors.fail("invalid_request", "the request body cannot be parsed"), unexpected: false }
+      }
+    }
+    if (tagOf(e) === "MultipartError") {
+      return { failure: Errors.fail("invalid_request", "the request body cannot be parsed"), unexpected: false }
     }
   }
   if (Cause.hasInterruptsOnly(cause)) {

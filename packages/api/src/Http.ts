@@ -3,14 +3,14 @@ import * as PublicBaseUrl from "@pic2video/cluster/PublicBaseUrl"
 import * as Services from "@pic2video/cluster/services/Services"
 import { Api } from "@pic2video/domain/api/Api"
 import { Effect, Layer, type Scope } from "effect"
-import * as HttpRouter from "effect/http/HttpRouter"
-import * as HttpServer from "effect/http/HttpServer"
-import { HttpServerRequest } from "effect/http/HttpServerRequest"
-import type { HttpServerResponse } from "effect/http/HttpServerResponse"
 import * as HttpApi from "effect/http-api/HttpApi"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpApiScalar from "effect/http-api/HttpApiScalar"
 import * as OpenApi from "effect/http-api/OpenApi"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import { HttpServerRequest } from "effect/http/HttpServerRequest"
+import type { HttpServerResponse } from "effect/http/HttpServerResponse"
 import * as ImportsHandlers from "./handlers/Imports.ts"
 import * as IntegrationsHandlers from "./handlers/Integrations.ts"
 import * as MediaHandlers from "./handlers/Media.ts"
@@ -67,7 +67,7 @@ const layerRoutes = Layer.unwrap(
     const documented = Api.annotate(OpenApi.Servers, [{ url: publicBaseUrl, description: "This service" }])
     return Layer.mergeAll(
       HttpApiBuilder.layer(documented, { openapiPath: openApiPath }),
-      HttpApiScalar.layer(documented, { path: docsPath, scalar: scalar as HttpApiScalar.ScalarConfig })
+      HttpApiScalar.layer(documented, { path: docsPath, scalar })
     )
   })
 ).pipe(Layer.provide(layerHandlers))
@@ -97,7 +97,8 @@ export const serve = <R>(around: (api: App) => App<R>) =>
       const api: App = pipeline(router)
       const app = around(api)
       return HttpServer.serve(
-        Effect.flatMap(HttpServerRequest, (request) => Effect.map(app, (response) => UploadBody.keepOpen(request, response)))
+        Effect.flatMap(HttpServerRequest, (request) =>
+          Effect.map(app, (response) => UploadBody.keepOpen(request, response)))
       )
     })
   ).pipe(

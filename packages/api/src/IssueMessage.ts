@@ -105,7 +105,10 @@ export const first = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>
       const own = ownMessage(issue.ast.annotations, "messageUnexpectedKey")
       if (own !== undefined) return leaf(path, own)
       const keys = keysOf(issue.ast)
-      return leaf(path, keys.length === 0 ? "is unexpected" : `is unexpected, expected: ${keys.map(quoted).join(" | ")}`)
+      return leaf(
+        path,
+        keys.length === 0 ? "is unexpected" : `is unexpected, expected: ${keys.map(quoted).join(" | ")}`
+      )
     }
     case "InvalidType":
       return leaf(path, ownMessage(issue.ast.annotations) ?? `Expected ${expected(issue.ast)}`)

@@ -245,7 +245,9 @@ export const layerAdmission = Layer.effect(
           }),
           record: Option.fromNullishOr(begun?.record),
           body: yield* body(route, request, begun?.json),
-          render: route.readsRenderWithKey ? Option.some(caller.render && renders.document(caller.render)) : Option.none()
+          render: route.readsRenderWithKey
+            ? Option.some(caller.render && renders.document(caller.render))
+            : Option.none()
         } satisfies AdmittedShape
       })
 
@@ -268,6 +270,8 @@ export const layerAdmission = Layer.effect(
  */
 export const routerConfig = { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false }
 
+const isPathInput = (path: string): path is FindMyWay.PathInput => path.startsWith("/")
+
 /** HTTP methods the API's routes are declared under, for `Allow`. */
 const methods = ["DELETE", "GET", "PATCH", "POST", "PUT"] as const
 
@@ -281,7 +285,7 @@ export const make = (routes: ReadonlyArray<{ readonly method: string; readonly p
   Effect.gen(function*() {
     const records = yield* Idempotency.IdempotencyRepo
     const finder = FindMyWay.make<string>(routerConfig)
-    for (const route of routes) finder.on(route.method, route.path as FindMyWay.PathInput, route.path)
+    for (const route of routes) if (isPathInput(route.path)) finder.on(route.method, route.path, route.path)
 
     /** Step 1: the methods under which the same router routes this path (none: 404). */
     const allowed = (url: string) => methods.filter((m) => finder.find(m, url) !== undefined)
@@ -374,8 +378,7 @@ export const make = (routes: ReadonlyArray<{ readonly method: string; readonly p
  * come from spans and are the same either way. A process that exports traces (OTEL_EXPORTER_OTLP_*,
  * packages/server/src/Observability.ts) sets `ReadsTraced`, and then every request is traced.
  */
-export const untraced = (request: HttpServerRequest): boolean =>
-  request.method === "GET" || request.method === "HEAD"
+export const untraced = (request: HttpServerRequest): boolean => request.method === "GET" || request.method === "HEAD"
 
 export const ReadsTraced = Context.Reference<boolean>("pic2video/ReadsTraced", { defaultValue: () => false })
 

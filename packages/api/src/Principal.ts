@@ -29,10 +29,8 @@ export const payer: Effect.Effect<Payer, never, Admitted> = Effect.map(Principal
  */
 export const payload = <S extends Schema.Top>(schema: S) => {
   const decode = Schema.decodeUnknownEffect(schema)
-  return Effect.flatMap(Admitted, (a) =>
-    Effect.mapError(decode(Option.getOrUndefined(a.body), Requests.strict), schemaFailure) as Effect.Effect<
-      S["Type"],
-      ReturnType<typeof schemaFailure>,
-      S["DecodingServices"]
-    >)
+  return Effect.flatMap(
+    Admitted,
+    (a) => Effect.mapError(decode(Option.getOrUndefined(a.body), Requests.strict), schemaFailure)
+  )
 }

@@ -11,8 +11,8 @@ import {
 } from "@pic2video/domain/api/Annotations"
 import { Api } from "@pic2video/domain/api/Api"
 import { Context, Option } from "effect"
-import type * as Multipart from "effect/http/Multipart"
 import * as HttpApi from "effect/http-api/HttpApi"
+import type * as Multipart from "effect/http/Multipart"
 import * as RouteMetrics from "./RouteMetrics.ts"
 
 /**
@@ -50,7 +50,7 @@ const build = (): ReadonlyArray<Route> => {
     onGroup() {},
     onEndpoint({ endpoint, mergedAnnotations }) {
       const annotation = <I, S>(tag: Context.Key<I, S>) =>
-        Option.getOrUndefined(Context.getOption(mergedAnnotations as Context.Context<I>, tag))
+        Option.getOrUndefined(Context.getOption(mergedAnnotations, tag))
       const scope = annotation(RequiredScope)
       const isPublic = annotation(PublicEndpoint) === true
       const bucket = annotation(RateBucket)

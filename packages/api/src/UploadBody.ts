@@ -57,8 +57,9 @@ const config = (headers: Record<string, string>) =>
       maxFieldSize: size(fiber.getRef(Multipart.MaxFieldSize)),
       maxPartSize: size(fiber.getRef(Multipart.MaxFileSize)),
       maxTotalSize: size(fiber.getRef(HttpIncomingMessage.MaxBodySize)),
-      isFile: mimeTypes.length === 0 ? undefined : (info: MP.PartInfo): boolean =>
-        !mimeTypes.some((_) => info.contentType.includes(_)) && MP.defaultIsFile(info)
+      isFile: mimeTypes.length === 0 ?
+        undefined :
+        (info: MP.PartInfo): boolean => !mimeTypes.some((_) => info.contentType.includes(_)) && MP.defaultIsFile(info)
     })
   })
 
@@ -233,13 +234,15 @@ const lingerMillis = 5_000
  */
 const discardRest = (request: HttpServerRequest) => {
   draining.add(request.source)
+  // eslint-disable-next-line @typescript-eslint/consistent-type-assertions -- platform seam: the service serves HTTP/1.1
   const req = NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage
+  // eslint-disable-next-line @typescript-eslint/consistent-type-assertions -- platform seam: the service serves HTTP/1.1
   const res = NodeHttpServerRequest.toServerResponse(request) as ServerResponse
   // @effect/platform-node tears an unread body down itself once the answer is sent (it reads at most
   // 256 KiB more, or destroys a closing connection 500 ms after the answer): this reader's own
   // discarding below takes its place for this request
-  for (const listener of res.listeners("finish")) {
-    if (String(listener).includes("teardownBody")) res.removeListener("finish", listener as () => void)
+  for (const listener of res.rawListeners("finish")) {
+    if (String(listener).includes("teardownBody")) Reflect.apply(res.removeListener, res, ["finish", listener])
   }
   req.resume()
   const socket = req.socket

@@ -53,7 +53,9 @@ describe("PartHeaders.disposition", () => {
       Result.succeed(["file", "café.jpg"])
     )
     // ISO-8859-1 is that charset, not windows-1252: 0x80 is U+0080, not €
-    expect(name(`form-data; name="file"; filename*=ISO-8859-1''%80.jpg`)).toEqual(Result.succeed(["file", "\u0080.jpg"]))
+    expect(name(`form-data; name="file"; filename*=ISO-8859-1''%80.jpg`)).toEqual(
+      Result.succeed(["file", "\u0080.jpg"])
+    )
     expect(name(`form-data; name="file"; filename="x.png"; filename*=utf-8''%E2%82%AC.jpg`)).toEqual(
       Result.succeed(["file", "€.jpg"])
     )

@@ -1,8 +1,8 @@
 import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { Api, UploadPayload } from "@pic2video/domain/api/Api"
 import { Effect } from "effect"
-import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { payload, Principal } from "../Principal.ts"
 
 const sendPreview = (preview: { readonly bytes: Uint8Array; readonly contentType: string }) =>

@@ -1,8 +1,8 @@
 import { type CallbackOutcome, Integrations } from "@pic2video/cluster/Integrations"
 import { Api } from "@pic2video/domain/api/Api"
 import { Effect } from "effect"
-import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { securityHeaders } from "../PageHeaders.ts"
 
 /**

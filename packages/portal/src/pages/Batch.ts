@@ -127,7 +127,11 @@ const bodies = (form: Form, ids: ReadonlyArray<string>) =>
     const out: Array<{ readonly mediaId: string; readonly body: Requests.CreateRenderBody }> = []
     for (const mediaId of ids) {
       const own = form.get(quoteField(mediaId))?.replace(/\r\n/g, "\n") ?? ""
-      const raw: Record<string, unknown> = { ...shared.success, media_id: mediaId, ...(own === "" ? {} : { quote: own }) }
+      const raw: Record<string, unknown> = {
+        ...shared.success,
+        media_id: mediaId,
+        ...(own === "" ? {} : { quote: own })
+      }
       const decoded = yield* Effect.result(decodeBody(raw))
       if (Result.isFailure(decoded)) return Result.fail(yield* decodeFailure(decoded.failure))
       out.push({ mediaId, body: decoded.success })

@@ -217,7 +217,10 @@ export const mint = (s: Signed) =>
     }
     if (formId !== "") minted.set(formId, { keyId: created.success.id, at: Date.now() })
     return yield* render(s, {
-      secret: { name: created.success.name === "" ? created.success.id : created.success.name, value: created.success.secret }
+      secret: {
+        name: created.success.name === "" ? created.success.id : created.success.name,
+        value: created.success.secret
+      }
     })
   })
 
