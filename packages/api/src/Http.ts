@@ -5,12 +5,12 @@ import { Api } from "@pic2video/domain/api/Api"
 import { Effect, Layer, type Scope } from "effect"
 import * as HttpApi from "effect/http-api/HttpApi"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
-import * as HttpApiScalar from "effect/http-api/HttpApiScalar"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import type { HttpServerResponse } from "effect/http/HttpServerResponse"
+import * as Docs from "./Docs.ts"
 import * as ImportsHandlers from "./handlers/Imports.ts"
 import * as IntegrationsHandlers from "./handlers/Integrations.ts"
 import * as MediaHandlers from "./handlers/Media.ts"
@@ -67,7 +67,7 @@ const layerRoutes = Layer.unwrap(
     const documented = Api.annotate(OpenApi.Servers, [{ url: publicBaseUrl, description: "This service" }])
     return Layer.mergeAll(
       HttpApiBuilder.layer(documented, { openapiPath: openApiPath }),
-      HttpApiScalar.layer(documented, { path: docsPath, scalar })
+      Docs.layer(documented, { path: docsPath, scalar })
     )
   })
 ).pipe(Layer.provide(layerHandlers))
