@@ -9,7 +9,7 @@ import { Effect, Stream } from "effect"
  * spec's algorithm: names and file names with `"`, CR and LF escaped, line breaks in values as CRLF).
  *
  * The body's length is known (`length`) and given to the request, but over fetch it goes chunked
- * (HTTP/1.1) without `Content-Length`: @effect/platform's fetch client removes that header from every
+ * (HTTP/1.1) without `Content-Length`: effect/http's fetch client removes that header from every
  * request, and Deno drops it from a stream body (Node's fetch would send it). The service reads a
  * chunked upload as it reads any other (packages/api/src/UploadBody.ts).
  */
