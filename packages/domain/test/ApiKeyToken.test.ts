@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
+import { prop } from "../../../test/support/prop.ts"
 import { checksumOf, crc32, keyIdPart, keyPrefix, mintToken, parseToken, tokenLength } from "../src/ApiKeyToken.ts"
 import { base62Alphabet } from "../src/Random.ts"
-import { prop } from "./support/prop.ts"
 
 /** Key format (contract §2): `p2v_live_` + 16 id + 32 secret + 6 checksum, all base62. */
 const base62 = (n: number) =>

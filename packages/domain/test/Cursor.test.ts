@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Predicate } from "effect"
 import * as fc from "fast-check"
+import { prop } from "../../../test/support/prop.ts"
 import { decodeCursor, decodePageToken, encodeCursor, encodePageToken } from "../src/Cursor.ts"
-import { prop } from "./support/prop.ts"
 
 /** Keyset cursors are opaque: what we encode decodes to the same position, anything else is refused. */
 const date = fc.date({

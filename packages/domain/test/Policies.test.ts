@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
+import { prop } from "../../../test/support/prop.ts"
 import { bearerToken, refusal } from "../src/Access.ts"
 import { canonicalJson, fingerprint, isValidKey } from "../src/Idempotency.ts"
 import { compareFolderNames, considered, finalStatus, maxFilesPerImport, stoppedReasons } from "../src/ImportState.ts"
@@ -13,7 +14,6 @@ import {
   mayCharge,
   spendWindowMillis
 } from "../src/SpendCap.ts"
-import { prop } from "./support/prop.ts"
 
 const minute = windowMillis
 const day = 24 * 60 * 60 * 1000

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
+import { prop } from "../../../test/support/prop.ts"
 import {
   initial,
   isConsistent,
@@ -8,7 +9,6 @@ import {
   type RenderState,
   transition
 } from "../src/RenderState.ts"
-import { prop } from "./support/prop.ts"
 
 /** The render state machine (spec "States and transitions", contract §6) under random event sequences. */
 const allowed = new Set(["queued", "processing", "completed", "failed", "canceled"])

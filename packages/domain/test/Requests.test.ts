@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Exit, Schema } from "effect"
 import * as fc from "fast-check"
+import { prop } from "../../../test/support/prop.ts"
 import { CreateImportBody, CreateRenderBody, ListLimit, strict, UploadLabel, UploadTag } from "../src/Requests.ts"
 import { codePoints, TextOfLength } from "../src/Text.ts"
-import { prop } from "./support/prop.ts"
 
 /**
  * Strict request bodies (spec "Endpoints": any field not listed is 422, explicitly `url`,

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as FastCheck from "fast-check"
+import { prop } from "../../../test/support/prop.ts"
 import { ImageClass } from "../src/CaptionSpec.ts"
 import { type Framing, planFraming, type SubjectBox } from "../src/framing.ts"
 import { cameraAt, type CameraPath, frameTime, planMotion, subjectStaysInZone } from "../src/motion-path.ts"
 import { combineMotionWords } from "../src/motion-words.ts"
 import { OUTPUT, SAFE_BOX } from "../src/output.ts"
-import { prop } from "./support/prop.ts"
 
 // Letterboxed (contain-blur) photos as the vision model saw them: coffee (product, the cup), Grace
 // Hopper (person, the face), a footballer (person, a small face left of centre), and no subject.

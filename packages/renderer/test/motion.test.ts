@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as FastCheck from "fast-check"
+import { prop } from "../../../test/support/prop.ts"
 import { ImageClass } from "../src/CaptionSpec.ts"
 import { planFraming } from "../src/framing.ts"
 import { cameraAt, easeInOut, frameTime, planMotion } from "../src/motion-path.ts"
 import { combineMotionWords, parseMotionWords } from "../src/motion-words.ts"
 import { OUTPUT } from "../src/output.ts"
-import { prop } from "./support/prop.ts"
 
 describe("motion words", () => {
   it("recognises plain camera words and ignores the rest", () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as FastCheck from "fast-check"
 import { readFileSync } from "node:fs"
 import { compileWasm } from "../../../scripts/build-wasm.ts"
+import { prop } from "../../../test/support/prop.ts"
 import type { CameraWindow } from "../src/motion-path.ts"
 import { OUTPUT } from "../src/output.ts"
 import { type AxisWeights, axisWeights, WEIGHT_ONE } from "../src/resample-weights.ts"
@@ -15,7 +16,6 @@ import {
   WASM_URL
 } from "../src/resample.ts"
 import { basePlanes, blendReference, chromaOrigin, type Plane, prepareOverlay, YUV_FRAME_BYTES } from "../src/yuv.ts"
-import { prop } from "./support/prop.ts"
 
 /** The integer arithmetic the WebAssembly passes promise, written plainly: (Σ w·p + 2^13) >> 14, clamped. */
 const reference = (base: Raster, w: CameraWindow): Uint8Array => {
