@@ -48,7 +48,7 @@ export default tseslint.config(
     rules: {
       "no-restricted-syntax": ["error", noAsAny, noSql],
       "no-restricted-imports": ["error", {
-        paths: [{ name: "@effect/sql", message: "Only repositories (packages/cluster/src/repositories/) reach the database." }],
+        paths: [{ name: "effect/sql", message: "Only repositories (packages/cluster/src/repositories/) reach the database." }],
         patterns: [{
           regex: `^(\\.\\./)+(packages/)?${packages}/(src|test)(/|$)`,
           message: "Import another package by its name (@pic2video/…) and an export it declares."

@@ -19,7 +19,8 @@
  *      bytes: the fair limit. Measures them the same way; prints each endpoint's req/s, latency,
  *      non-200 answers, requests that failed at the socket (no HTTP answer; with the error, whether
  *      the socket was reused and its idle time), CPU time per request of the server process (all
- *      threads, from /proc), database round trips (statements) per request, and
+ *      threads, from /proc), database round trips (statements) per request, the server process's
+ *      largest RSS in the window (VmRSS, sampled twice a second), and
  *      `service / bare` and `service / bare+pg` throughput;
  *      `--before DIR` runs DIR's service (another checkout, e.g. main's head) beside this one under
  *      the same load, its own bare+pg server running its own statements; the measurements alternate
@@ -30,7 +31,8 @@
  *      are unanswered skips the tick, counted as "skipped"), spread over the keys, while
  *      renders execute: BENCH_RENDERS (12) renders are created as it starts, and a writer adds a
  *      captioned one every 5 s while fewer than that many are queued or processing (its create
- *      latencies are printed too). Prints requests, p50/p99/max and errors (non-200 and failed requests).
+ *      latencies are printed too). Prints requests, p50/p99/max, errors (non-200 and failed
+ *      requests) and the service's RSS (the largest seen, and at the end).
  *   5. nothing but loopback: every server listens on 127.0.0.1 and everything stops at the end;
  *   7. the cost of observability (bench/observability.ts; BENCH_OBSERVABILITY=0 skips it): the poll
  *      with metrics off, on, and on with traces at 100 % sampling, side by side;
@@ -101,6 +103,8 @@ interface Result {
   readonly transactions: number | undefined
   /** statements sent to the database per request over the measured window */
   readonly roundTrips: number | undefined
+  /** the server process's largest resident set (VmRSS) seen in the measured window, sampled twice a second */
+  readonly rssMiB: number | undefined
 }
 
 /** A request that got no answer: the socket's error, whether it was a reused keep-alive socket, and how long it had been idle then. */
@@ -207,10 +211,18 @@ async function load(
   let cpuAtStart: number | undefined
   let queriesAtStart: Promise<number> | undefined
   let windowStart = 0n
+  let rssPeak: number | undefined
+  const sampleRss = () => {
+    const rss = rssMiB(pid)
+    if (rss !== undefined) rssPeak = Math.max(rssPeak ?? 0, rss)
+  }
+  let rssTimer: ReturnType<typeof setInterval> | undefined
   const startTimer = setTimeout(() => {
     cpuAtStart = cpuSeconds(pid)
     queriesAtStart = options.queries?.()
     windowStart = monotonicMicros()
+    sampleRss()
+    rssTimer = setInterval(sampleRss, 500)
   }, warmupSeconds * 1000)
   await Promise.all(Array.from({ length: connections }, async () => {
     while (performance.now() < end) {
@@ -226,6 +238,8 @@ async function load(
     }
   }))
   clearTimeout(startTimer)
+  clearInterval(rssTimer)
+  sampleRss()
   const cpuAtEnd = cpuSeconds(pid)
   const queriesAtEnd = await options.queries?.()
   // the window and the requests answered in it: profile-summary.ts gives µs per request from them
@@ -246,11 +260,12 @@ async function load(
     transactions: xactsBefore === undefined || xactsAfter === undefined
       ? undefined
       : (xactsAfter - xactsBefore) / (latencies.length * (1 + warmupSeconds / durationSeconds)),
-    roundTrips: queriesFrom === undefined || queriesAtEnd === undefined ? undefined : (queriesAtEnd - queriesFrom) / latencies.length
+    roundTrips: queriesFrom === undefined || queriesAtEnd === undefined ? undefined : (queriesAtEnd - queriesFrom) / latencies.length,
+    rssMiB: rssPeak
   }
 }
 
-/** Rounds of one measurement as one: requests, seconds, CPU and statements summed, latencies pooled. */
+/** Rounds of one measurement as one: requests, seconds, CPU and statements summed, latencies pooled, the largest RSS. */
 const combine = (rs: ReadonlyArray<Result>): Result => {
   const sum = (f: (r: Result) => number | undefined) =>
     rs.some((r) => f(r) === undefined) ? undefined : rs.reduce((a, r) => a + f(r)!, 0)
@@ -265,7 +280,8 @@ const combine = (rs: ReadonlyArray<Result>): Result => {
     latenciesMs: Float64Array.from(rs.flatMap((r) => [...r.latenciesMs])).sort(),
     cpuSeconds: sum((r) => r.cpuSeconds),
     transactions: xacts === undefined ? undefined : xacts / requests,
-    roundTrips: trips === undefined ? undefined : trips / requests
+    roundTrips: trips === undefined ? undefined : trips / requests,
+    rssMiB: rs.some((r) => r.rssMiB === undefined) ? undefined : Math.max(...rs.map((r) => r.rssMiB!))
   }
 }
 
@@ -671,14 +687,25 @@ async function main() {
     const r = (key: string) => combine(measured[key])
 
     // 4. the mixed run, one service at a time (the other idle)
-    const mixes: Array<{ label: string; mix: ReturnType<typeof summary>; loop: LoopDelaySummary | undefined }> = []
+    const mixes: Array<{
+      label: string
+      mix: ReturnType<typeof summary>
+      loop: LoopDelaySummary | undefined
+      rss: { readonly peak: number; readonly end: number } | undefined
+    }> = []
     for (const t of targets) {
       const mixed = startMixed(t.s, [t.renderId, ...await startMixedRenders(t.s, mixedRenders)])
       await new Promise((r) => setTimeout(r, 2000)) // every client has started
       mixed.take()
       const mixedFrom = performance.now()
       const mixedFromMicros = monotonicMicros()
+      // the service's resident set through the run: its largest, and where it ended
+      let rssPeak = 0
+      const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, rssMiB(t.s.service.pid) ?? 0)), 500)
       await new Promise((r) => setTimeout(r, mixedSeconds * 1000))
+      clearInterval(rssTimer)
+      const rssEnd = rssMiB(t.s.service.pid)
+      const rss = rssEnd === undefined ? undefined : { peak: Math.max(rssPeak, rssEnd), end: rssEnd }
       const mix = summary(mixed.take(), mixedSeconds)
       const loop = t.s.loopDelay(mixedFrom, performance.now() + 1000)
       if (profDir && t === main) {
@@ -688,7 +715,7 @@ async function main() {
         await waitFor(async () => fs.existsSync(Path.join(profDir, "main.cpuprofile")), 30_000, "the main thread's profile")
       }
       await mixed.stop()
-      mixes.push({ label: t.label, mix, loop })
+      mixes.push({ label: t.label, mix, loop, rss })
     }
 
     // report
@@ -699,14 +726,15 @@ async function main() {
     if (beforeRoot !== undefined) console.log(`           after: ${root}   before: ${beforeRoot}`)
     console.log("")
     console.log(
-      `${"".padEnd(44)}${"req/s".padStart(9)}${"p50 ms".padStart(9)}${"p99 ms".padStart(9)}${"requests".padStart(10)}${"non-200".padStart(9)}${"socket".padStart(8)}${"CPU ms/req".padStart(12)}${"db trips".padStart(10)}`
+      `${"".padEnd(44)}${"req/s".padStart(9)}${"p50 ms".padStart(9)}${"p99 ms".padStart(9)}${"requests".padStart(10)}${"non-200".padStart(9)}${"socket".padStart(8)}${"CPU ms/req".padStart(12)}${"db trips".padStart(10)}${"RSS MiB".padStart(9)}`
     )
     const line = (label: string, r: Result) =>
       console.log(
         `${label.padEnd(44)}${(r.requests / r.seconds).toFixed(0).padStart(9)}${quantile(r.latenciesMs, 0.5).toFixed(2).padStart(9)}${quantile(r.latenciesMs, 0.99).toFixed(2).padStart(9)}` +
           `${String(r.requests).padStart(10)}${String(r.errors).padStart(9)}${String(r.socketFailures.length).padStart(8)}` +
           `${(r.cpuSeconds === undefined ? "-" : ((r.cpuSeconds * 1000) / r.requests).toFixed(3)).padStart(12)}` +
-          `${(r.roundTrips === undefined ? "-" : r.roundTrips.toFixed(2)).padStart(10)}`
+          `${(r.roundTrips === undefined ? "-" : r.roundTrips.toFixed(2)).padStart(10)}` +
+          `${(r.rssMiB === undefined ? "-" : r.rssMiB.toFixed(0)).padStart(9)}`
       )
     let failed = false
     const x = (a: Result, b: Result) => (a.requests / a.seconds / (b.requests / b.seconds)).toFixed(3)
@@ -740,7 +768,7 @@ async function main() {
       }
     }
     console.log("")
-    for (const { label, loop, mix } of mixes) {
+    for (const { label, loop, mix, rss } of mixes) {
       console.log(
         `mixed (${label}): ${clientCount} clients x ${rendersPerClient} renders every ${pollEveryMs / 1000} s over ${keyCount} keys, ${mixedSeconds} s, renders executing`
       )
@@ -750,6 +778,7 @@ async function main() {
       )
       if (mix.socketFailures.length > 0) console.log(`  socket failures: ${failuresText(mix.socketFailures)}`)
       console.log(`  captioned creates ${mix.creates}  p50 ${mix.createP50.toFixed(2)} ms  p99 ${mix.createP99.toFixed(2)} ms`)
+      if (rss) console.log(`  service RSS ${rss.peak.toFixed(0)} MiB at most, ${rss.end.toFixed(0)} MiB at the end`)
       if (loop) {
         console.log(
           `  service main thread: event-loop delay worst 1-s p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms;` +

@@ -36,7 +36,7 @@ const total = [...self.values()].reduce((a, b) => a + b, 0)
 
 const fileOf = (url: string, fn: string) => {
   if (!url) return `(${fn.replace(/[()]/g, "")})`
-  const m = url.match(/node_modules\/((?:@[^/]+\/)?[^/]+)\/(?:dist\/\w+\/|src\/|lib\/)?(?:internal\/)?([^/]+?)(?:\.m?js|\.ts)?$/)
+  const m = url.match(/node_modules\/((?:@[^/]+\/)?[^/]+)\/(?:dist\/(?:[\w-]+\/)?|src\/(?:[\w-]+\/)?|lib\/)?(?:internal\/)?([^/]+?)(?:\.m?js|\.ts)?$/)
   if (m) return `${m[1]}:${m[2]}`
   return url.replace(/^file:\/\/.*?\/packages\//, "packages/")
 }
@@ -47,11 +47,17 @@ const categoryOf = (url: string, fn: string) => {
     if (/^(writev|writeBuffer|writeUtf8String|read|readv|close)$/.test(fn)) return "socket syscalls (writev/read)"
     return "V8/native other"
   }
+  // Effect 4 has HTTP, SQL, cluster and rpc inside the effect package (effect/http, effect/sql …); Effect 3 had them as @effect/*
+  if (/node_modules\/effect\/(dist|src)\/(http|http-api)\//.test(url)) return "HTTP (router, HttpApi, body): effect/http, @effect/platform"
+  if (/node_modules\/effect\/(dist|src)\/sql\//.test(url)) return "effect/sql, @effect/sql"
+  if (/node_modules\/effect\/(dist|src)\/(cluster|rpc)\//.test(url)) return "cluster + rpc (entity messages): effect/cluster, @effect/cluster"
   if (/node_modules\/effect\//.test(url)) return "effect runtime (fibers, context, schema)"
-  if (/node_modules\/@effect\/(platform|platform-node)\//.test(url) || /find-my-way/.test(url)) return "@effect/platform HTTP (router, HttpApi, body)"
-  if (/node_modules\/@effect\/(sql|sql-pg)\//.test(url)) return "@effect/sql"
-  if (/node_modules\/(pg|pg-pool|pg-protocol|pg-types|postgres-[a-z]+|pg-connection-string)\//.test(url) || /node_modules\/pg\//.test(url)) return "pg driver (protocol, row parsing)"
-  if (/node_modules\/@effect\/(cluster|rpc)\//.test(url)) return "@effect/cluster + rpc (entity messages)"
+  if (/node_modules\/@effect\/(platform|platform-node|platform-node-shared)\//.test(url) || /find-my-way/.test(url)) return "HTTP (router, HttpApi, body): effect/http, @effect/platform"
+  if (/node_modules\/@effect\/sql\//.test(url)) return "effect/sql, @effect/sql"
+  // @effect/sql-pg 4 speaks the protocol itself; 3 ran on pg
+  if (/node_modules\/@effect\/sql-pg\//.test(url)) return "PostgreSQL driver (protocol, row parsing)"
+  if (/node_modules\/(pg|pg-pool|pg-protocol|pg-types|postgres-[a-z]+|pg-connection-string)\//.test(url) || /node_modules\/pg\//.test(url)) return "PostgreSQL driver (protocol, row parsing)"
+  if (/node_modules\/@effect\/(cluster|rpc)\//.test(url)) return "cluster + rpc (entity messages): effect/cluster, @effect/cluster"
   if (/crypto/.test(url)) return "node crypto"
   if (/^node:_http|^node:net|^node:internal\/(streams|stream_base|http)/.test(url)) return "node http/net/streams"
   if (url.includes("/packages/")) return "this service's code"

@@ -1,6 +1,6 @@
 import { Client, createClient, ApiError, TransportError, WaitTimeout } from "@pic2video/client"
 import { downloadToFile, uploadFile } from "@pic2video/client/Files"
-import { Effect, Stream, Chunk } from "effect"
+import { Array as Arr, Effect, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
@@ -136,7 +136,7 @@ describe("Effect client", () => {
     expect(new TextDecoder().decode(bytes.subarray(4, 8))).toBe("ftyp")
     expect(bytes.byteLength).toBe(done.asset!.byte_size)
     const streamed = await Effect.runPromise(Stream.runCollect(client.downloadStream(done.id)))
-    expect(Buffer.concat(Chunk.toArray(streamed)).equals(Buffer.from(bytes))).toBe(true)
+    expect(Buffer.concat(Arr.fromIterable(streamed)).equals(Buffer.from(bytes))).toBe(true)
     const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-client-"))
     const progress: Array<number> = []
     const file = await Effect.runPromise(downloadToFile(client, done.id, Path.join(dir, "a.mp4"), (n) => progress.push(n)))

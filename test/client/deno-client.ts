@@ -3,7 +3,7 @@
  * against the real service (BASE_URL, API_KEY, PHOTO, BIG_PHOTO). Prints one JSON line of what it saw.
  */
 import { ApiError, Client, createClient } from "@pic2video/client"
-import { Chunk, Effect, Stream } from "effect"
+import { Array as Arr, Effect, Stream } from "effect"
 import * as fs from "node:fs"
 
 const options = { apiKey: process.env.API_KEY!, baseUrl: process.env.BASE_URL! }
@@ -16,7 +16,7 @@ const effect = await Effect.runPromise(Effect.gen(function*() {
   const created = yield* p2v.createRender({ media_id: media.id, quote: "On Deno" })
   const progress: Array<string> = []
   const done = yield* p2v.waitForRender(created.render.id, { interval: "300 millis", onProgress: (r) => progress.push(r.status) })
-  const video = Buffer.concat(Chunk.toArray(yield* Stream.runCollect(p2v.downloadStream(done.id))))
+  const video = Buffer.concat(Arr.fromIterable(yield* Stream.runCollect(p2v.downloadStream(done.id))))
   const missing = yield* Effect.flip(p2v.getRender("rnd_doesnotexist0000000000"))
   return { status: done.status, bytes: video.byteLength, size: done.asset?.byte_size, lastProgress: progress.at(-1), missing: missing._tag === "ApiError" ? missing.code : missing._tag }
 }))

@@ -1,7 +1,7 @@
 import { run } from "@pic2video/server/AdminCli"
 import { layerInfra } from "@pic2video/server/Server"
 import { Errors } from "@pic2video/domain"
-import { Cause, ConfigProvider, Exit, Layer, Logger, LogLevel, ManagedRuntime, Option } from "effect"
+import { Cause, ConfigProvider, Exit, Layer, ManagedRuntime, Option, References } from "effect"
 
 /**
  * The operator CLI's own command code (`Cli.run` on `layerInfra`, exactly what bin/admin.ts runs),
@@ -19,14 +19,14 @@ export interface Admin {
 export const inProcessAdmin = (env: Record<string, string>): Admin => {
   const runtime = ManagedRuntime.make(
     layerInfra.pipe(
-      Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))),
-      Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+      Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env }))),
+      Layer.provide(Layer.succeed(References.MinimumLogLevel, "None"))
     )
   )
   const attempt = async (...args: Array<string>) => {
     const exit = await runtime.runPromiseExit(run(args))
     if (Exit.isSuccess(exit)) return { ok: true, json: JSON.parse(JSON.stringify(exit.value)) }
-    const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+    const failure = Option.getOrUndefined(Cause.findErrorOption(exit.cause))
     const error = failure instanceof Errors.ApiFailure
       ? { code: failure.code, message: failure.message }
       : { code: "internal_error", message: Cause.pretty(exit.cause) }

@@ -1,7 +1,7 @@
 import { type BlobStoreShape, makeLocal, parseStoreUrl } from "@pic2video/cluster/BlobStore"
 import * as BlobStoreS3 from "@pic2video/cluster/BlobStoreS3"
 import { Errors } from "@pic2video/domain"
-import { Cause, Chunk, Effect, Exit, Logger, LogLevel, Option, Redacted, Scope, Stream } from "effect"
+import { Array as Arr, Cause, Effect, Exit, Layer, Option, Redacted, References, Scope, Stream } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -16,19 +16,19 @@ import { s3AccessKey, s3SecretKey, type S3Server, startS3Server } from "../suppo
  * has: a bounded scratch cache of fetched blobs, and 503 `service_unavailable` (never a defect) when
  * the store cannot be reached.
  */
-const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect.pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.None))))
-const runExit = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromiseExit(effect.pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.None))))
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect.pipe(Effect.provide(Layer.succeed(References.MinimumLogLevel, "None"))))
+const runExit = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromiseExit(effect.pipe(Effect.provide(Layer.succeed(References.MinimumLogLevel, "None"))))
 const tmpDir = (what: string) => fs.mkdtempSync(Path.join(os.tmpdir(), `p2v-${what}-`))
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex")
 
 let s3: S3Server
-const scopes: Array<Scope.CloseableScope> = []
+const scopes: Array<Scope.Closeable> = []
 
 const s3Store = async (endpoint: string, extra: { cacheBytes?: number; cacheGraceMillis?: number; bucket?: string } = {}) => {
   const scope = await Effect.runPromise(Scope.make())
   scopes.push(scope)
   const dataDir = tmpDir("s3data")
-  const store = await run(Scope.extend(BlobStoreS3.make({
+  const store = await run(Scope.provide(BlobStoreS3.make({
     bucket: extra.bucket ?? "blobs",
     prefix: "suite/",
     endpoint,
@@ -87,8 +87,8 @@ describe.each(backends)("BlobStore: $name", ({ make }) => {
     const chunks = await run(Stream.runCollect(opened.stream))
     // streamed in pieces, never as one buffer
     expect(chunks.length).toBeGreaterThan(4)
-    expect(Math.max(...Chunk.toArray(chunks).map((c) => c.byteLength))).toBeLessThanOrEqual(4 * 1024 * 1024)
-    expect(sha(Buffer.concat(Chunk.toArray(chunks)))).toBe(sha(bytes))
+    expect(Math.max(...Arr.fromIterable(chunks).map((c) => c.byteLength))).toBeLessThanOrEqual(4 * 1024 * 1024)
+    expect(sha(Buffer.concat(Arr.fromIterable(chunks)))).toBe(sha(bytes))
 
     const local = (await run(store.localPath("renders/r2.mp4")))!
     expect(sha(fs.readFileSync(local))).toBe(sha(bytes))
@@ -119,7 +119,7 @@ describe.each(backends)("BlobStore: $name", ({ make }) => {
   it("refuses keys that could leave the store", async () => {
     for (const key of ["../etc/passwd", "a/../../b", "a b", "é"]) {
       const exit = await runExit(store.putBytes(key, new Uint8Array([1])))
-      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause), key).toBe(true)
+      expect(Exit.isFailure(exit) && Cause.hasDies(exit.cause), key).toBe(true)
     }
   })
 
@@ -190,7 +190,7 @@ describe("BlobStore on S3: what only the object store has", () => {
     ] as Array<Effect.Effect<unknown, Errors.ApiFailure>>) {
       const exit = await runExit(attempt)
       expect(Exit.isFailure(exit)).toBe(true)
-      const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+      const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined
       expect(failure).toBeInstanceOf(Errors.ApiFailure)
       expect(failure!.code).toBe("service_unavailable")
       expect(Errors.statusOf(failure!.code)).toBe(503)

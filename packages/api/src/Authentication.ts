@@ -69,8 +69,8 @@ let statsAt = 0
  */
 export const authenticate = (
   authorization: string | undefined,
-  hasher: KeyHasher["Type"],
-  keys: KeyAccessRepo,
+  hasher: KeyHasher["Service"],
+  keys: KeyAccessRepo["Service"],
   withRender?: string | null
 ) =>
   Effect.gen(function*() {

@@ -1,6 +1,9 @@
-import { HttpApiError, HttpServerResponse } from "@effect/platform"
 import { Errors, Requests } from "@pic2video/domain"
-import { Cause, Effect, Option, Predicate } from "effect"
+import { Cause, Effect, Option, Predicate, Schema } from "effect"
+import * as HttpApiError from "effect/http-api/HttpApiError"
+import * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as IssueMessage from "./IssueMessage.ts"
 import * as RouteMetrics from "./RouteMetrics.ts"
 
 /**
@@ -28,7 +31,7 @@ export const failureHeaders = (failure: Errors.ApiFailure): Record<string, strin
 
 export const errorResponse = (failure: Errors.ApiFailure, requestId: string) => {
   RouteMetrics.refused(failure.code)
-  return HttpServerResponse.unsafeJson(errorBody(failure, requestId), {
+  return HttpServerResponse.jsonUnsafe(errorBody(failure, requestId), {
     status: Errors.statusOf(failure.code),
     headers: failureHeaders(failure)
   })
@@ -37,14 +40,26 @@ export const errorResponse = (failure: Errors.ApiFailure, requestId: string) => 
 const tagOf = (u: unknown): string | undefined =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined
 
-/** Looks through wrapped causes (the multipart writer re-wraps its limit error) for a limit hit. */
+/**
+ * Looks through wrapped causes (the multipart writer re-wraps its limit error) for a limit hit.
+ * A MultipartError carries its reason as an object (`reason._tag`); multipasta's own limit error is
+ * `ReachedLimit`.
+ */
 const hitLimit = (u: unknown, depth = 0): "size" | "parts" | undefined => {
-  if (!Predicate.isRecord(u) || depth > 5) return undefined
-  const r = u
-  if (r._tag === "ReachedLimit") return r.limit === "MaxParts" || r.limit === "MaxFieldSize" ? "parts" : "size"
-  if (r._tag === "MultipartError" && (r.reason === "FileTooLarge" || r.reason === "BodyTooLarge")) return "size"
-  if (r._tag === "MultipartError" && (r.reason === "TooManyParts" || r.reason === "FieldTooLarge")) return "parts"
-  return hitLimit(r.cause, depth + 1) ?? hitLimit(r.error, depth + 1)
+  if (!Predicate.isObject(u) || depth > 5) return undefined
+  const tag = Predicate.hasProperty(u, "_tag") ? u._tag : undefined
+  if (tag === "ReachedLimit") {
+    const limit = Predicate.hasProperty(u, "limit") ? u.limit : undefined
+    return limit === "MaxParts" || limit === "MaxFieldSize" ? "parts" : "size"
+  }
+  if (tag === "MultipartError" && Predicate.hasProperty(u, "reason")) {
+    const reason = Predicate.hasProperty(u.reason, "_tag") ? u.reason._tag : u.reason
+    if (reason === "FileTooLarge" || reason === "BodyTooLarge") return "size"
+    if (reason === "TooManyParts" || reason === "FieldTooLarge") return "parts"
+    if (Predicate.hasProperty(u.reason, "cause")) return hitLimit(u.reason.cause, depth + 1)
+  }
+  return hitLimit(Predicate.hasProperty(u, "cause") ? u.cause : undefined, depth + 1) ??
+    hitLimit(Predicate.hasProperty(u, "error") ? u.error : undefined, depth + 1)
 }
 
 /** Schema's message minus the value it got: that can be a whole uploaded file, or a server temp path. */
@@ -53,20 +68,26 @@ const withoutActual = (message: string) => {
   return cut.length > 300 ? `${cut.slice(0, 300)}…` : cut
 }
 
-const describeIssues = (
-  issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
-) => {
-  const first = issues[0]
+/** The first issue of a decode failure as the error body says it: `field: what is wrong` (contract §4.8). */
+export const describeSchemaError = (error: Schema.SchemaError): string => {
+  const first = IssueMessage.first(error.issue)
   if (first === undefined) return "the request is not valid"
   const field = first.path.map(String).join(".")
   return field === "" ? withoutActual(first.message) : `${field}: ${withoutActual(first.message)}`
 }
 
+/** A decode failure of a request's parts (path, query, headers, body): 422 validation_failed. */
+export const schemaFailure = (error: Schema.SchemaError): Errors.ApiFailure =>
+  Errors.fail("validation_failed", describeSchemaError(error))
+
 /** Maps whatever came out of routing, decoding or a handler to a catalogue failure. */
 export const toFailure = (
   cause: Cause.Cause<unknown>
 ): { readonly failure: Errors.ApiFailure; readonly unexpected: boolean } => {
-  const error = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
+  const error = Option.orElse(
+    Cause.findErrorOption(cause),
+    () => Option.map(Option.fromNullishOr(cause.reasons.find(Cause.isDieReason)), (d) => d.defect)
+  )
   if (Option.isSome(error)) {
     const e = error.value
     if (e instanceof Errors.ApiFailure) return { failure: e, unexpected: false }
@@ -84,20 +105,24 @@ export const toFailure = (
         unexpected: false
       }
     }
-    switch (tagOf(e)) {
-      case "HttpApiDecodeError":
-        if (e instanceof HttpApiError.HttpApiDecodeError) {
-          return { failure: Errors.fail("validation_failed", describeIssues(e.issues)), unexpected: false }
-        }
-        break
-      case "RequestError":
-      case "MultipartError":
-        return { failure: Errors.fail("invalid_request", "the request body cannot be parsed"), unexpected: false }
-      case "RouteNotFound":
+    // path, query and headers as HttpApi decodes them (the body is decoded by the handler: `payload`)
+    if (HttpApiError.HttpApiSchemaError.is(e) && e.kind !== "Body" && e.kind !== "ResponseHeaders") {
+      return { failure: schemaFailure(e.cause), unexpected: false }
+    }
+    if (Schema.isSchemaError(e)) return { failure: schemaFailure(e), unexpected: false }
+    if (HttpServerError.isHttpServerError(e)) {
+      if (e.reason._tag === "RouteNotFound") {
         return { failure: Errors.fail("invalid_request", "no such endpoint"), unexpected: false }
+      }
+      if (e.reason._tag === "RequestParseError") {
+        return { failure: Errors.fail("invalid_request", "the request body cannot be parsed"), unexpected: false }
+      }
+    }
+    if (tagOf(e) === "MultipartError") {
+      return { failure: Errors.fail("invalid_request", "the request body cannot be parsed"), unexpected: false }
     }
   }
-  if (Cause.isInterruptedOnly(cause)) {
+  if (Cause.hasInterruptsOnly(cause)) {
     return {
       failure: Errors.fail("service_unavailable", "the request was interrupted", { retryAfter: 1 }),
       unexpected: false

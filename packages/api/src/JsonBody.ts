@@ -1,7 +1,8 @@
-import { HttpIncomingMessage, type HttpServerRequest } from "@effect/platform"
 import { Errors } from "@pic2video/domain"
 import * as Bounds from "@pic2video/domain/JsonBody"
-import { Effect, Option, Predicate } from "effect"
+import { ByteSize, Effect } from "effect"
+import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
+import type { HttpServerRequest } from "effect/http/HttpServerRequest"
 
 /**
  * A JSON request body read within bounds (docs/contract.md H1): at most 1 MiB (a Content-Length
@@ -12,7 +13,7 @@ const jsonTooLarge = () => Errors.fail("payload_too_large", "a JSON body may be 
 
 /** A declared length over the bound, refused before anything is read. */
 export const declaredTooLarge = (
-  request: HttpServerRequest.HttpServerRequest,
+  request: HttpServerRequest,
   maxBytes = Bounds.maxBytes,
   failure = jsonTooLarge
 ) => Number(request.headers["content-length"] ?? 0) > maxBytes ? Effect.fail(failure()) : Effect.void
@@ -23,26 +24,26 @@ export const declaredTooLarge = (
  * The JSON bodies here, the portal's forms.
  */
 export const textWithin = (
-  request: HttpServerRequest.HttpServerRequest,
+  request: HttpServerRequest,
   maxBytes: number,
   failure: () => Errors.ApiFailure
 ) =>
-  Effect.zipRight(
+  Effect.andThen(
     declaredTooLarge(request, maxBytes, failure),
     request.text.pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(maxBytes)),
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBytes)),
       Effect.mapError((e) =>
-        Predicate.hasProperty(e.cause, "message") && String(e.cause.message).includes("maxBytes")
+        e.reason._tag === "RequestParseError" && e.reason.reason === "BodyTooLarge"
           ? failure()
           : Errors.fail("invalid_request", "the request body cannot be read")
       )
     )
   )
 
-const text = (request: HttpServerRequest.HttpServerRequest) => textWithin(request, Bounds.maxBytes, jsonTooLarge)
+const text = (request: HttpServerRequest) => textWithin(request, Bounds.maxBytes, jsonTooLarge)
 
 /** The body's text and what parsing it gave (the idempotency fingerprint needs both). */
-export const read = (request: HttpServerRequest.HttpServerRequest) =>
+export const read = (request: HttpServerRequest) =>
   Effect.map(text(request), (raw) => ({ text: raw, parsed: Bounds.parse(raw) }))
 
 /** The parsed value: 400 `invalid_request` when it is not JSON, 422 `validation_failed` when too deep. */
@@ -61,7 +62,7 @@ export const value = (parsed: Bounds.Parsed) => {
  * The bound alone, for the public routes: a body labelled JSON is read within the size bound and
  * refused when too deep; its syntax is left to the endpoint.
  */
-export const guard = (request: HttpServerRequest.HttpServerRequest) =>
+export const guard = (request: HttpServerRequest) =>
   /json/i.test(request.headers["content-type"] ?? "")
     ? Effect.flatMap(
       text(request),

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 import * as MP from "multipasta"
 import * as HeadersParser from "multipasta/HeadersParser"
 import * as Search from "multipasta/Search"
@@ -65,9 +65,9 @@ export const make = (config: Config): MP.Parser => {
   }
   const malformed = (message: string) => fail({ _tag: "Malformed", message })
 
-  const boundary = Either.match(PartHeaders.parse(config.headers["content-type"] ?? ""), {
-    onLeft: () => undefined,
-    onRight: (t) =>
+  const boundary = Result.match(PartHeaders.parse(config.headers["content-type"] ?? ""), {
+    onFailure: () => undefined,
+    onSuccess: (t) =>
       t.value === "multipart/form-data" && t.parameters.boundary !== "" ? t.parameters.boundary : undefined
   })
   if (boundary === undefined) {
@@ -116,8 +116,8 @@ export const make = (config: Config): MP.Parser => {
     if (result._tag === "Continue") return
     if (result._tag === "Failure") return malformed(`part ${parts} ${headerProblems[result.reason]}`)
     const disposition = PartHeaders.disposition(`part ${parts}`, result.headers["content-disposition"])
-    if (Either.isLeft(disposition)) return malformed(disposition.left)
-    const { filename, name, parameters } = disposition.right
+    if (Result.isFailure(disposition)) return malformed(disposition.failure)
+    const { filename, name, parameters } = disposition.success
     const type = PartHeaders.contentType(result.headers["content-type"])
     info = {
       name,

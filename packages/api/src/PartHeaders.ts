@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Result } from "effect"
 
 /**
  * The headers of a multipart/form-data part, as RFC 7578 has them: `Content-Disposition: form-data;
@@ -34,10 +34,10 @@ const isSpace = (c: string | undefined) => c === " " || c === "\t"
 const extValue = /^([!#$%&+\-^_`{}~0-9A-Za-z]+)'([0-9A-Za-z-]*)'((?:%[0-9A-Fa-f]{2}|[!#$&+\-.^_`|~0-9A-Za-z])*)$/
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 
-const decodeExtValue = (name: string, raw: string): Either.Either<string, string> => {
+const decodeExtValue = (name: string, raw: string): Result.Result<string, string> => {
   const match = extValue.exec(raw)
   if (match === null) {
-    return Either.left(
+    return Result.fail(
       `has a ${name} that is not an RFC 8187 value (charset''percent-encoded bytes: utf-8''%E6%97%A5.jpg)`
     )
   }
@@ -52,20 +52,20 @@ const decodeExtValue = (name: string, raw: string): Either.Either<string, string
   }
   if (charset === "utf-8") {
     try {
-      return Either.right(utf8.decode(new Uint8Array(bytes)))
+      return Result.succeed(utf8.decode(new Uint8Array(bytes)))
     } catch {
-      return Either.left(`has a ${name} that is not UTF-8 once decoded`)
+      return Result.fail(`has a ${name} that is not UTF-8 once decoded`)
     }
   }
   // ISO-8859-1 is each byte's code point (TextDecoder's "iso-8859-1" is windows-1252)
-  if (charset === "iso-8859-1") return Either.right(String.fromCharCode(...bytes))
-  return Either.left(`has a ${name} in a charset other than UTF-8 or ISO-8859-1`)
+  if (charset === "iso-8859-1") return Result.succeed(String.fromCharCode(...bytes))
+  return Result.fail(`has a ${name} in a charset other than UTF-8 or ISO-8859-1`)
 }
 
 const readable = (at: number, expected: string) => `cannot be read at character ${at + 1} (expected ${expected})`
 
 /** A header value: its type and parameters, or why it cannot be read. */
-export const parse = (header: string): Either.Either<Parameters, string> => {
+export const parse = (header: string): Result.Result<Parameters, string> => {
   let i = 0
   const skipSpace = () => {
     while (isSpace(header[i])) i++
@@ -79,23 +79,23 @@ export const parse = (header: string): Either.Either<Parameters, string> => {
   const start = i
   while (i < header.length && (isTokenChar(header[i]) || header[i] === "/")) i++
   const value = header.slice(start, i).toLowerCase()
-  if (value === "") return Either.left(readable(i, "a type"))
+  if (value === "") return Result.fail(readable(i, "a type"))
   const plain: Record<string, string> = {}
   const extended: Record<string, string> = {}
   const seen = new Set<string>()
   for (;;) {
     skipSpace()
     if (i >= header.length) break
-    if (header[i] !== ";") return Either.left(readable(i, `";"`))
+    if (header[i] !== ";") return Result.fail(readable(i, `";"`))
     i++
     skipSpace()
     // a stray ";" (or one at the end) adds nothing
     if (i >= header.length || header[i] === ";") continue
     const nameAt = i
     const name = token().toLowerCase()
-    if (name === "" || /[^\x21-\x7e]/.test(name)) return Either.left(readable(nameAt, "a parameter name"))
+    if (name === "" || /[^\x21-\x7e]/.test(name)) return Result.fail(readable(nameAt, "a parameter name"))
     skipSpace()
-    if (header[i] !== "=") return Either.left(readable(i, `"="`))
+    if (header[i] !== "=") return Result.fail(readable(i, `"="`))
     i++
     skipSpace()
     let raw = ""
@@ -109,7 +109,7 @@ export const parse = (header: string): Either.Either<Parameters, string> => {
           i++
           break
         }
-        if (isControl(c)) return Either.left(`has a control character in a quoted string`)
+        if (isControl(c)) return Result.fail(`has a control character in a quoted string`)
         if (c === "\\" && (header[i + 1] === "\"" || header[i + 1] === "\\")) {
           raw += header[i + 1]
           i += 2
@@ -119,23 +119,23 @@ export const parse = (header: string): Either.Either<Parameters, string> => {
           i++
         }
       }
-      if (!closed) return Either.left("has a quoted string without its closing quote")
+      if (!closed) return Result.fail("has a quoted string without its closing quote")
     } else {
       const valueAt = i
       raw = token()
-      if (raw === "") return Either.left(readable(valueAt, "a value"))
+      if (raw === "") return Result.fail(readable(valueAt, "a value"))
     }
     if (seen.has(name)) {
-      return Either.left(`has the parameter ${name.length > 40 ? `${name.slice(0, 40)}…` : name} twice`)
+      return Result.fail(`has the parameter ${name.length > 40 ? `${name.slice(0, 40)}…` : name} twice`)
     }
     seen.add(name)
     if (name.endsWith("*")) {
       const decoded = decodeExtValue(name, raw)
-      if (Either.isLeft(decoded)) return Either.left(decoded.left)
-      extended[name.slice(0, -1)] = decoded.right
+      if (Result.isFailure(decoded)) return Result.fail(decoded.failure)
+      extended[name.slice(0, -1)] = decoded.success
     } else plain[name] = raw
   }
-  return Either.right({ value, parameters: { ...plain, ...extended } })
+  return Result.succeed({ value, parameters: { ...plain, ...extended } })
 }
 
 /** A form-data part's field name and file name (RFC 7578 §4.2). */
@@ -152,18 +152,18 @@ export interface Disposition {
 export const disposition = (
   part: string,
   header: string | ReadonlyArray<string> | undefined
-): Either.Either<Disposition, string> => {
-  if (header === undefined) return Either.left(`${part} has no Content-Disposition header`)
-  if (typeof header !== "string") return Either.left(`${part} has more than one Content-Disposition header`)
-  const refused = (why: string) => Either.left(`${part}'s Content-Disposition ${why}`)
-  return Either.match(parse(header), {
-    onLeft: refused,
-    onRight: ({ parameters, value }) => {
+): Result.Result<Disposition, string> => {
+  if (header === undefined) return Result.fail(`${part} has no Content-Disposition header`)
+  if (typeof header !== "string") return Result.fail(`${part} has more than one Content-Disposition header`)
+  const refused = (why: string) => Result.fail(`${part}'s Content-Disposition ${why}`)
+  return Result.match(parse(header), {
+    onFailure: refused,
+    onSuccess: ({ parameters, value }) => {
       const name = parameters.name
       if (value !== "form-data") return refused("is not form-data")
       if (name === undefined) return refused("has no name")
       if (name === "") return refused("has an empty name")
-      return Either.right({ name, filename: parameters.filename, parameters })
+      return Result.succeed({ name, filename: parameters.filename, parameters })
     }
   })
 }
@@ -175,8 +175,8 @@ export const disposition = (
 export const contentType = (header: string | ReadonlyArray<string> | undefined): Parameters => {
   const none = { value: "", parameters: {} }
   if (typeof header !== "string") return none
-  return Either.match(parse(header), {
-    onLeft: () => none,
-    onRight: (p) => /^[^/]+\/[^/]+$/.test(p.value) ? p : none
+  return Result.match(parse(header), {
+    onFailure: () => none,
+    onSuccess: (p) => /^[^/]+\/[^/]+$/.test(p.value) ? p : none
   })
 }

@@ -1,25 +1,19 @@
-import {
-  FileSystem,
-  HttpApiBuilder,
-  HttpApp,
-  HttpMiddleware,
-  HttpRouter,
-  HttpServerError,
-  HttpServerRequest,
-  HttpServerResponse,
-  Multipart,
-  Path
-} from "@effect/platform"
 import * as KeyAdmission from "@pic2video/cluster/KeyAdmission"
 import { KeyHasher } from "@pic2video/cluster/KeyHasher"
 import { KeyAccessRepo } from "@pic2video/cluster/repositories/KeyAccess"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import { Errors, Idempotency as IdempotencyPolicy, Ids, RateLimit, Scopes } from "@pic2video/domain"
-import { Admission, type AdmittedShape, CurrentImport } from "@pic2video/domain/api/Annotations"
-import { Api } from "@pic2video/domain/api/Api"
+import { Admission, Admitted, type AdmittedShape, CurrentImport } from "@pic2video/domain/api/Annotations"
 import type { Parsed } from "@pic2video/domain/JsonBody"
 import { randomBase62 } from "@pic2video/domain/Random"
-import { Cause, Context, Data, Effect, FiberRef, Layer, Option, Predicate } from "effect"
+import { Cause, Context, Data, Effect, FileSystem, Layer, Option, Path } from "effect"
+import type * as HttpEffect from "effect/http/HttpEffect"
+import * as HttpMiddleware from "effect/http/HttpMiddleware"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerError from "effect/http/HttpServerError"
+import { HttpServerRequest } from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Multipart from "effect/http/Multipart"
 import * as FindMyWay from "find-my-way-ts"
 import { authenticate, type Caller } from "./Authentication.ts"
 import { causeToResponse, errorResponse } from "./ErrorResponse.ts"
@@ -32,8 +26,8 @@ import * as UploadBody from "./UploadBody.ts"
 /**
  * The request pipeline, in the order contract §4 fixes (first failure wins), on HttpApi's own router:
  *
- * 1. route: the router matches; when it finds nothing, the same router's routes, asked under the
- *    other methods, tell 404 from 405 and fill `Allow` (`layer` below);
+ * 1. route: the router matches; when it finds nothing, the same routes, asked under the other
+ *    methods, tell 404 from 405 and fill `Allow` (`make` below);
  * 2–7. authentication, account gates, scope, rate limit, idempotency, body: the `Admission`
  *    middleware of every group, which runs once the route matched and before anything is decoded,
  *    and reads what the matched endpoint declares (RouteTable.ts, from the Api.ts annotations);
@@ -76,15 +70,16 @@ const replayResponse = ({ body, status }: Replay, requestId: string) => {
     fresh.error.code :
     undefined
   if (Errors.isErrorCode(code)) RouteMetrics.refused(code)
-  return HttpServerResponse.unsafeJson(fresh, { status, headers: { "idempotency-replayed": "true" } })
+  return HttpServerResponse.jsonUnsafe(fresh, { status, headers: { "idempotency-replayed": "true" } })
 }
 
 /**
  * RateLimit-* of a request once step 5 counted it, for every answer from there on (the 429, the
- * handler's, a replay, a later refusal); set on the answer by `layer`. Keyed by the request the
- * pipeline handles, so an entry lives as long as its request.
+ * handler's, a replay, a later refusal); set on the answer by `make`. Keyed by the connection's
+ * request object (every adjusted view of the request shares it), so an entry lives as long as its
+ * request.
  */
-const rateLimitHeadersFor = new WeakMap<HttpServerRequest.HttpServerRequest, Record<string, string>>()
+const rateLimitHeadersFor = new WeakMap<object, Record<string, string>>()
 
 /** Steps 2–7 for the endpoint the router matched. */
 export const layerAdmission = Layer.effect(
@@ -98,10 +93,10 @@ export const layerAdmission = Layer.effect(
     // the services a ReplayCurrent annotation names (checked here, at start, for every endpoint)
     const services = yield* Effect.context<CurrentImport>()
     for (const route of RouteTable.routes) {
-      if (route.replayCurrent !== undefined) Context.unsafeGet(services, route.replayCurrent)
+      if (route.replayCurrent !== undefined) Context.getUnsafe(services, route.replayCurrent)
     }
     // the upload reader spools to temp files
-    const files = Effect.provide(
+    const files = Effect.provideContext(
       Context.make(FileSystem.FileSystem, yield* FileSystem.FileSystem).pipe(Context.add(Path.Path, yield* Path.Path))
     )
 
@@ -109,7 +104,7 @@ export const layerAdmission = Layer.effect(
     const admit = (caller: Caller, bucket: RateLimit.Bucket) =>
       admitTo(caller.keyId, bucket, caller.limits[bucket]).pipe(
         Effect.timeout(entityTimeout),
-        Effect.catchAllCause((cause) =>
+        Effect.catchCause((cause) =>
           bucket === "reads"
             ? Effect.as(Effect.logWarning("rate-limit entity unreachable; read admitted", cause), {
               allowed: true,
@@ -128,7 +123,7 @@ export const layerAdmission = Layer.effect(
       route: RouteTable.Route,
       caller: Caller,
       key: string,
-      request: HttpServerRequest.HttpServerRequest
+      request: HttpServerRequest
     ) =>
       Effect.gen(function*() {
         if (!IdempotencyPolicy.isValidKey(key)) {
@@ -154,13 +149,13 @@ export const layerAdmission = Layer.effect(
           case "Replay": {
             // a success may be answered with the current state of what it created (contract §7)
             const current = route.replayCurrent !== undefined && begun.status < 300
-              ? yield* Context.unsafeGet(services, route.replayCurrent).current(caller.workspaceId, begun.body)
+              ? yield* Context.getUnsafe(services, route.replayCurrent).current(caller.workspaceId, begun.body)
               : undefined
             return yield* Effect.fail(new Replay({ status: begun.status, body: current ?? begun.body }))
           }
           case "New":
-            // finished by `layer` with whatever the request is answered
-            yield* FiberRef.set(Idempotency.Pending, Option.some(begun.recordId))
+            // finished by `make` with whatever the request is answered
+            Idempotency.setPending(request, begun.recordId)
             return { record: begun.recordId, json }
         }
       })
@@ -168,7 +163,7 @@ export const layerAdmission = Layer.effect(
     /** Step 7: the content type the endpoint takes, and its body read once. */
     const body = (
       route: RouteTable.Route,
-      request: HttpServerRequest.HttpServerRequest,
+      request: HttpServerRequest,
       json: { readonly parsed: Parsed } | undefined
     ) =>
       Effect.gen(function*() {
@@ -185,7 +180,7 @@ export const layerAdmission = Layer.effect(
             return Option.some(
               yield* Option.match(route.multipartLimits, {
                 onNone: () => parts,
-                onSome: (limits) => Multipart.withLimits(parts, limits)
+                onSome: (limits) => Effect.provideContext(parts, Multipart.limitsServices(limits))
               })
             )
           }
@@ -201,63 +196,71 @@ export const layerAdmission = Layer.effect(
         }
       })
 
-    const check = Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const matched = yield* HttpRouter.RouteContext
-      const route = RouteTable.forRoute(matched.route)
-      if (route === undefined) {
-        return yield* Effect.dieMessage(`no endpoint declared for ${matched.route.method} ${matched.route.path}`)
-      }
-      yield* FiberRef.set(RouteMetrics.currentRoute, route.template)
-      if (route.public) {
-        yield* JsonBody.guard(request)
+    const check = (name: string) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest
+        const matched = yield* HttpRouter.RouteContext
+        const route = RouteTable.forEndpoint(name)
+        if (route === undefined) return yield* Effect.die(new Error(`no endpoint declared as ${name}`))
+        RouteMetrics.setRoute(request, route.template)
+        if (route.public) {
+          yield* JsonBody.guard(request)
+          return {
+            principal: Option.none(),
+            record: Option.none(),
+            body: Option.none(),
+            render: Option.none()
+          } satisfies AdmittedShape
+        }
+
+        // steps 2–4: who is calling, may the account act, does the key hold the scope; a poll's render
+        // is read in the key's statement (contract §14), and answered only once every check has passed
+        const renderId = route.readsRenderWithKey ? renderIdOf(matched.params.id) : undefined
+        const caller = yield* authenticate(request.headers.authorization, hasher, keys, renderId)
+        if (route.scope !== undefined && !Scopes.grants(caller.scopes, route.scope)) {
+          return yield* Effect.fail(Errors.fail("insufficient_scope", `this endpoint needs the ${route.scope} scope`))
+        }
+        // step 5, with RateLimit-* on every answer from here on
+        const admission = yield* admit(caller, route.bucket!)
+        rateLimitHeadersFor.set(request.source, rateLimitHeaders(admission))
+        if (!admission.allowed) {
+          RouteMetrics.rateLimited[route.bucket!].unsafeUpdate(1, [])
+          return yield* Effect.fail(Errors.fail("rate_limit_exceeded", "too many requests this minute for this key", {
+            retryAfter: admission.resetSeconds
+          }))
+        }
+        // JSON bodies are small; a huge one is refused before it is read (uploads have their own limit)
+        if (route.body === "json") yield* JsonBody.declaredTooLarge(request)
+
+        // step 6, when the header is sent on an endpoint that takes it
+        const key = route.idempotent ? request.headers["idempotency-key"] : undefined
+        const begun = key === undefined ? undefined : yield* idempotency(route, caller, key, request)
+
         return {
-          principal: Option.none(),
-          record: Option.none(),
-          body: Option.none(),
-          render: Option.none()
+          principal: Option.some({
+            keyId: caller.keyId,
+            workspaceId: caller.workspaceId,
+            scopes: caller.scopes,
+            spendCap24h: caller.spendCap24h
+          }),
+          record: Option.fromNullishOr(begun?.record),
+          body: yield* body(route, request, begun?.json),
+          render: route.readsRenderWithKey
+            ? Option.some(caller.render && renders.document(caller.render))
+            : Option.none()
         } satisfies AdmittedShape
-      }
+      })
 
-      // steps 2–4: who is calling, may the account act, does the key hold the scope; a poll's render
-      // is read in the key's statement (contract §14), and answered only once every check has passed
-      const renderId = route.readsRenderWithKey ? renderIdOf(matched.params.id) : undefined
-      const caller = yield* authenticate(request.headers.authorization, hasher, keys, renderId)
-      if (route.scope !== undefined && !Scopes.grants(caller.scopes, route.scope)) {
-        return yield* Effect.fail(Errors.fail("insufficient_scope", `this endpoint needs the ${route.scope} scope`))
-      }
-      // step 5, with RateLimit-* on every answer from here on
-      const admission = yield* admit(caller, route.bucket!)
-      rateLimitHeadersFor.set(request, rateLimitHeaders(admission))
-      if (!admission.allowed) {
-        RouteMetrics.rateLimited[route.bucket!].unsafeUpdate(1, [])
-        return yield* Effect.fail(Errors.fail("rate_limit_exceeded", "too many requests this minute for this key", {
-          retryAfter: admission.resetSeconds
-        }))
-      }
-      // JSON bodies are small; a huge one is refused before it is read (uploads have their own limit)
-      if (route.body === "json") yield* JsonBody.declaredTooLarge(request)
-
-      // step 6, when the header is sent on an endpoint that takes it
-      const key = route.idempotent ? request.headers["idempotency-key"] : undefined
-      const begun = key === undefined ? undefined : yield* idempotency(route, caller, key, request)
-
-      return {
-        principal: Option.some({
-          keyId: caller.keyId,
-          workspaceId: caller.workspaceId,
-          scopes: caller.scopes,
-          spendCap24h: caller.spendCap24h
-        }),
-        record: Option.fromNullable(begun?.record),
-        body: yield* body(route, request, begun?.json),
-        render: route.readsRenderWithKey ? Option.some(caller.render && renders.document(caller.render)) : Option.none()
-      } satisfies AdmittedShape
+    // The middleware declares no failure of its own: a refusal travels as a defect to `make`,
+    // which answers every cause with the catalogue's error body (HttpApi would otherwise encode it
+    // with the endpoint's error schemas).
+    return Admission.of({
+      bearer: (handler, { endpoint }) =>
+        Effect.flatMap(
+          Effect.orDie(check(endpoint.identifier)),
+          (admitted) => Effect.provideService(handler, Admitted, admitted)
+        )
     })
-
-    // The middleware declares no failure of its own: a refusal travels as a defect to `layer`,
-    // which answers every cause with the catalogue's error body.
-    return Admission.of({ bearer: () => Effect.orDie(check) })
   })
 )
 
@@ -265,9 +268,9 @@ export const layerAdmission = Layer.effect(
  * Paths match exactly as declared (contract §4.1): case-sensitive, no trailing or doubled slash
  * folded away (find-my-way's defaults fold all three). The router and the 405 probe use the same.
  */
-const routerConfig = { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false }
+export const routerConfig = { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false }
 
-export const layerRouterConfig = HttpRouter.setRouterConfig(routerConfig)
+const isPathInput = (path: string): path is FindMyWay.PathInput => path.startsWith("/")
 
 /** HTTP methods the API's routes are declared under, for `Allow`. */
 const methods = ["DELETE", "GET", "PATCH", "POST", "PUT"] as const
@@ -275,106 +278,97 @@ const methods = ["DELETE", "GET", "PATCH", "POST", "PUT"] as const
 /**
  * The pipeline around HttpApi's router: the request id, the router's own answer for a path it
  * does not route (404, or 405 with `Allow`), one error mapping, and the idempotency record finished
- * with the answer.
+ * with the answer. `routes`: every route the router holds (the endpoints, /openapi.json, /docs), for
+ * the 405 probe and the metrics of the routes no endpoint's checks named.
  */
-export const layer = HttpApiBuilder.middleware(
-  Api,
+export const make = (routes: ReadonlyArray<{ readonly method: string; readonly path: string }>) =>
   Effect.gen(function*() {
     const records = yield* Idempotency.IdempotencyRepo
-    const router = yield* HttpApiBuilder.Router
-    let finder: FindMyWay.Router<unknown> | undefined
-
-    const routes = Effect.map(router.router, (routes) => {
-      if (finder === undefined) {
-        finder = FindMyWay.make(routerConfig)
-        for (const route of routes.routes) finder.on(route.method, route.path, route)
-      }
-      return finder
-    })
+    const finder = FindMyWay.make<string>(routerConfig)
+    for (const route of routes) if (isPathInput(route.path)) finder.on(route.method, route.path, route.path)
 
     /** Step 1: the methods under which the same router routes this path (none: 404). */
-    const allowed = (url: string) =>
-      Effect.map(routes, (finder) => methods.filter((m) => finder.find(m, url) !== undefined))
+    const allowed = (url: string) => methods.filter((m) => finder.find(m, url) !== undefined)
 
     /**
      * The route of a request no endpoint's checks named (/openapi.json, /docs), for its metrics: the
      * router's own template, or none (404, 405).
      */
-    const nameRoute = (request: HttpServerRequest.HttpServerRequest) =>
-      Effect.flatMap(routes, (finder) => {
-        const found: unknown = finder.find(request.method === "HEAD" ? "GET" : request.method, request.url)?.handler
-        return Predicate.hasProperty(found, "path") && typeof found.path === "string"
-          ? FiberRef.set(RouteMetrics.currentRoute, RouteMetrics.template(found.path))
-          : Effect.void
-      })
+    const nameRoute = (request: HttpServerRequest) => {
+      const found = finder.find(request.method === "HEAD" ? "GET" : request.method, request.url)
+      if (found !== undefined) RouteMetrics.setRoute(request, RouteMetrics.template(found.handler))
+    }
 
     /** `received`: the path as the client sent it, which the 404 names (not as a URL parser reads it). */
-    const notRouted = (request: HttpServerRequest.HttpServerRequest, received: string, requestId: string) =>
-      Effect.map(allowed(request.url), (allow) => {
-        // contract §4.1: the route's own statuses (404/405) with the code invalid_request
-        return allow.length === 0
-          ? errorResponse(Errors.fail("invalid_request", `no endpoint at ${pathOf(received)}`), requestId).pipe(
-            HttpServerResponse.setStatus(404)
-          )
-          : errorResponse(
-            Errors.fail("invalid_request", `${request.method} is not allowed here; use ${allow.join(", ")}`, {
-              headers: { allow: allow.join(", ") }
-            }),
-            requestId
-          ).pipe(HttpServerResponse.setStatus(405))
-      })
+    const notRouted = (request: HttpServerRequest, received: string, requestId: string) => {
+      const allow = allowed(request.url)
+      // contract §4.1: the route's own statuses (404/405) with the code invalid_request
+      return allow.length === 0
+        ? errorResponse(Errors.fail("invalid_request", `no endpoint at ${pathOf(received)}`), requestId).pipe(
+          HttpServerResponse.setStatus(404)
+        )
+        : errorResponse(
+          Errors.fail("invalid_request", `${request.method} is not allowed here; use ${allow.join(", ")}`, {
+            headers: { allow: allow.join(", ") }
+          }),
+          requestId
+        ).pipe(HttpServerResponse.setStatus(405))
+    }
 
     const answer = (
       cause: Cause.Cause<unknown>,
-      request: HttpServerRequest.HttpServerRequest,
+      request: HttpServerRequest,
       received: string,
       requestId: string
     ) => {
       const e = Cause.squash(cause)
       if (e instanceof Replay) return Effect.succeed(replayResponse(e, requestId))
-      if (e instanceof HttpServerError.RouteNotFound) return notRouted(request, received, requestId)
+      if (HttpServerError.isHttpServerError(e) && e.reason._tag === "RouteNotFound") {
+        return Effect.succeed(notRouted(request, received, requestId))
+      }
       return causeToResponse(cause, requestId)
     }
 
-    const handle = (app: HttpApp.Default) =>
+    const handle = <E, R>(
+      app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+    ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest> =>
       Effect.gen(function*() {
-        const received = yield* HttpServerRequest.HttpServerRequest
+        const received = yield* HttpServerRequest
         const request = routable(received)
         const requestId = `req_${randomBase62(24)}`
         // provided only when adjusted: each provideService copies the request's whole context
-        const response =
-          yield* (request === received ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request))
-            .pipe(
-              Effect.catchAllCause((cause) => answer(cause, request, received.url, requestId)),
-              // every line logged while handling it names the request (and, in JSON, its trace)
-              Effect.annotateLogs("request_id", requestId)
-            )
-        if ((yield* FiberRef.get(RouteMetrics.currentRoute)) === undefined) yield* nameRoute(request)
-        const pending = yield* FiberRef.get(Idempotency.Pending)
-        const finished = Option.isNone(pending) ?
-          response :
-          yield* records.finish(pending.value, response.status, bodyJson(response)).pipe(
-            Effect.as(response),
-            Effect.catchAllCause((cause) => causeToResponse(cause, requestId))
+        const response = yield* (request === received ? app : Effect.provideService(app, HttpServerRequest, request))
+          .pipe(
+            Effect.catchCause((cause) => answer(cause, request, received.url, requestId)),
+            // every line logged while handling it names the request (and, in JSON, its trace)
+            Effect.annotateLogs("request_id", requestId)
           )
-        // the headers of every answer, set here rather than as pre-response handlers (a FiberRef
+        if (RouteMetrics.routeOf(request) === undefined) nameRoute(request)
+        const pending = Idempotency.takePending(request)
+        const finished = pending === undefined ?
+          response :
+          yield* records.finish(pending, response.status, bodyJson(response)).pipe(
+            Effect.as(response),
+            Effect.catchCause((cause) => causeToResponse(cause, requestId))
+          )
+        // the headers of every answer, set here rather than as pre-response handlers (a context
         // change and a closure per request each): X-Request-Id, and RateLimit-* once step 5 ran
-        const limits = rateLimitHeadersFor.get(request)
+        const limits = rateLimitHeadersFor.get(request.source)
         const identified = HttpServerResponse.setHeader(finished, "x-request-id", requestId)
         return limits === undefined ? identified : HttpServerResponse.setHeaders(identified, limits)
       })
 
-    if (yield* ReadsTraced) return handle
-    return (app: HttpApp.Default) =>
-      Effect.flatMap(
-        HttpServerRequest.HttpServerRequest,
-        (request) => untraced(request) ? Effect.withTracerEnabled(handle(app), false) : handle(app)
-      )
+    const tracesReads = yield* ReadsTraced
+    return <E, R>(
+      app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+    ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest> =>
+      tracesReads
+        ? handle(app)
+        : Effect.flatMap(
+          HttpServerRequest,
+          (request) => untraced(request) ? Effect.withTracerEnabled(handle(app), false) : handle(app)
+        )
   })
-).pipe(
-  // the router the groups, /openapi.json and /docs add their routes to (layers are shared within a build)
-  Layer.provide(HttpApiBuilder.Router.Live)
-)
 
 /**
  * Reads are not traced unless the process exports traces: with no exporter nothing would see their
@@ -384,12 +378,9 @@ export const layer = HttpApiBuilder.middleware(
  * come from spans and are the same either way. A process that exports traces (OTEL_EXPORTER_OTLP_*,
  * packages/server/src/Observability.ts) sets `ReadsTraced`, and then every request is traced.
  */
-export const untraced = (request: HttpServerRequest.HttpServerRequest): boolean =>
-  request.method === "GET" || request.method === "HEAD"
+export const untraced = (request: HttpServerRequest): boolean => request.method === "GET" || request.method === "HEAD"
 
-export class ReadsTraced
-  extends Context.Reference<ReadsTraced>()("pic2video/ReadsTraced", { defaultValue: () => false })
-{}
+export const ReadsTraced = Context.Reference<boolean>("pic2video/ReadsTraced", { defaultValue: () => false })
 
 /**
  * The platform's own server span (named before routing, every request and response header an
@@ -397,8 +388,7 @@ export class ReadsTraced
  * as the HTTP semantic conventions name it (packages/server/src/Observability.ts), and one that does
  * not needs none.
  */
-export const layerWithoutPlatformSpan = <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
-  HttpMiddleware.withTracerDisabledWhen(self, () => true)
+export const layerWithoutPlatformSpan: Layer.Layer<never> = Layer.succeed(HttpMiddleware.TracerDisabledWhen, () => true)
 
 /** The render id a path names, or null when it is not one (its endpoint answers 404 either way). */
 const renderIdOf = (id: string | undefined) => id !== undefined && Ids.isRenderId(id) ? id : null
@@ -420,7 +410,7 @@ const pathOf = (url: string) => {
  *   answers its own 404 (contract §4.8: ids are opaque).
  * Any other request is passed as it came.
  */
-const routable = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
+const routable = (request: HttpServerRequest): HttpServerRequest => {
   const path = pathOf(request.url)
   const fixed = path.split("/").map((segment) => {
     let decodable = segment

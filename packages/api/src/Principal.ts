@@ -1,7 +1,8 @@
-import { HttpApiError } from "@effect/platform"
 import type { Payer } from "@pic2video/cluster/services/RenderService"
 import { Admitted, type PrincipalShape } from "@pic2video/domain/api/Annotations"
+import * as Requests from "@pic2video/domain/Requests"
 import { Effect, Option, Schema } from "effect"
+import { schemaFailure } from "./ErrorResponse.ts"
 
 /** What a handler reads of what the request pipeline admitted (Pipeline.ts). */
 
@@ -10,7 +11,7 @@ export const Principal: Effect.Effect<PrincipalShape, never, Admitted> = Effect.
   Admitted,
   (a) =>
     Option.match(a.principal, {
-      onNone: () => Effect.dieMessage("an authenticated endpoint ran without a verified key"),
+      onNone: () => Effect.die(new Error("an authenticated endpoint ran without a verified key")),
       onSome: Effect.succeed
     })
 )
@@ -22,11 +23,14 @@ export const payer: Effect.Effect<Payer, never, Admitted> = Effect.map(Principal
   spendCap24h: p.spendCap24h
 }))
 
-/** The request's body, decoded with the endpoint's schema (contract §4.8; a failure is 422). */
-export const payload = <A, I, R>(schema: Schema.Schema<A, I, R>) =>
-  Effect.flatMap(Admitted, (a) =>
-    Effect.catchTag(
-      Schema.decodeUnknown(schema)(Option.getOrUndefined(a.body)),
-      "ParseError",
-      (e) => Effect.flatMap(HttpApiError.HttpApiDecodeError.fromParseError(e), Effect.fail)
-    ))
+/**
+ * The request's body, decoded with the endpoint's schema (contract §4.8; a failure is 422): strictly
+ * (a field not in the schema is refused), and the first problem only.
+ */
+export const payload = <S extends Schema.Top>(schema: S) => {
+  const decode = Schema.decodeUnknownEffect(schema)
+  return Effect.flatMap(
+    Admitted,
+    (a) => Effect.mapError(decode(Option.getOrUndefined(a.body), Requests.strict), schemaFailure)
+  )
+}

@@ -1,6 +1,6 @@
 import * as M from "@pic2video/cluster/metrics/Metric"
 import { Errors, RateLimit } from "@pic2video/domain"
-import { FiberRef, type Metric } from "effect"
+import type { HttpServerRequest } from "effect/http/HttpServerRequest"
 
 /**
  * The HTTP side of the service's metrics (docs/operations.md, "Observe and scale"): request
@@ -13,8 +13,19 @@ import { FiberRef, type Metric } from "effect"
  */
 export const unmatched = "unmatched"
 
-/** The matched route's template, set by the code that routed the request; undefined: nothing did. */
-export const currentRoute = FiberRef.unsafeMake<string | undefined>(undefined)
+/**
+ * The matched route's template, set by the code that routed the request; undefined: nothing did.
+ * Kept per request (by the connection's own request object, which every adjusted view of the
+ * request shares), not in the fiber's context: the router sets it deep inside the handling and the
+ * server reads it once the answer is known, outside (Effect 4's context is not writable outwards).
+ */
+const routes = new WeakMap<object, string>()
+
+export const setRoute = (request: HttpServerRequest, template: string): void => {
+  routes.set(request.source, template)
+}
+
+export const routeOf = (request: HttpServerRequest): string | undefined => routes.get(request.source)
 
 /** `/api/v1/renders/:id` (the router's form) as OpenAPI writes it: `/api/v1/renders/{id}`. */
 export const template = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")
@@ -28,7 +39,7 @@ const duration = M.histogram(
 /** Request methods that are their own label value; any other is `_OTHER` (OpenTelemetry's rule). */
 const knownMethods = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 
-type Histogram = Metric.Metric.Histogram<number>
+type Histogram = M.Series<number>
 // bound once per (method, route, status) seen: a lookup per request, never a key built and hashed
 const series = new Map<string, Map<number, Histogram>>()
 

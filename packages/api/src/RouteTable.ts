@@ -1,4 +1,3 @@
-import { HttpApi, HttpApiSchema, type Multipart } from "@effect/platform"
 import type { Errors, RateLimit, Scopes } from "@pic2video/domain"
 import {
   BodyRule,
@@ -12,6 +11,8 @@ import {
 } from "@pic2video/domain/api/Annotations"
 import { Api } from "@pic2video/domain/api/Api"
 import { Context, Option } from "effect"
+import * as HttpApi from "effect/http-api/HttpApi"
+import type * as Multipart from "effect/http/Multipart"
 import * as RouteMetrics from "./RouteMetrics.ts"
 
 /**
@@ -48,16 +49,19 @@ const build = (): ReadonlyArray<Route> => {
   HttpApi.reflect(Api, {
     onGroup() {},
     onEndpoint({ endpoint, mergedAnnotations }) {
-      const annotation = <I, S>(tag: Context.Tag<I, S>) =>
+      const annotation = <I, S>(tag: Context.Key<I, S>) =>
         Option.getOrUndefined(Context.getOption(mergedAnnotations, tag))
       const scope = annotation(RequiredScope)
       const isPublic = annotation(PublicEndpoint) === true
       const bucket = annotation(RateBucket)
-      if (scope === undefined && !isPublic) throw new Error(`endpoint ${endpoint.name} declares no scope`)
-      if (bucket === undefined && !isPublic) throw new Error(`endpoint ${endpoint.name} declares no rate bucket`)
-      const multipartLimits = Option.flatMapNullable(endpoint.payloadSchema, (s) => HttpApiSchema.getMultipart(s.ast))
+      if (scope === undefined && !isPublic) throw new Error(`endpoint ${endpoint.identifier} declares no scope`)
+      if (bucket === undefined && !isPublic) throw new Error(`endpoint ${endpoint.identifier} declares no rate bucket`)
+      let multipartLimits = Option.none<Multipart.withLimits.Options>()
+      for (const { encoding } of endpoint.payload.values()) {
+        if (encoding._tag === "Multipart") multipartLimits = Option.some(encoding.limits ?? {})
+      }
       routes.push({
-        name: endpoint.name,
+        name: endpoint.identifier,
         method: endpoint.method,
         path: endpoint.path,
         template: RouteMetrics.template(endpoint.path),
@@ -83,7 +87,11 @@ const build = (): ReadonlyArray<Route> => {
 export const routes = build()
 
 const byRoute = new Map(routes.map((r) => [`${r.method} ${r.path}`, r]))
+const byName = new Map(routes.map((r) => [r.name, r]))
 
 /** The endpoint behind the route the router matched (HEAD is routed as GET). */
 export const forRoute = (route: { readonly method: string; readonly path: string }): Route | undefined =>
   byRoute.get(`${route.method} ${route.path}`)
+
+/** The endpoint the middleware runs for, by its name in the definition. */
+export const forEndpoint = (name: string): Route | undefined => byName.get(name)

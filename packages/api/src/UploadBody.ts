@@ -1,11 +1,15 @@
-import { FileSystem, type HttpServerRequest, Multipart } from "@effect/platform"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Errors } from "@pic2video/domain"
-import { Effect, Inspectable, Stream } from "effect"
+import { Context, Effect, FileSystem, Inspectable, Stream } from "effect"
+import * as HttpBody from "effect/http/HttpBody"
+import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
+import type { HttpServerRequest } from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Multipart from "effect/http/Multipart"
 import * as MP from "multipasta"
 import * as nodeFs from "node:fs"
-import type { IncomingMessage } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import * as Path from "node:path"
 import * as MultipartParser from "./MultipartParser.ts"
@@ -34,14 +38,34 @@ const limitReason = {
 
 const parseError = (cause: MultipartParser.Failure) =>
   cause._tag === "ReachedLimit"
-    ? new Multipart.MultipartError({ reason: limitReason[cause.limit], cause })
+    ? Multipart.MultipartError.fromReason(limitReason[cause.limit], cause)
     : Errors.fail("invalid_request", `the request body cannot be parsed: ${cause.message}`)
 
-const internal = (cause: unknown) => new Multipart.MultipartError({ reason: "InternalError", cause })
+const internal = (cause: unknown) => Multipart.MultipartError.fromReason("InternalError", cause)
+
+/**
+ * The reader's limits, as the endpoint set them (`Multipart.limitsServices`, from its definition) or
+ * the platform's defaults; multipasta counts in numbers.
+ */
+const config = (headers: Record<string, string>) =>
+  Effect.withFiber((fiber) => {
+    const size = (b: bigint | undefined) => b === undefined ? undefined : Number(b)
+    const mimeTypes = Context.get(fiber.context, Multipart.FieldMimeTypes)
+    return Effect.succeed<MP.BaseConfig>({
+      headers,
+      maxParts: fiber.getRef(Multipart.MaxParts),
+      maxFieldSize: size(fiber.getRef(Multipart.MaxFieldSize)),
+      maxPartSize: size(fiber.getRef(Multipart.MaxFileSize)),
+      maxTotalSize: size(fiber.getRef(HttpIncomingMessage.MaxBodySize)),
+      isFile: mimeTypes.length === 0 ?
+        undefined :
+        (info: MP.PartInfo): boolean => !mimeTypes.some((_) => info.contentType.includes(_)) && MP.defaultIsFile(info)
+    })
+  })
 
 // The parts as `toPersisted` reads them; a file's bytes are already on disk when it asks for them.
 class BufferedField extends Inspectable.Class implements Multipart.Field {
-  readonly [Multipart.TypeId]: Multipart.TypeId = Multipart.TypeId
+  readonly [Multipart.TypeId]: typeof Multipart.TypeId = Multipart.TypeId
   readonly _tag = "Field"
   readonly key: string
   readonly contentType: string
@@ -64,7 +88,7 @@ class BufferedField extends Inspectable.Class implements Multipart.Field {
 }
 
 class SpooledFile extends Inspectable.Class implements Multipart.File {
-  readonly [Multipart.TypeId]: Multipart.TypeId = Multipart.TypeId
+  readonly [Multipart.TypeId]: typeof Multipart.TypeId = Multipart.TypeId
   readonly _tag = "File"
   readonly key: string
   readonly name: string
@@ -81,9 +105,9 @@ class SpooledFile extends Inspectable.Class implements Multipart.File {
     this.sink = nodeFs.createWriteStream(path)
   }
   get content() {
-    return NodeStream.fromReadable(() => nodeFs.createReadStream(this.path), internal)
+    return NodeStream.fromReadable({ evaluate: () => nodeFs.createReadStream(this.path), onError: internal })
   }
-  get contentEffect() {
+  get contentEffect(): Effect.Effect<Uint8Array, Multipart.MultipartError> {
     return Effect.tryPromise({ try: () => nodeFs.promises.readFile(this.path), catch: internal }).pipe(
       Effect.map((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength))
     )
@@ -109,11 +133,11 @@ const settled = (sinks: ReadonlyArray<nodeFs.WriteStream>) =>
 
 /**
  * The upload's parts, read once by the request pipeline (contract §4.7) within the limits in force
- * (`Multipart.withLimits`, from the endpoint's definition).
+ * (`Multipart.limitsServices`, from the endpoint's definition).
  */
-export const read = (request: HttpServerRequest.HttpServerRequest) =>
+export const read = (request: HttpServerRequest) =>
   Effect.gen(function*() {
-    const config = yield* Multipart.makeConfig(request.headers)
+    const base = yield* config(request.headers)
     const fs = yield* FileSystem.FileSystem
     const dir = yield* fs.makeTempDirectoryScoped().pipe(Effect.mapError(internal))
     const parts: Array<BufferedField | SpooledFile> = []
@@ -121,14 +145,14 @@ export const read = (request: HttpServerRequest.HttpServerRequest) =>
     let failure: MultipartParser.Failure | undefined
     let diskError: unknown
     const parser = MultipartParser.make({
-      ...config,
+      ...base,
       // The `file` part is the upload whatever it is labelled (a part without a filename but with an
       // image type, or labelled JSON): the bytes decide, and a label that contradicts them is a 415.
       // Only a plain text field (no filename, no type) stays a field, and is refused as no file.
       isFile: (info) =>
         info.name === "file"
           ? info.filename !== undefined || info.contentType !== "text/plain"
-          : (config.isFile ?? MP.defaultIsFile)(info),
+          : (base.isFile ?? MP.defaultIsFile)(info),
       onField: (info, value) => {
         parts.push(new BufferedField(info.name, info.contentType, MP.decodeField(info, value)))
       },
@@ -171,22 +195,18 @@ export const read = (request: HttpServerRequest.HttpServerRequest) =>
     )
     // Stop parsing at the first error (what follows is dropped unread by `discardRest`), but leave the
     // socket alone: the answer goes out first, then the connection is closed or serves the next request.
-    const body = NodeStream.fromReadable(
-      () => NodeHttpServerRequest.toIncomingMessage(request),
-      internal,
-      { closeOnDone: false }
-    )
+    // The request's own stream (it leaves the socket open when done): reading it is what answers a
+    // client waiting on `Expect: 100-continue`, and what the server counts as read of the body.
+    const body = request.stream.pipe(Stream.mapError(internal))
     yield* body.pipe(
       Stream.takeWhile(() => failure === undefined && diskError === undefined),
-      Stream.runForEach((chunk) => Effect.zipRight(Effect.sync(() => parser.write(chunk)), drained))
+      Stream.runForEach((chunk) => Effect.andThen(Effect.sync(() => parser.write(chunk)), drained))
     ).pipe(Effect.onExit(() => Effect.sync(() => sinks.forEach((s) => s.end()))))
     // a body read to its end is complete or not (the parser says which); one cut short by the disk is not judged
     if (failure === undefined && diskError === undefined) parser.end()
     for (const s of sinks) s.end()
     yield* settled(sinks)
-    if (failure !== undefined) {
-      discardRest(NodeHttpServerRequest.toIncomingMessage(request), failure._tag === "ReachedLimit")
-    }
+    if (failure !== undefined) discardRest(request)
     if (failure !== undefined) return yield* Effect.fail(parseError(failure))
     if (diskError !== undefined) return yield* Effect.fail(internal(diskError))
     return yield* Multipart.toPersisted(
@@ -212,14 +232,26 @@ const lingerMillis = 5_000
  * close lingers (as nginx's does): our side half-closes once the answer is written. After a 400 the
  * connection serves the client's next request once the body has ended.
  */
-const discardRest = (req: IncomingMessage, closing: boolean) => {
+const discardRest = (request: HttpServerRequest) => {
+  draining.add(request.source)
+  // eslint-disable-next-line @typescript-eslint/consistent-type-assertions -- platform seam: the service serves HTTP/1.1
+  const req = NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage
+  // eslint-disable-next-line @typescript-eslint/consistent-type-assertions -- platform seam: the service serves HTTP/1.1
+  const res = NodeHttpServerRequest.toServerResponse(request) as ServerResponse
+  // @effect/platform-node tears an unread body down itself once the answer is sent (it reads at most
+  // 256 KiB more, or destroys a closing connection 500 ms after the answer): this reader's own
+  // discarding below takes its place for this request
+  for (const listener of res.rawListeners("finish")) {
+    if (String(listener).includes("teardownBody")) Reflect.apply(res.removeListener, res, ["finish", listener])
+  }
   req.resume()
   const socket = req.socket
   if (!req.complete) {
     const timer = setTimeout(() => socket.destroy(), lingerMillis)
     req.once("end", () => clearTimeout(timer))
   }
-  if (!closing) return
+  // A 413 closes the connection; so does a 400 whose unread rest is large (the server adds
+  // `Connection: close` then): either way the close lingers as above
   socket.destroySoon = function(this: Socket) {
     if (this.writable) this.end()
     const timer = setTimeout(() => this.destroy(), lingerMillis)
@@ -234,4 +266,29 @@ const discardRest = (req: IncomingMessage, closing: boolean) => {
       req.once("close", close)
     }
   }
+}
+
+/** Requests whose unread rest `discardRest` is draining. */
+const draining = new WeakSet<object>()
+
+/**
+ * The answer to a request whose rest is being drained, as sent: @effect/platform-node closes a
+ * connection whose unread body is over 256 KiB when it writes the answer's head (`Connection:
+ * close`), unless the answer is streamed (its handler may still read the body). After a 400 the
+ * connection is to serve the client's next request once the body has ended (contract §8.31), so
+ * such an answer's bytes go out as a stream of one chunk, its length and headers unchanged. A 413
+ * says `Connection: close` itself.
+ */
+export const keepOpen = (
+  request: HttpServerRequest,
+  response: HttpServerResponse.HttpServerResponse
+): HttpServerResponse.HttpServerResponse => {
+  if (!draining.has(request.source) || response.body._tag !== "Uint8Array" || response.headers.connection === "close") {
+    return response
+  }
+  const body = response.body
+  return HttpServerResponse.setBody(
+    response,
+    HttpBody.stream(Stream.succeed(body.body), body.contentType, body.contentLength)
+  )
 }

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import * as PartHeaders from "../src/PartHeaders.ts"
 
-const name = (header: string) => Either.map(PartHeaders.disposition("part 1", header), (d) => [d.name, d.filename])
+const name = (header: string) => Result.map(PartHeaders.disposition("part 1", header), (d) => [d.name, d.filename])
 const refusal = (header: string | ReadonlyArray<string> | undefined) =>
-  Either.match(PartHeaders.disposition("part 1", header), { onLeft: (why) => why, onRight: () => "accepted" })
+  Result.match(PartHeaders.disposition("part 1", header), { onFailure: (why) => why, onSuccess: () => "accepted" })
 
 describe("PartHeaders.disposition", () => {
   it("a quoted file name holds any Unicode, as browsers and curl send it (UTF-8)", () => {
@@ -21,47 +21,49 @@ describe("PartHeaders.disposition", () => {
         ""
       ]
     ) {
-      expect(name(`form-data; name="file"; filename="${file}"`)).toEqual(Either.right(["file", file]))
+      expect(name(`form-data; name="file"; filename="${file}"`)).toEqual(Result.succeed(["file", file]))
     }
-    expect(name(`form-data; name="日本"`)).toEqual(Either.right(["日本", undefined]))
+    expect(name(`form-data; name="日本"`)).toEqual(Result.succeed(["日本", undefined]))
   })
 
   it("names are case-insensitive, space around ; and = is allowed, a stray ; adds nothing, a token needs no quotes", () => {
-    expect(name(`Form-Data ;  NAME = file ;FileName="a.jpg";`)).toEqual(Either.right(["file", "a.jpg"]))
-    expect(name(`form-data; name=file; filename=photo.jpg`)).toEqual(Either.right(["file", "photo.jpg"]))
-    expect(name(`form-data; name=file; filename=日本.jpg`)).toEqual(Either.right(["file", "日本.jpg"]))
+    expect(name(`Form-Data ;  NAME = file ;FileName="a.jpg";`)).toEqual(Result.succeed(["file", "a.jpg"]))
+    expect(name(`form-data; name=file; filename=photo.jpg`)).toEqual(Result.succeed(["file", "photo.jpg"]))
+    expect(name(`form-data; name=file; filename=日本.jpg`)).toEqual(Result.succeed(["file", "日本.jpg"]))
   })
 
   it("\\ escapes only \" and \\; elsewhere it is the character itself (a Windows path as a browser sends it)", () => {
-    expect(name(`form-data; name="file"; filename="a\\"b.jpg"`)).toEqual(Either.right(["file", `a"b.jpg`]))
-    expect(name(`form-data; name="file"; filename="a\\\\b.jpg"`)).toEqual(Either.right(["file", `a\\b.jpg`]))
+    expect(name(`form-data; name="file"; filename="a\\"b.jpg"`)).toEqual(Result.succeed(["file", `a"b.jpg`]))
+    expect(name(`form-data; name="file"; filename="a\\\\b.jpg"`)).toEqual(Result.succeed(["file", `a\\b.jpg`]))
     expect(name(`form-data; name="file"; filename="C:\\photos\\x.jpg"`)).toEqual(
-      Either.right(["file", `C:\\photos\\x.jpg`])
+      Result.succeed(["file", `C:\\photos\\x.jpg`])
     )
     // what browsers send for a " in a name: kept as sent
-    expect(name(`form-data; name="file"; filename="a%22b.jpg"`)).toEqual(Either.right(["file", "a%22b.jpg"]))
+    expect(name(`form-data; name="file"; filename="a%22b.jpg"`)).toEqual(Result.succeed(["file", "a%22b.jpg"]))
   })
 
   it("filename* is an RFC 8187 value (UTF-8 or ISO-8859-1, any language) and wins over filename, in either order", () => {
     expect(name(`form-data; name="file"; filename*=utf-8''%E6%97%A5%E6%9C%AC.jpg`)).toEqual(
-      Either.right(["file", "日本.jpg"])
+      Result.succeed(["file", "日本.jpg"])
     )
     expect(name(`form-data; name="file"; filename*=UTF-8'ja'%F0%9F%98%80.jpg`)).toEqual(
-      Either.right(["file", "😀.jpg"])
+      Result.succeed(["file", "😀.jpg"])
     )
     expect(name(`form-data; name="file"; filename*=iso-8859-1'fr'caf%E9.jpg`)).toEqual(
-      Either.right(["file", "café.jpg"])
+      Result.succeed(["file", "café.jpg"])
     )
     // ISO-8859-1 is that charset, not windows-1252: 0x80 is U+0080, not €
-    expect(name(`form-data; name="file"; filename*=ISO-8859-1''%80.jpg`)).toEqual(Either.right(["file", "\u0080.jpg"]))
+    expect(name(`form-data; name="file"; filename*=ISO-8859-1''%80.jpg`)).toEqual(
+      Result.succeed(["file", "\u0080.jpg"])
+    )
     expect(name(`form-data; name="file"; filename="x.png"; filename*=utf-8''%E2%82%AC.jpg`)).toEqual(
-      Either.right(["file", "€.jpg"])
+      Result.succeed(["file", "€.jpg"])
     )
     expect(name(`form-data; filename*=utf-8''%E2%82%AC.jpg; name="file"; filename="x.png"`)).toEqual(
-      Either.right(["file", "€.jpg"])
+      Result.succeed(["file", "€.jpg"])
     )
-    expect(name(`form-data; name*=utf-8''%ED%95%9C`)).toEqual(Either.right(["한", undefined]))
-    expect(name(`form-data; name="file"; filename*=utf-8''`)).toEqual(Either.right(["file", ""]))
+    expect(name(`form-data; name*=utf-8''%ED%95%9C`)).toEqual(Result.succeed(["한", undefined]))
+    expect(name(`form-data; name="file"; filename*=utf-8''`)).toEqual(Result.succeed(["file", ""]))
   })
 
   it("refuses what is not a form-data part with a name, saying why", () => {

@@ -1,6 +1,6 @@
 import { canonicalJson } from "@pic2video/domain/Idempotency"
 import * as Requests from "@pic2video/domain/Requests"
-import { Data, Deferred, Duration, Effect, FiberId } from "effect"
+import { Data, Deferred, Duration, Effect, Semaphore } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as Path from "node:path"
@@ -94,7 +94,7 @@ export interface Options {
   /** Photos in flight at once: at most this many uploads, and this many renders (create to download). Default 2. */
   readonly concurrency?: number
   /** How long to wait for one render. Default 20 minutes. */
-  readonly deadline?: Duration.DurationInput
+  readonly deadline?: Duration.Input
   /** Called with every change of a photo's state (and each render progress). */
   readonly onUpdate?: (entry: Entry, index: number, all: ReadonlyArray<Entry>) => void
   /** Render every photo again, even one rendered before (charged again): the new render replaces the old in the manifest. */
@@ -464,7 +464,7 @@ const patiently = <A, E>(call: Effect.Effect<A, E>, rounds = 10): Effect.Effect<
   Effect.catchIf(
     call,
     (e): e is E & ApiError => rounds > 0 && e instanceof ApiError && waitCodes.includes(e.code),
-    (e) => Effect.zipRight(Effect.sleep(Duration.seconds(e.retryAfter ?? 1)), patiently(call, rounds - 1))
+    (e) => Effect.andThen(Effect.sleep(Duration.seconds(e.retryAfter ?? 1)), patiently(call, rounds - 1))
   )
 
 /** An `ApiError` with one of these codes (a plain test: its false branch may still be another ApiError). */
@@ -514,9 +514,9 @@ const perDigest = <A, E>() => {
     Effect.suspend(() => {
       const running = results.get(digest)
       if (running !== undefined) return Deferred.await(running)
-      const result = Deferred.unsafeMake<A, E>(FiberId.none)
+      const result = Deferred.makeUnsafe<A, E>()
       results.set(digest, result)
-      return Effect.zipRight(Effect.intoDeferred(work, result), Deferred.await(result))
+      return Effect.andThen(Deferred.into(work, result), Deferred.await(result))
     })
 }
 
@@ -565,8 +565,8 @@ export const run = (client: Client, options: Options) =>
     const stop = (e: ApiError) => {
       state.stopped ??= { code: e.code, message: e.message }
     }
-    const uploads = yield* Effect.makeSemaphore(concurrency)
-    const renders = yield* Effect.makeSemaphore(concurrency)
+    const uploads = yield* Semaphore.make(concurrency)
+    const renders = yield* Semaphore.make(concurrency)
     const body = (name: string): RenderOptions => ({ ...options.render, ...options.captions?.get(name) })
 
     // ---- the MP4s: a name of each photo's own, in the order given, never a file replaced
@@ -695,15 +695,15 @@ export const run = (client: Client, options: Options) =>
           } as const
         }
         const name = Path.basename(file)
-        const uploaded = yield* Effect.either(patiently(client.upload({
+        const uploaded = yield* Effect.result(patiently(client.upload({
           file: photo,
           filename: name,
           contentType: photoType(photo)!,
           label: name,
           tags: [uploadTag(digest)]
         })))
-        if (uploaded._tag === "Left") {
-          const e = uploaded.left
+        if (uploaded._tag === "Failure") {
+          const e = uploaded.failure
           if (e instanceof ApiError && isApiError(e, stopCodes)) {
             stop(e)
             return { _tag: "End", patch: { status: "left", error_code: e.code, error_message: e.message } } as const
@@ -713,9 +713,9 @@ export const run = (client: Client, options: Options) =>
           }
           return yield* Effect.fail(e)
         }
-        byId.set(uploaded.right.id, uploaded.right)
-        byTag.set(uploadTag(digest), [...byTag.get(uploadTag(digest)) ?? [], uploaded.right])
-        return { _tag: "Upload", media: uploaded.right, fresh: true } as const
+        byId.set(uploaded.success.id, uploaded.success)
+        byTag.set(uploadTag(digest), [...byTag.get(uploadTag(digest)) ?? [], uploaded.success])
+        return { _tag: "Upload", media: uploaded.success, fresh: true } as const
       })
     const upload = perDigest<Upload, unknown>()
 
@@ -727,8 +727,8 @@ export const run = (client: Client, options: Options) =>
       Effect.gen(function*() {
         const known = knownOf(digest, files[i])
         if (!options.rerender && known?.render_id != null) {
-          const found = yield* Effect.either(patiently(client.getRender(known.render_id)))
-          if (found._tag === "Right") {
+          const found = yield* Effect.result(patiently(client.getRender(known.render_id)))
+          if (found._tag === "Success") {
             return {
               _tag: "Render",
               id: known.render_id,
@@ -737,7 +737,7 @@ export const run = (client: Client, options: Options) =>
             } as const
           }
           // not this workspace's render (a manifest written with another key): asked for again below
-          if (!isApiError(found.left, ["render_not_found"])) return yield* Effect.fail(found.left)
+          if (!isApiError(found.failure, ["render_not_found"])) return yield* Effect.fail(found.failure)
         }
         // read again only now: a photo waiting for a render slot holds no bytes
         const again = () => {
@@ -769,7 +769,7 @@ export const run = (client: Client, options: Options) =>
           const key = keyOf(digest, take)
           yield* set(i, { status: "creating", idempotency_key: key, media_id: media.id, render_id: null })
           // a create under way is given a few seconds when the batch is stopped, its id written into the manifest
-          const created = yield* Effect.either(toTheEnd(
+          const created = yield* Effect.result(toTheEnd(
             patiently(client.createRender({ ...fields, media_id: media.id }, { idempotencyKey: key })).pipe(
               Effect.tap((c) =>
                 options.rerender && c.replayed ? Effect.void : set(i, { render_id: c.render.id, status: "rendering" })
@@ -777,15 +777,15 @@ export const run = (client: Client, options: Options) =>
             ),
             createGrace
           ))
-          if (created._tag === "Right") {
+          if (created._tag === "Success") {
             // asked to render again: a render this key already has is passed by
-            if (options.rerender && created.right.replayed) {
+            if (options.rerender && created.success.replayed) {
               take++
               continue
             }
-            return { _tag: "Render", id: created.right.render.id, key, mediaId: media.id } as const
+            return { _tag: "Render", id: created.success.render.id, key, mediaId: media.id } as const
           }
-          const e = created.left
+          const e = created.failure
           if (e instanceof ApiError && e.replayed === true && (options.rerender || walkCodes.includes(e.code))) {
             take++
             continue
@@ -896,21 +896,21 @@ export const run = (client: Client, options: Options) =>
           error_code: null,
           error_message: null
         })
-        const done = yield* Effect.either(client.waitForRender(outcome.id, {
+        const done = yield* Effect.result(client.waitForRender(outcome.id, {
           deadline: options.deadline ?? "20 minutes",
           onProgress: (r) => Effect.runSync(set(i, { progress: r.progress }, false))
         }))
-        if (done._tag === "Left") {
-          if (done.left instanceof WaitTimeout) {
+        if (done._tag === "Failure") {
+          if (done.failure instanceof WaitTimeout) {
             return yield* set(i, {
               status: "failed",
               error_code: "deadline",
-              error_message: `still ${done.left.status} at the deadline; it goes on`
+              error_message: `still ${done.failure.status} at the deadline; it goes on`
             })
           }
-          return yield* Effect.fail(done.left)
+          return yield* Effect.fail(done.failure)
         }
-        const r = done.right
+        const r = done.success
         if (r.status !== "completed") {
           return yield* set(i, {
             status: r.status === "canceled" ? "canceled" : "failed",

@@ -1,6 +1,6 @@
-import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { Requests } from "@pic2video/domain"
-import { Config, Console, Duration, Effect, HashMap, Option, Predicate } from "effect"
+import { Config, Console, Duration, Effect, Option } from "effect"
+import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import * as Batch from "./Batch.ts"
@@ -45,12 +45,40 @@ export class UsageError extends Error {}
 /** A finished render or import that did not succeed; its document has been printed. */
 export class Unsuccessful extends Error {}
 
-const json = Options.boolean("json").pipe(
-  Options.withDescription("Print the result as JSON on stdout (no progress output).")
+/** A switch: off unless given (no `--no-…` form, as before). */
+const toggle = (name: string) => Flag.Boolean(name).pipe(Flag.withoutNegation, Flag.withDefault(false))
+
+/** A refused value, in the words the help and the error use (`--concurrency must be 1 to 32`). */
+const refuse = (message: string) => Effect.fail(new CliError.ValidationError({ message }))
+
+/**
+ * A path as given (not made absolute: it is printed back and written to the manifest), checked as
+ * Effect 3's did: `exists` (else "Path 'x' must exist"), and when it exists, of its `type`.
+ */
+const checkPath = (type: "file" | "directory" | "either", exists: "yes" | "either") => (path: string) =>
+  Effect.suspend(() => {
+    let stat: fs.Stats | undefined
+    try {
+      stat = fs.statSync(path)
+    } catch {
+      stat = undefined
+    }
+    if (stat === undefined) return exists === "yes" ? refuse(`Path '${path}' must exist`) : Effect.succeed(path)
+    if (type === "file" && !stat.isFile()) return refuse(`Expected path '${path}' to be a regular file`)
+    if (type === "directory" && !stat.isDirectory()) return refuse(`Expected path '${path}' to be a directory`)
+    return Effect.succeed(path)
+  })
+const pathFlag = (name: string, type: "file" | "directory", exists: "yes" | "either" = "either") =>
+  Flag.String(name).pipe(Flag.withMetavar(type), Flag.mapEffect(checkPath(type, exists)))
+const pathArgument = (name: string, type: "file" | "either") =>
+  Argument.String(name).pipe(Argument.mapEffect(checkPath(type, "yes")))
+
+const json = toggle("json").pipe(
+  Flag.withDescription("Print the result as JSON on stdout (no progress output).")
 )
-const deadline = Options.integer("deadline").pipe(
-  Options.withDescription("With --wait: minutes to wait at most (default 20). The render goes on after it."),
-  Options.withDefault(20)
+const deadline = Flag.Int("deadline").pipe(
+  Flag.withDescription("With --wait: minutes to wait at most (default 20). The render goes on after it."),
+  Flag.withDefault(20)
 )
 
 const env = () => {
@@ -61,20 +89,18 @@ const env = () => {
 }
 
 /** A number of seconds, from its flag, else its environment variable, else the client's default. */
-const seconds = (flag: string, variable: string, fallback: Duration.DurationInput, what: string) => {
+const seconds = (flag: string, variable: string, fallback: Duration.Input, what: string) => {
   const byDefault = Duration.toSeconds(fallback)
-  return Options.float(flag).pipe(
-    Options.withPseudoName("SECONDS"),
-    Options.withFallbackConfig(Config.number(variable).pipe(Config.withDefault(byDefault))),
-    Options.withDescription(`${what} Default ${byDefault} (${variable}).`),
-    Options.mapEffect((n) =>
-      n > 0 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${flag} must be more than 0`)))
-    )
+  return Flag.Finite(flag).pipe(
+    Flag.withMetavar("SECONDS"),
+    Flag.withFallbackConfig(Config.Number(variable).pipe(Config.withDefault(byDefault))),
+    Flag.withDescription(`${what} Default ${byDefault} (${variable}).`),
+    Flag.mapEffect((n) => n > 0 ? Effect.succeed(n) : refuse(`--${flag} must be more than 0`))
   )
 }
 
 /** `p2v`'s own options, before the command: how long to wait for the service. */
-const root = Command.make("p2v", {
+const rootConfig = {
   firstByteTimeout: seconds(
     "first-byte-timeout",
     "P2V_FIRST_BYTE_TIMEOUT",
@@ -87,7 +113,8 @@ const root = Command.make("p2v", {
     Client.defaults.idleTimeout,
     "Seconds an answer or an upload may pause."
   )
-})
+}
+const root = Command.make("p2v").pipe(Command.withSharedFlags(rootConfig))
 
 const clientWith = (extra: Pick<Client.ClientOptions, "onRetry"> = {}) =>
   Effect.flatMap(root, (o) =>
@@ -195,14 +222,15 @@ const uploadWithBar = (
   )
 }
 
+const uploadConfig = {
+  files: pathArgument("FILE", "file").pipe(Argument.atLeast(1)),
+  label: Flag.String("label").pipe(Flag.optional, Flag.withDescription("Label (default: the file name).")),
+  tags: Flag.String("tag").pipe(Flag.atLeast(0), Flag.withDescription("A tag; repeat for several.")),
+  json
+}
 const upload = Command.make(
   "upload",
-  {
-    files: Args.file({ name: "FILE", exists: "yes" }).pipe(Args.atLeast(1)),
-    label: Options.text("label").pipe(Options.optional, Options.withDescription("Label (default: the file name).")),
-    tags: Options.text("tag").pipe(Options.repeated, Options.withDescription("A tag; repeat for several.")),
-    json
-  },
+  uploadConfig,
   ({ files, label, tags, json }) =>
     Effect.gen(function*() {
       const c = yield* client
@@ -221,25 +249,23 @@ const upload = Command.make(
 
 /** The render's fields as options, shared by `render` and `batch`. */
 const renderFields = {
-  quote: Options.text("quote").pipe(Options.optional, Options.withDescription("The caption (up to 500 characters).")),
-  captionStyle: Options.choice("caption-style", Requests.captionStyles).pipe(Options.optional),
-  textColor: Options.choice("text-color", Requests.textColors).pipe(Options.optional),
-  textSize: Options.choice("text-size", Requests.textSizes).pipe(Options.optional),
-  bold: Options.boolean("bold").pipe(Options.withDescription("Bold caption text.")),
-  boldOutline: Options.boolean("bold-outline").pipe(Options.withDescription("Outline the bold caption text.")),
-  pageTheme: Options.text("page-theme").pipe(Options.optional),
-  imageClass: Options.choice("image-class", Requests.imageClasses).pipe(Options.optional),
-  subPrompt: Options.text("sub-prompt").pipe(Options.optional),
-  renderPrompt: Options.text("render-prompt").pipe(Options.optional),
-  metadata: Options.keyValueMap("metadata").pipe(
-    Options.optional,
-    Options.withDescription("key=value, repeatable (string values).")
+  quote: Flag.String("quote").pipe(Flag.optional, Flag.withDescription("The caption (up to 500 characters).")),
+  captionStyle: Flag.Literals("caption-style", Requests.captionStyles).pipe(Flag.optional),
+  textColor: Flag.Literals("text-color", Requests.textColors).pipe(Flag.optional),
+  textSize: Flag.Literals("text-size", Requests.textSizes).pipe(Flag.optional),
+  bold: toggle("bold").pipe(Flag.withDescription("Bold caption text.")),
+  boldOutline: toggle("bold-outline").pipe(Flag.withDescription("Outline the bold caption text.")),
+  pageTheme: Flag.String("page-theme").pipe(Flag.optional),
+  imageClass: Flag.Literals("image-class", Requests.imageClasses).pipe(Flag.optional),
+  subPrompt: Flag.String("sub-prompt").pipe(Flag.optional),
+  renderPrompt: Flag.String("render-prompt").pipe(Flag.optional),
+  metadata: Flag.KeyValuePair("metadata").pipe(
+    Flag.optional,
+    Flag.withDescription("key=value, repeatable (string values).")
   )
 }
 
-type RenderFields = {
-  readonly [K in keyof typeof renderFields]: (typeof renderFields)[K] extends Options.Options<infer A> ? A : never
-}
+type RenderFields = Command.Command.Config.Infer<typeof renderFields>
 
 /** The fields given, and only those (a field not given is not sent). */
 const renderBody = (o: RenderFields): Batch.RenderOptions => {
@@ -255,29 +281,30 @@ const renderBody = (o: RenderFields): Batch.RenderOptions => {
     image_class: optional(o.imageClass),
     sub_prompt: optional(o.subPrompt),
     render_prompt: optional(o.renderPrompt),
-    metadata: Option.getOrUndefined(Option.map(o.metadata, (m) => Object.fromEntries(HashMap.toEntries(m))))
+    metadata: Option.getOrUndefined(o.metadata)
   }
   return JSON.parse(JSON.stringify(body)) // drops the fields not given
 }
 
+const renderConfig = {
+  source: Argument.String("MEDIA_ID|FILE").pipe(
+    Argument.withDescription("A media id, or a photo file to upload first.")
+  ),
+  ...renderFields,
+  idempotencyKey: Flag.String("idempotency-key").pipe(
+    Flag.optional,
+    Flag.withDescription("Default: a new key (kept across retries).")
+  ),
+  wait: toggle("wait").pipe(
+    Flag.withDescription("Wait until the render is finished, showing its progress.")
+  ),
+  out: pathFlag("out", "file").pipe(Flag.optional, Flag.withDescription("Save the MP4 here (implies --wait).")),
+  deadline,
+  json
+}
 const render = Command.make(
   "render",
-  {
-    source: Args.text({ name: "MEDIA_ID|FILE" }).pipe(
-      Args.withDescription("A media id, or a photo file to upload first.")
-    ),
-    ...renderFields,
-    idempotencyKey: Options.text("idempotency-key").pipe(
-      Options.optional,
-      Options.withDescription("Default: a new key (kept across retries).")
-    ),
-    wait: Options.boolean("wait").pipe(
-      Options.withDescription("Wait until the render is finished, showing its progress.")
-    ),
-    out: Options.file("out").pipe(Options.optional, Options.withDescription("Save the MP4 here (implies --wait).")),
-    deadline,
-    json
-  },
+  renderConfig,
   (o) =>
     Effect.gen(function*() {
       const c = yield* client
@@ -404,47 +431,44 @@ const batchView = (mode: Progress.Mode, concurrency: number, out: NodeJS.WriteSt
   }
 }
 
+const batchConfig = {
+  photos: pathArgument("PHOTO|DIR", "either").pipe(
+    Argument.atLeast(1),
+    Argument.withDescription("Photos, or directories of photos (their files, in name order).")
+  ),
+  out: pathFlag("out", "directory").pipe(
+    Flag.withDescription(
+      "Where the MP4s (named after the photos; a name taken gets -2, -3 …: no file is replaced) and batch.jsonl go."
+    )
+  ),
+  ...renderFields,
+  captions: pathFlag("captions", "file", "yes").pipe(
+    Flag.optional,
+    Flag.withDescription(
+      "A CSV or JSONL file of render fields per photo, keyed by its file name (column \"file\"); each row names one of the photos."
+    )
+  ),
+  concurrency: Flag.Int("concurrency").pipe(
+    Flag.withDefault(Batch.defaultConcurrency),
+    Flag.withDescription(`Photos uploading, and photos rendering, at once (default ${Batch.defaultConcurrency}).`),
+    Flag.mapEffect((n) => n >= 1 && n <= 32 ? Effect.succeed(n) : refuse("--concurrency must be 1 to 32"))
+  ),
+  deadline: Flag.Int("deadline").pipe(
+    Flag.withDescription(
+      "Minutes to wait for one render at most (default 20); it goes on after it, and a re-run collects it."
+    ),
+    Flag.withDefault(20)
+  ),
+  rerender: toggle("rerender").pipe(
+    Flag.withDescription(
+      "Render every photo again, even one rendered before: each is charged again. Without it a photo is charged once."
+    )
+  ),
+  json
+}
 const batch = Command.make(
   "batch",
-  {
-    photos: Args.path({ name: "PHOTO|DIR", exists: "yes" }).pipe(
-      Args.atLeast(1),
-      Args.withDescription("Photos, or directories of photos (their files, in name order).")
-    ),
-    out: Options.directory("out").pipe(
-      Options.withDescription(
-        "Where the MP4s (named after the photos; a name taken gets -2, -3 …: no file is replaced) and batch.jsonl go."
-      )
-    ),
-    ...renderFields,
-    captions: Options.file("captions", { exists: "yes" }).pipe(
-      Options.optional,
-      Options.withDescription(
-        "A CSV or JSONL file of render fields per photo, keyed by its file name (column \"file\"); each row names one of the photos."
-      )
-    ),
-    concurrency: Options.integer("concurrency").pipe(
-      Options.withDefault(Batch.defaultConcurrency),
-      Options.withDescription(`Photos uploading, and photos rendering, at once (default ${Batch.defaultConcurrency}).`),
-      Options.mapEffect((n) =>
-        n >= 1 && n <= 32
-          ? Effect.succeed(n)
-          : Effect.fail(ValidationError.invalidValue(HelpDoc.p("--concurrency must be 1 to 32")))
-      )
-    ),
-    deadline: Options.integer("deadline").pipe(
-      Options.withDescription(
-        "Minutes to wait for one render at most (default 20); it goes on after it, and a re-run collects it."
-      ),
-      Options.withDefault(20)
-    ),
-    rerender: Options.boolean("rerender").pipe(
-      Options.withDescription(
-        "Render every photo again, even one rendered before: each is charged again. Without it a photo is charged once."
-      )
-    ),
-    json
-  },
+  batchConfig,
   (o) =>
     Effect.gen(function*() {
       const mode = Progress.modeFor(o.json)
@@ -492,9 +516,10 @@ const batch = Command.make(
   "Render every photo (upload, create, wait, download into --out), resumable: a re-run skips what is done, and the same photo with the same fields is charged once."
 ))
 
+const statusConfig = { id: Argument.String("RENDER_ID"), wait: toggle("wait"), deadline, json }
 const status = Command.make(
   "status",
-  { id: Args.text({ name: "RENDER_ID" }), wait: Options.boolean("wait"), deadline, json },
+  statusConfig,
   ({ id, wait, deadline, json }) =>
     Effect.gen(function*() {
       const c = yield* client
@@ -509,13 +534,14 @@ const status = Command.make(
     })
 ).pipe(Command.withDescription("Show a render's status (--wait to follow it to the end)."))
 
+const downloadConfig = {
+  id: Argument.String("RENDER_ID"),
+  out: pathFlag("out", "file").pipe(Flag.optional, Flag.withDescription("Default: RENDER_ID.mp4")),
+  json
+}
 const downloadCommand = Command.make(
   "download",
-  {
-    id: Args.text({ name: "RENDER_ID" }),
-    out: Options.file("out").pipe(Options.optional, Options.withDescription("Default: RENDER_ID.mp4")),
-    json
-  },
+  downloadConfig,
   ({ id, out, json }) =>
     Effect.gen(function*() {
       const c = yield* client
@@ -532,13 +558,14 @@ const downloadCommand = Command.make(
     })
 ).pipe(Command.withDescription("Save a completed render's MP4."))
 
+const mediaListConfig = {
+  limit: Flag.Int("limit").pipe(Flag.optional),
+  cursor: Flag.String("cursor").pipe(Flag.optional),
+  json
+}
 const mediaList = Command.make(
   "list",
-  {
-    limit: Options.integer("limit").pipe(Options.optional),
-    cursor: Options.text("cursor").pipe(Options.optional),
-    json
-  },
+  mediaListConfig,
   ({ limit, cursor, json }) =>
     Effect.gen(function*() {
       const c = yield* client
@@ -552,14 +579,16 @@ const mediaList = Command.make(
 ).pipe(Command.withDescription("List photos, newest first."))
 
 const mediaCommands = [mediaList] as const
-const media = Command.make("media").pipe(
+const mediaConfig = {}
+const media = Command.make("media", mediaConfig).pipe(
   Command.withDescription("The photo library."),
   Command.withSubcommands(mediaCommands)
 )
 
+const importConfig = { folder: Argument.String("FOLDER_ID"), wait: toggle("wait"), deadline, json }
 const importCommand = Command.make(
   "import",
-  { folder: Args.text({ name: "FOLDER_ID" }), wait: Options.boolean("wait"), deadline, json },
+  importConfig,
   ({ folder, wait, deadline, json }) =>
     Effect.gen(function*() {
       const c = yield* client
@@ -594,7 +623,8 @@ const importCommand = Command.make(
     })
 ).pipe(Command.withDescription("Import the photos of a folder of the connected cloud drive."))
 
-const usage = Command.make("usage", { json }, ({ json }) =>
+const usageConfig = { json }
+const usage = Command.make("usage", usageConfig, ({ json }) =>
   Effect.gen(function*() {
     const u = yield* (yield* client).usage()
     yield* print(json, u, () =>
@@ -633,16 +663,94 @@ Exit codes:
   8    batch: stopped creating at the spend cap or quota (N left)
   130  Ctrl-C (nothing is canceled)`
 
-/** The commands as help finds them by name: the lists given to `withSubcommands`. */
+/** The commands as help finds them by name (the lists given to `withSubcommands`), with their flags and arguments. */
+const leaf = (command: Command.Command.Any, config: Command.Command.Config): Help.Node => ({
+  command,
+  config,
+  children: []
+})
 const tree: Help.Node = {
   command: p2v,
-  children: commands.map((c) => ({
-    command: c,
-    children: c === media ? mediaCommands.map((m) => ({ command: m, children: [] })) : []
-  }))
+  config: rootConfig,
+  children: [
+    leaf(upload, uploadConfig),
+    leaf(render, renderConfig),
+    leaf(batch, batchConfig),
+    leaf(status, statusConfig),
+    leaf(downloadCommand, downloadConfig),
+    { command: media, config: mediaConfig, children: [leaf(mediaList, mediaListConfig)] },
+    leaf(importCommand, importConfig),
+    leaf(usage, usageConfig)
+  ]
+}
+// the tree must list every command given to `withSubcommands`, in order
+if (
+  tree.children.some((c, i) => c.command !== commands[i]) || tree.children[5].children[0].command !== mediaCommands[0]
+) {
+  throw new Error("Cli.ts: the help tree does not match the commands")
 }
 
-const cli = Command.run(p2v, { name: "p2v", version })
+/**
+ * What effect/cli would print, as `p2v` prints it: its help is ours (Help.ts), a refused argument
+ * is one line on stderr in the words `p2v` has always used, and `--version` the version alone.
+ */
+const presenter: CliOutput.Presenter = {
+  present: (event) =>
+    Effect.sync(() => {
+      switch (event._tag) {
+        case "Version":
+          process.stdout.write(`${version}\n\n`)
+          return
+        case "Help":
+          process.stdout.write(`${helpText(Help.find(tree, event.commandPath.slice(1)))}\n`)
+          return
+        case "InvalidInvocation":
+          process.stderr.write(`${event.errors.map((e) => printable(refusal(e, event.commandPath))).join("\n")}\n\n`)
+          return
+      }
+    })
+}
+
+/** A refused argument, in Effect 3's words (`Missing argument <RENDER_ID>`). */
+const refusal = (e: CliError.NonShowHelpErrors, commandPath: ReadonlyArray<string>): string => {
+  switch (e._tag) {
+    case "MissingArgument":
+      return `Missing argument <${e.argument}>`
+    case "MissingOption":
+      return `Expected to find option: '--${e.option}'`
+    case "UnrecognizedOption":
+      return `Received unknown argument: '${e.option}'`
+    case "UnexpectedArgument":
+      return `Received unknown argument: '${e.arguments[0] ?? ""}'`
+    case "UnknownSubcommand": {
+      const parent = Help.find(tree, (e.parent ?? commandPath).slice(1))
+      const names = parent[parent.length - 1].children.map((c) => `'${c.command.name}'`)
+      return `Invalid subcommand for ${parent.map((n) => n.command.name).join(" ")} - use one of ${names.join(", ")}`
+    }
+    case "InvalidValue":
+      return invalidValue(e, commandPath)
+    case "ValidationError":
+    case "UserError":
+    case "DuplicateOption":
+      return e.message
+  }
+}
+
+/** A value its flag or argument refuses: what it should be, as Effect 3 said it. */
+const invalidValue = (e: CliError.InvalidValue, commandPath: ReadonlyArray<string>): string => {
+  const value = Help.valueOf(Help.find(tree, commandPath.slice(1)), e.kind, e.option)
+  if (value?.choices !== undefined) return `Expected one of the following cases: ${value.choices.join(", ")}`
+  if (e.value !== "" && (value?.word === "integer" || value?.word === "float" || value?.word === "SECONDS")) {
+    return `'${e.value}' is not a ${value.word === "integer" ? "integer" : "float"}`
+  }
+  return e.message
+}
+
+const cli = Command.runWith(p2v, { version })
+const cliLayer = CliOutput.layerPresenter(presenter)
+
+const helpText = (path: ReadonlyArray<Help.Node>) =>
+  path.length === 1 ? Help.root(tree, { version, footer }) : Help.command(path)
 
 /**
  * The help these arguments (after `p2v`) ask for, if any, laid out by Help.ts for 80 columns;
@@ -653,17 +761,14 @@ export const helpFor = (
 ): { readonly text: string; readonly missing: boolean } | undefined => {
   const asked = Help.requested(tree, args, ["--first-byte-timeout", "--idle-timeout"])
   if (asked === undefined) return undefined
-  return {
-    text: asked.path.length === 1 ? Help.root(tree, { version, footer }) : Help.command(asked.path),
-    missing: asked.missing
-  }
+  return { text: helpText(asked.path), missing: asked.missing }
 }
 
-/** Runs `p2v` with these arguments (`process.argv`): the help is ours, everything else @effect/cli's. */
+/** Runs `p2v` with these arguments (`process.argv`): the help is ours, everything else effect/cli's. */
 export const run = (argv: ReadonlyArray<string>) => {
   const help = helpFor(argv.slice(2))
-  if (help === undefined) return cli(argv)
-  return Effect.zipRight(Console.log(help.text), help.missing ? Effect.fail(new UsageError("")) : Effect.void)
+  if (help === undefined) return cli(argv.slice(2)).pipe(Effect.provide(cliLayer))
+  return Effect.andThen(Console.log(help.text), help.missing ? Effect.fail(new UsageError("")) : Effect.void)
 }
 
 /** The exit code for how a command ended, with the message for stderr. */
@@ -699,13 +804,8 @@ const described = (e: unknown): { readonly code: number; readonly message?: stri
       ? { code: exitCodes.usage }
       : { code: exitCodes.usage, message: `error: ${e.message}` }
   }
-  if (
-    Predicate.hasProperty(e, "_tag") && e._tag !== undefined &&
-    String(e._tag).match(
-      /^(MissingValue|InvalidValue|InvalidArgument|UnclusteredFlag|MultipleValuesDetected|MissingFlag|MissingSubcommand|CommandMismatch|CorrectedFlag|NoBuiltInMatch|HelpRequested)$/
-    )
-  ) {
-    // @effect/cli has printed the problem and the help already
+  if (CliError.isCliError(e)) {
+    // the presenter has printed the problem already
     return { code: exitCodes.usage }
   }
   return { code: exitCodes.failure, message: `error: ${e instanceof Error ? e.message : String(e)}` }

@@ -1,18 +1,12 @@
-import {
-  FetchHttpClient,
-  HttpApiClient,
-  HttpClient,
-  HttpClientError,
-  HttpClientRequest,
-  HttpClientResponse
-} from "@effect/platform"
 import { Api } from "@pic2video/domain/api/Api"
+import { FetchHttpClient, HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "effect/http"
+import { HttpApi, HttpApiClient } from "effect/http-api"
 // domain modules, not its index (which brings node:crypto): this file runs in browsers
 import * as ImportState from "@pic2video/domain/ImportState"
 import * as RenderState from "@pic2video/domain/RenderState"
 import type * as Requests from "@pic2video/domain/Requests"
 import * as Resources from "@pic2video/domain/Resources"
-import { Duration, Effect, Fiber, FiberRef, Layer, Option, ParseResult, Schema, Stream } from "effect"
+import { Context, Duration, Effect, Fiber, Layer, Option, Schema, type SchemaAST, SchemaIssue, Stream } from "effect"
 import { ApiError, type ErrorCode, InvalidRequest, TransportError, UnexpectedAnswer, WaitTimeout } from "./Errors.ts"
 import * as Guard from "./Guard.ts"
 import * as Multipart from "./Multipart.ts"
@@ -35,7 +29,7 @@ export interface ClientOptions {
   /** Attempts per call for retryable answers (429, 503, 409 `idempotency_in_progress`, network errors where safe). Default 5. */
   readonly maxAttempts?: number
   /** Longest wait before one retry, whatever `Retry-After` says. Default 60 s. */
-  readonly maxRetryDelay?: Duration.DurationInput
+  readonly maxRetryDelay?: Duration.Input
   /**
    * Called before each retry with what is retried and how long the client waits first: a 429
    * `rate_limit_exceeded` is seen here (it never fails the call while attempts remain).
@@ -52,9 +46,9 @@ export interface ClientOptions {
    * byte) to the answer's status line. Default 60 s. Not applied to an upload sent as a FormData
    * (`streamUploads` off), whose progress fetch does not tell: bound it with a `signal`.
    */
-  readonly firstByteTimeout?: Duration.DurationInput
+  readonly firstByteTimeout?: Duration.Input
   /** Longest pause while an answer's body arrives, or while an upload's body is taken. Default 30 s. */
-  readonly idleTimeout?: Duration.DurationInput
+  readonly idleTimeout?: Duration.Input
   /** Largest JSON answer (or error body) read. Default 8 MiB. */
   readonly maxJsonBytes?: number
   /** Largest download or preview read when its size is not known (see `DownloadOptions`). Default 256 MiB. */
@@ -75,7 +69,10 @@ const limitsOf = (options: ClientOptions): Guard.Limits => ({
 const inBrowser = () => "document" in globalThis || "WorkerGlobalScope" in globalThis
 
 /** The progress callback of the upload running in this fiber, read when its request is sent. */
-const uploadProgress = FiberRef.unsafeMake<((sent: number, total: number) => void) | undefined>(undefined)
+const uploadProgress = Context.Reference<((sent: number, total: number) => void) | undefined>(
+  "@pic2video/client/Client/uploadProgress",
+  { defaultValue: () => undefined }
+)
 
 /**
  * The upload's FormData, written out by this client as a stream whose file bytes are counted as the
@@ -84,7 +81,7 @@ const uploadProgress = FiberRef.unsafeMake<((sent: number, total: number) => voi
 const streamForms = HttpClient.mapRequestEffect((request: HttpClientRequest.HttpClientRequest) =>
   request.body._tag !== "FormData"
     ? Effect.succeed(request)
-    : Effect.map(FiberRef.get(uploadProgress), (onBytes) => {
+    : Effect.map(Effect.service(uploadProgress), (onBytes) => {
       const body = Multipart.encode((request.body as { readonly formData: FormData }).formData, onBytes)
       return HttpClientRequest.bodyStream(request, body.stream, {
         contentType: body.contentType,
@@ -95,21 +92,41 @@ const streamForms = HttpClient.mapRequestEffect((request: HttpClientRequest.Http
 
 // ---- the derived client -------------------------------------------------------------------
 
+/**
+ * The definition as this client reads it: a refused value is quoted in the error (`actual "x"`), as
+ * Effect 3 did by default (Effect 4 keeps the input out of an issue unless asked).
+ */
+const parseSlots: ReadonlyArray<Context.Key<unknown, SchemaAST.ParseOptions>> = [
+  HttpApi.ParseOptions,
+  HttpApi.ParamsParseOptions,
+  HttpApi.QueryParseOptions,
+  HttpApi.HeadersParseOptions,
+  HttpApi.PayloadParseOptions,
+  HttpApi.SuccessParseOptions,
+  HttpApi.ErrorParseOptions
+]
+const ClientApi = parseSlots.reduce(
+  (api, slot) => {
+    // a slot's own options (the definition's, at the API level) are kept; only the input is added
+    const own = Context.getOrUndefined(api.annotations, slot)
+    return slot === HttpApi.ParseOptions || own !== undefined ? api.annotate(slot, { ...own, reportInput: true }) : api
+  },
+  Api
+)
+
 const makeRaw = (options: ClientOptions) =>
-  HttpApiClient.make(Api, {
+  HttpApiClient.make(ClientApi, {
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
     // errors become ApiError here, before the derived client decodes them by status: the cast is
     // because HttpApiClient types its HTTP client's failures as HttpClientError only
-    transformClient: (client) =>
-      client.pipe(
-        HttpClient.mapRequest(HttpClientRequest.bearerToken(options.apiKey)),
-        (c) => (options.streamUploads ?? !inBrowser()) ? streamForms(c) : c,
-        Guard.guard(limitsOf(options)),
-        failOnError
-      ) as unknown as HttpClient.HttpClient
+    transformClient: (client) => {
+      const authed = HttpClient.mapRequest(client, HttpClientRequest.bearerToken(options.apiKey))
+      const bodies = (options.streamUploads ?? !inBrowser()) ? streamForms(authed) : authed
+      return failOnError(Guard.guard(limitsOf(options))(bodies)) as unknown as HttpClient.HttpClient
+    }
   })
 
-type Raw = Effect.Effect.Success<ReturnType<typeof makeRaw>>
+type Raw = Effect.Success<ReturnType<typeof makeRaw>>
 type CodesIn<E> = E extends { readonly error: { readonly code: infer C } } ? C & ErrorCode : never
 /** The error codes one operation of the derived client can answer, read from the definition. */
 export type CodesOf<F> = F extends (...args: any) => Effect.Effect<any, infer E, any> ? CodesIn<E> : never
@@ -127,13 +144,13 @@ export type CreateRenderBody = typeof Requests.CreateRenderBody.Encoded
  */
 const RenderView = Schema.Struct({
   ...Resources.Render.fields,
-  status: Schema.Union(Resources.RenderStatus, Schema.String),
+  status: Schema.Union([Resources.RenderStatus, Schema.String]),
   error: Schema.NullOr(Schema.Struct({ code: Schema.String, message: Schema.String }))
 })
 export type Render = typeof RenderView.Type
 const ImportView = Schema.Struct({
   ...Resources.MediaImport.fields,
-  status: Schema.Union(Resources.ImportStatus, Schema.String),
+  status: Schema.Union([Resources.ImportStatus, Schema.String]),
   items: Schema.Array(Schema.Struct({ ...Resources.ImportItem.fields, status: Schema.String }))
 })
 export type MediaImport = typeof ImportView.Type
@@ -160,7 +177,7 @@ const failOnError = HttpClient.transformResponse(Effect.flatMap((response: HttpC
   const retryAfter = Number(response.headers["retry-after"])
   const label = Guard.describe(response.request)
   return response.json.pipe(
-    Effect.flatMap(Schema.decodeUnknown(ErrorBody)),
+    Effect.flatMap(Schema.decodeUnknownEffect(ErrorBody)),
     Effect.matchEffect({
       onFailure: () =>
         Effect.fail(
@@ -190,10 +207,41 @@ const failOnError = HttpClient.transformResponse(Effect.flatMap((response: HttpC
   )
 }))
 
+/** A value as Effect 3's messages quoted it (`"not-a-uuid"`, `12`, `null`). */
+const quoted = (u: unknown) => {
+  try {
+    return typeof u === "bigint" ? `${u}n` : JSON.stringify(u) ?? String(u)
+  } catch {
+    return String(u)
+  }
+}
+
+/**
+ * Issues in the words Effect 3 used (`Expected a Universally Unique Identifier, actual "not-a-uuid"`):
+ * the CLI prints them after `error: <field>: `, and its users (and tests) read them so.
+ */
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1({
+  leafHook: (issue) => {
+    const said = SchemaIssue.defaultLeafHook(issue)
+    if (issue._tag !== "InvalidType" || !SchemaIssue.hasInput(issue)) return said
+    // the same issue without its input says what was expected (or the schema's own message, kept as it is)
+    const expected = SchemaIssue.defaultLeafHook(new SchemaIssue.InvalidType(issue.ast))
+    return said === expected ? said : `${expected}, actual ${quoted(issue.input)}`
+  },
+  checkHook: (issue) => {
+    const annotated = SchemaIssue.defaultCheckHook(issue)
+    if (annotated !== undefined) return annotated
+    const expected = issue.filter.annotations?.expected
+    if (typeof expected !== "string") return undefined
+    return SchemaIssue.hasInput(issue) ? `Expected ${expected}, actual ${quoted(issue.input)}` : `Expected ${expected}`
+  }
+})
+
 /** The first thing a schema found wrong in an answer, in one line. */
-const firstIssue = (e: ParseResult.ParseError) => {
-  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(e)
-  const line = issue === undefined ? "" : `${issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""}${issue.message}`
+const firstIssue = (e: Schema.SchemaError) => {
+  const [issue] = formatIssues(e.issue).issues
+  const path = issue?.path?.map((p) => (typeof p === "object" ? String(p.key) : String(p))) ?? []
+  const line = issue === undefined ? "" : `${path.length > 0 ? `${path.join(".")}: ` : ""}${issue.message}`
   return line.length > 200 ? `${line.slice(0, 200)}…` : line
 }
 
@@ -211,12 +259,12 @@ const normalize = <C extends ErrorCode>(
   if (own !== undefined) return own
   const answer = seen.answer
   // before any answer, a schema failure is the request's own: encoding it refused a field
-  if (answer === undefined && ParseResult.isParseError(e)) return new InvalidRequest({ message: firstIssue(e) })
+  if (answer === undefined && Schema.isSchemaError(e)) return new InvalidRequest({ message: firstIssue(e) })
   if (
     answer !== undefined &&
-    (ParseResult.isParseError(e) || (HttpClientError.isHttpClientError(e) && e._tag === "ResponseError"))
+    (Schema.isSchemaError(e) || (HttpClientError.isHttpClientError(e) && isResponseError(e)))
   ) {
-    const message = ParseResult.isParseError(e)
+    const message = Schema.isSchemaError(e)
       ? `the answer is not the API's: ${firstIssue(e)}`
       : `HTTP ${answer.status} is not an answer this endpoint gives`
     return new UnexpectedAnswer({
@@ -226,17 +274,24 @@ const normalize = <C extends ErrorCode>(
       requestId: answer.requestId
     })
   }
-  if (HttpClientError.isHttpClientError(e) && e._tag === "RequestError" && e.reason === "Transport") {
+  if (HttpClientError.isHttpClientError(e) && e.reason._tag === "TransportError") {
     const what = Guard.closedBeforeAnswer(e)
       ? "the connection was closed before any answer"
       : "the service could not be reached"
-    return new TransportError({ message: `${Guard.describe(e.request)}: ${what} (${innermost(e.cause)})`, cause: e })
+    return new TransportError({
+      message: `${Guard.describe(e.request)}: ${what} (${innermost(e.reason.cause)})`,
+      cause: e
+    })
   }
   return new TransportError({
     message: e instanceof Error ? e.message : String((e as { readonly message?: unknown } | null)?.message ?? e),
     cause: e
   })
 }
+
+/** An answer arrived, but not one the endpoint gives (a status it does not declare, an empty body). */
+const isResponseError = (e: HttpClientError.HttpClientError) =>
+  e.reason._tag === "StatusCodeError" || e.reason._tag === "DecodeError" || e.reason._tag === "EmptyBodyError"
 
 /** The deepest reason a failed fetch gives ("connect ECONNREFUSED 127.0.0.1:9"), in one line. */
 const innermost = (cause: unknown): string => {
@@ -253,7 +308,7 @@ const innermost = (cause: unknown): string => {
 const attempt = <A, C extends ErrorCode>(call: Effect.Effect<A, unknown>) =>
   Effect.suspend(() => {
     const seen: Guard.Answered = {}
-    return call.pipe(Effect.locally(Guard.answered, seen), Effect.mapError((e) => normalize<C>(e, seen)))
+    return call.pipe(Effect.provideService(Guard.answered, seen), Effect.mapError((e) => normalize<C>(e, seen)))
   })
 
 // ---- retries --------------------------------------------------------------------------------
@@ -273,7 +328,7 @@ const retrying = <A, E extends ApiError<any> | TransportError | UnexpectedAnswer
   }
 ): Effect.Effect<A, E> => {
   const loop = (n: number): Effect.Effect<A, E> =>
-    Effect.catchAll(attempt, (e) => {
+    Effect.catch(attempt, (e) => {
       if (n >= policy.maxAttempts) return Effect.fail(e)
       let millis: number | undefined
       if (e instanceof ApiError && retryableCodes.includes(e.code)) {
@@ -285,7 +340,7 @@ const retrying = <A, E extends ApiError<any> | TransportError | UnexpectedAnswer
       if (millis === undefined) return Effect.fail(e)
       const delay = Math.min(millis, policy.maxDelayMillis)
       policy.onRetry?.(e as ApiError | TransportError, delay)
-      return Effect.zipRight(Effect.sleep(delay), loop(n + 1))
+      return Effect.andThen(Effect.sleep(delay), loop(n + 1))
     })
   return loop(1)
 }
@@ -311,11 +366,11 @@ export interface UploadInput {
 
 export interface WaitOptions<A> {
   /** Give up waiting after this long (the render or import goes on). Default 20 minutes. */
-  readonly deadline?: Duration.DurationInput
+  readonly deadline?: Duration.Input
   /** First pause between polls; pauses grow by 1.5x up to `maxInterval`, with jitter. Default 1 s. */
-  readonly interval?: Duration.DurationInput
+  readonly interval?: Duration.Input
   /** Default 10 s. */
-  readonly maxInterval?: Duration.DurationInput
+  readonly maxInterval?: Duration.Input
   /** Called with each state seen that differs from the previous one. */
   readonly onProgress?: (state: A) => void
 }
@@ -354,8 +409,8 @@ export const make = (options: ClientOptions) =>
       retrying(attempt<A, C>(call), { ...policy, safeOnNetworkError })
     /** A call whose success is bytes: bounded by their known size, or the download ceiling. */
     const asBytes = <A, E, R>(call: Effect.Effect<A, E, R>, size: number | null | undefined) =>
-      Effect.locally(call, Guard.bytesAnswer, { size: size ?? null })
-    const getJson = <A, I>(path: string, schema: Schema.Schema<A, I>) =>
+      Effect.provideService(call, Guard.bytesAnswer, { size: size ?? null })
+    const getJson = <S extends Schema.Decoder<unknown>>(path: string, schema: S) =>
       Effect.flatMap(http.get(path), HttpClientResponse.schemaBodyJson(schema))
 
     const getRender = (id: string) =>
@@ -410,7 +465,7 @@ export const make = (options: ClientOptions) =>
       const streamed = options.streamUploads ?? !inBrowser()
       const call = raw.media.uploadMedia({ payload: form }).pipe(
         Effect.tap(() => Effect.sync(() => streamed || input.onProgress?.(blob.size, blob.size))),
-        Effect.locally(uploadProgress, input.onProgress)
+        Effect.provideService(uploadProgress, input.onProgress)
       )
       // a network error may have stored the photo: not retried (429 and 503 were refusals, and are)
       return write<Media, CodesOf<Raw["media"]["uploadMedia"]>>(call, false)
@@ -424,7 +479,11 @@ export const make = (options: ClientOptions) =>
         CodesOf<Raw["renders"]["createRender"]>
       >(
         Effect.map(
-          raw.renders.createRender({ payload: body, headers: { "idempotency-key": key }, withResponse: true }),
+          raw.renders.createRender({
+            payload: body,
+            headers: { "idempotency-key": key },
+            responseMode: "decoded-and-response"
+          }),
           ([render, response]) => ({
             render,
             idempotencyKey: key,
@@ -457,7 +516,7 @@ export const make = (options: ClientOptions) =>
           size: download.size ??
             Option.getOrNull(
               Option.filter(
-                Option.fromNullable(response.headers["content-length"]).pipe(Option.map(Number)),
+                Option.fromNullishOr(response.headers["content-length"]).pipe(Option.map(Number)),
                 Number.isFinite
               )
             ),
@@ -473,7 +532,7 @@ export const make = (options: ClientOptions) =>
       raw,
       listMedia: (query: { readonly limit?: number; readonly cursor?: string } = {}) =>
         read<MediaList, CodesOf<Raw["media"]["listMedia"]>>(raw.media.listMedia({
-          urlParams: {
+          query: {
             ...(query.limit !== undefined ? { limit: String(query.limit) } : {}),
             ...(query.cursor !== undefined ? { cursor: query.cursor } : {})
           }
@@ -481,7 +540,7 @@ export const make = (options: ClientOptions) =>
       upload,
       preview: (mediaId: string) =>
         read<Uint8Array, CodesOf<Raw["media"]["previewMedia"]>>(
-          asBytes(raw.media.previewMedia({ path: { id: mediaId } }), null)
+          asBytes(raw.media.previewMedia({ params: { id: mediaId } }), null)
         ),
       createRender,
       getRender,
@@ -490,7 +549,7 @@ export const make = (options: ClientOptions) =>
       /** The finished MP4 in memory (up to a few tens of MB); `downloadStream` for large files. */
       download: (id: string, download: DownloadOptions = {}) =>
         read<Uint8Array, CodesOf<Raw["renders"]["downloadRender"]>>(
-          asBytes(raw.renders.downloadRender({ path: { id } }), download.size)
+          asBytes(raw.renders.downloadRender({ params: { id } }), download.size)
         ),
       openDownload,
       /** The finished MP4 as a stream of chunks. */
@@ -504,13 +563,13 @@ export const make = (options: ClientOptions) =>
     }
   })
 
-export type Client = Effect.Effect.Success<ReturnType<typeof make>>
+export type Client = Effect.Success<ReturnType<typeof make>>
 
 /** The HTTP layer the client runs on: fetch (the given one, or the global). */
 export const layerFetch = (options: Pick<ClientOptions, "fetch">) =>
   options.fetch === undefined
     ? FetchHttpClient.layer
-    : FetchHttpClient.layer.pipe(Layer.provide(Layer.succeed(FetchHttpClient.Fetch, options.fetch)))
+    : FetchHttpClient.layer.pipe(Layer.provide(Layer.succeed(FetchHttpClient.Fetch)(options.fetch)))
 
 /**
  * Runs a call to its end even when the caller is interrupted (Ctrl-C during a create: the render's
@@ -522,15 +581,15 @@ export const layerFetch = (options: Pick<ClientOptions, "fetch">) =>
  */
 export const toTheEnd = <A, E, R>(
   call: Effect.Effect<A, E, R>,
-  grace?: Duration.DurationInput
+  grace?: Duration.Input
 ): Effect.Effect<A, E, R> =>
   Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(Effect.forkDaemon(Effect.interruptible(call)), (fiber) =>
+    Effect.flatMap(Effect.forkDetach(Effect.interruptible(call)), (fiber) =>
       grace === undefined
         ? Fiber.join(fiber)
         : restore(Fiber.join(fiber)).pipe(
           Effect.onInterrupt(() =>
-            Fiber.await(fiber).pipe(Effect.timeout(grace), Effect.ignore, Effect.zipRight(Fiber.interrupt(fiber)))
+            Fiber.await(fiber).pipe(Effect.timeout(grace), Effect.ignore, Effect.andThen(Fiber.interrupt(fiber)))
           )
         ))
   )

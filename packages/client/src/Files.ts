@@ -72,19 +72,21 @@ export const downloadToFile = (
         try: () => file.write(chunk),
         catch: io("write")
       }).pipe(
-        Effect.tap(() => {
-          received += chunk.byteLength
-          onBytes?.(received, size)
-        })
+        Effect.tap(() =>
+          Effect.sync(() => {
+            received += chunk.byteLength
+            onBytes?.(received, size)
+          })
+        )
       )).pipe(
         Effect.ensuring(Effect.promise(() => file.close())),
         // stopped (Ctrl-C): no partial file is left behind
         Effect.onInterrupt(() => Effect.sync(() => fs.rmSync(partial, { force: true }))),
-        Effect.either
+        Effect.result
       )
-    if (written._tag === "Left") {
+    if (written._tag === "Failure") {
       fs.rmSync(partial, { force: true })
-      return yield* Effect.fail(written.left)
+      return yield* Effect.fail(written.failure)
     }
     const placed = yield* Effect.try({
       try: () => save.place === undefined ? (fs.renameSync(partial, path), path) : save.place(partial),

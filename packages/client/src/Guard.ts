@@ -5,10 +5,10 @@ import {
   HttpClientError,
   HttpClientRequest,
   HttpClientResponse
-} from "@effect/platform"
+} from "effect/http"
 // the module, not the domain's index (which brings node:crypto): this file runs in browsers
 import * as JsonBody from "@pic2video/domain/JsonBody"
-import { Chunk, Clock, Duration, Effect, FiberRef, Option, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Option, Stream } from "effect"
 import { TransportError, UnexpectedAnswer } from "./Errors.ts"
 
 /**
@@ -36,13 +36,18 @@ export interface Limits {
 }
 
 /** Set by the calls that read bytes (downloads, previews), with the size when it is known; JSON otherwise. */
-export const bytesAnswer = FiberRef.unsafeMake<{ readonly size: number | null } | undefined>(undefined)
+export const bytesAnswer = Context.Reference<{ readonly size: number | null } | undefined>(
+  "@pic2video/client/Guard/bytesAnswer",
+  { defaultValue: () => undefined }
+)
 
 /** The answer seen in this call, so that a body failing the endpoint's schema is blamed on it. */
 export interface Answered {
   answer?: { readonly label: string; readonly status: number; readonly requestId: string | null }
 }
-export const answered = FiberRef.unsafeMake<Answered | undefined>(undefined)
+export const answered = Context.Reference<Answered | undefined>("@pic2video/client/Guard/answered", {
+  defaultValue: () => undefined
+})
 
 /** `GET /api/v1/usage`: how errors name the request (the path only; the origin is the user's own). */
 export const describe = (request: HttpClientRequest.HttpClientRequest) => {
@@ -101,7 +106,7 @@ const watchBody = (limits: Limits) =>
 const watchdog = (watch: Watch, label: string, limits: Limits): Effect.Effect<never, TransportError> =>
   Effect.flatMap(Clock.currentTimeMillis, (now) =>
     now < watch.deadline
-      ? Effect.zipRight(
+      ? Effect.andThen(
         Effect.sleep(Duration.millis(Math.min(watch.deadline - now, 250))),
         watchdog(watch, label, limits)
       )
@@ -144,8 +149,8 @@ const closedCodes: ReadonlyArray<unknown> = ["UND_ERR_SOCKET", "ECONNRESET", "EP
  * "other side closed", `ECONNRESET`; Deno: "connection closed before message completed").
  */
 export const closedBeforeAnswer = (e: unknown): boolean => {
-  if (!HttpClientError.isHttpClientError(e) || e._tag !== "RequestError" || e.reason !== "Transport") return false
-  let cause: unknown = e.cause
+  if (!HttpClientError.isHttpClientError(e) || e.reason._tag !== "TransportError") return false
+  let cause: unknown = e.reason.cause
   for (let depth = 0; depth < 6 && typeof cause === "object" && cause !== null; depth++) {
     const { code, message } = cause as { readonly code?: unknown; readonly message?: unknown }
     if (closedCodes.includes(code) || (typeof message === "string" && closedWords.test(message))) return true
@@ -158,7 +163,7 @@ export const closedBeforeAnswer = (e: unknown): boolean => {
 
 /** Reads at most one piece of a refused answer's body, which cancels it and frees the connection. */
 const discard = (response: HttpClientResponse.HttpClientResponse) =>
-  Effect.catchAllCause(Stream.runDrain(Stream.take(response.stream, 1)), () => Effect.void)
+  Effect.catchCause(Stream.runDrain(Stream.take(response.stream, 1)), () => Effect.void)
 
 const nullBodyStatuses: ReadonlyArray<number> = [204, 205, 304]
 
@@ -195,13 +200,13 @@ export const guard = (limits: Limits) => <E, R>(client: HttpClient.HttpClient.Wi
           : timed(send, request, limits)
         const status = response.status
         const requestId = response.headers["x-request-id"] ?? null
-        const seen = yield* FiberRef.get(answered)
+        const seen = yield* answered
         if (seen !== undefined) seen.answer = { label, status, requestId }
         const refusal = (reason: UnexpectedAnswer["reason"], message: string) =>
           new UnexpectedAnswer({ reason, message: `${label}: ${message}`, status, requestId })
         /** Refused before its body is read: the body is canceled. */
         const unexpected = (reason: UnexpectedAnswer["reason"], message: string) =>
-          Effect.zipRight(discard(response), Effect.fail(refusal(reason, message)))
+          Effect.andThen(discard(response), Effect.fail(refusal(reason, message)))
 
         if (status === 0 || (status >= 300 && status < 400)) {
           const location = response.headers["location"]
@@ -234,7 +239,7 @@ export const guard = (limits: Limits) => <E, R>(client: HttpClient.HttpClient.Wi
         }
 
         // bytes only in a success: an error's body is JSON whatever was asked
-        const asked = yield* FiberRef.get(bytesAnswer)
+        const asked = yield* bytesAnswer
         const bytes = status < 300 ? asked : undefined
         const what = bytes === undefined ? "the answer" : "the download"
         const exact = bytes?.size ?? null
@@ -262,14 +267,16 @@ export const guard = (limits: Limits) => <E, R>(client: HttpClient.HttpClient.Wi
           Stream.mapError((cause) =>
             new TransportError({ message: `${label}: the connection broke during ${what}`, cause })
           ),
-          Stream.timeoutFail(
-            () =>
-              new TransportError({
-                message: `${label}: ${what} stalled: nothing for ${seconds(limits.idleMillis)}`,
-                timeout: true
-              }),
-            Duration.millis(limits.idleMillis)
-          ),
+          Stream.timeoutOrElse({
+            duration: Duration.millis(limits.idleMillis),
+            orElse: () =>
+              Stream.fail(
+                new TransportError({
+                  message: `${label}: ${what} stalled: nothing for ${seconds(limits.idleMillis)}`,
+                  timeout: true
+                })
+              )
+          }),
           Stream.mapEffect((chunk): Effect.Effect<Uint8Array, UnexpectedAnswer> => {
             received += chunk.byteLength
             if (received <= limit) return Effect.succeed(chunk)
@@ -291,7 +298,7 @@ export const guard = (limits: Limits) => <E, R>(client: HttpClient.HttpClient.Wi
         const chunks = yield* Stream.runCollect(body)
         const all = new Uint8Array(received)
         let at = 0
-        for (const chunk of Chunk.toReadonlyArray(chunks)) {
+        for (const chunk of chunks) {
           all.set(chunk, at)
           at += chunk.byteLength
         }

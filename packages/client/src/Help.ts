@@ -1,39 +1,26 @@
-import { CliConfig, Command, type HelpDoc, Usage } from "@effect/cli"
-import type * as Span from "@effect/cli/HelpDoc/Span"
-import { HashSet } from "effect"
+import { Option } from "effect"
+import { type Command, Param, Primitive } from "effect/cli"
 
 /**
- * `p2v --help` and `p2v COMMAND --help`, laid out for an 80-column terminal. @effect/cli's own help
- * pads every command's usage to the longest one (hundreds of columns) and repeats each option's type
- * in words; this reads the same definitions (the commands' HelpDoc and Usage, so the help cannot
- * drift from the options) and prints them as plain text: a usage broken before an option, a
- * description wrapped below it.
+ * `p2v --help` and `p2v COMMAND --help`, laid out for an 80-column terminal. effect/cli's own help
+ * lists every flag under a usage of `[flags]` and names its types in its own words; this reads the
+ * same definitions (each command's flags and arguments as given to `Command.make`, so the help
+ * cannot drift from the options) and prints them as plain text: a usage that shows each option,
+ * broken before an option, a description wrapped below it.
  */
 export const width = 80
 
-/** A command and the subcommands help can find under it (the lists given to `withSubcommands`). */
+/**
+ * A command, the flags and arguments it was made with, and the subcommands help can find under it
+ * (the lists given to `withSubcommands`).
+ */
 export interface Node {
-  readonly command: Command.Command<any, any, any, any>
+  readonly command: Command.Command.Any
+  readonly config: Command.Command.Config
   readonly children: ReadonlyArray<Node>
 }
 
-const config = CliConfig.make({ showBuiltIns: false })
-
-const nameOf = (command: Node["command"]): string => Array.from(Command.getNames(command))[0] ?? ""
-
-const text = (span: Span.Span): string => {
-  switch (span._tag) {
-    case "Text":
-    case "URI":
-      return span.value
-    case "Sequence":
-      return text(span.left) + text(span.right)
-    case "Highlight":
-    case "Strong":
-    case "Weak":
-      return text(span.value)
-  }
-}
+const nameOf = (command: Node["command"]): string => command.name
 
 /**
  * `text` in lines of at most `width` columns. Each line of it keeps its own leading spaces; a line
@@ -124,64 +111,176 @@ const shortUsage = (usage: string) => {
   return [...names, ...(all.length > names.length + args.length ? ["[options]"] : []), ...args].join(" ")
 }
 
-/** @effect/cli's words for an option's type and optionality: the usage shows both. */
-const restated =
-  /^(A true or false value|A user-defined piece of text|An integer|A floating point number|An existing file|A file|An existing file or directory|A directory|This setting is optional|One of the following: .*|This option may be repeated .*|This argument must be repeated .*|This option can be set from environment variables|This setting is a property argument which:)\.?$/
+// ---- the flags and arguments, read from their definitions ----------------------------------------
 
-const paragraphs = (doc: HelpDoc.HelpDoc): Array<string> => {
-  switch (doc._tag) {
-    case "Paragraph":
-      return [text(doc.value)]
-    case "Sequence":
-      return [...paragraphs(doc.left), ...paragraphs(doc.right)]
+/** One flag or argument as help shows it. */
+interface Described {
+  readonly kind: Param.ParamKind
+  readonly name: string
+  /** What its value is: `text`, `integer`, `file`, a metavar (`SECONDS`), the choices `a | b`; none for a switch. */
+  readonly value: string | undefined
+  readonly choices: ReadonlyArray<string> | undefined
+  readonly description: string | undefined
+  /** May be left out (optional, with a default, or a switch). */
+  readonly optional: boolean
+  /** May be given more than once: the fewest times it must be. */
+  readonly repeated: { readonly min: number } | undefined
+}
+
+/** The words the usage has used for a value's type since Effect 3 (`--deadline integer`, `--out file`). */
+const valueWord = (single: Param.Single<Param.ParamKind, unknown>): string | undefined => {
+  if (single.typeName !== undefined) return single.typeName
+  const primitive = single.primitiveType
+  switch (primitive._tag) {
+    case "Boolean":
+      return undefined
+    case "String":
+    case "Redacted":
+    case "KeyValuePair":
+      return "text"
+    case "Int":
+      return "integer"
+    case "Finite":
+      return "float"
+    case "Path": {
+      const type = (primitive as { readonly pathType?: "file" | "directory" | "either" }).pathType
+      return type === "either" || type === undefined ? "path" : type
+    }
+    case "Choice":
+      return choicesOf(primitive)?.join(" | ")
     default:
-      return []
+      return Primitive.getTypeName(primitive)
   }
 }
 
-/** A command's help, by section (`DESCRIPTION`, `ARGUMENTS`, `OPTIONS`, `COMMANDS`), as lines. */
-const sections = (command: Node["command"], prefix: string): Map<string, Array<string>> => {
-  const found = new Map<string, Array<string>>()
-  let section = ""
-  const add = (lines: Array<string>) => found.set(section, [...(found.get(section) ?? []), ...lines])
-  const walk = (doc: HelpDoc.HelpDoc): void => {
-    switch (doc._tag) {
-      case "Sequence":
-        walk(doc.left)
-        walk(doc.right)
-        return
-      case "Header":
-        section = text(doc.value)
-        return
-      case "Paragraph":
-        add(wrap(text(doc.value)))
-        return
-      case "DescriptionList":
-        for (const [term, about] of doc.definitions) {
-          const name = fit(text(term), width - 2)
-          // the choices are in the term, unless they did not fit there
-          const said = paragraphs(about).filter((p) =>
-            !restated.test(p.trim()) || (name !== text(term) && p.startsWith("One of"))
-          )
-          add([`  ${name}`, ...(said.length === 0 ? [] : wrap(said.join(" "), "      "))])
-        }
-        return
-      case "Enumeration":
-        // a subcommand: its usage padded to the longest, then its description
-        for (const element of doc.elements) {
-          const row = paragraphs(element).join(" ")
-          const gap = /\s{2,}/.exec(row)
-          const usage = gap === null ? row : row.slice(0, gap.index)
-          const about = gap === null ? "" : row.slice(gap.index + gap[0].length)
-          const line = `  ${prefix}${usage}`.length <= width ? usage : shortUsage(usage)
-          add([...wrapUsage(line, `  ${prefix}`), ...(about === "" ? [] : wrap(about, "      "))])
-        }
-        return
-      case "Empty":
-        return
+/** A choice's keys: what `Primitive.Choice` keeps of them (its accessor is internal to effect/cli). */
+const choicesOf = (primitive: Primitive.Primitive<unknown>): ReadonlyArray<string> | undefined =>
+  (primitive as { readonly choiceKeys?: ReadonlyArray<string> }).choiceKeys
+
+const describeParam = (param: Param.Any): Described => {
+  let optional = false
+  let repeated: Described["repeated"]
+  let node: Param.Any = param
+  while (node._tag !== "Single") {
+    const inner = node as Param.Any & { readonly _tag: string; readonly param: Param.Any }
+    if (inner._tag === "Optional") optional = true
+    if (inner._tag === "Variadic") {
+      repeated = { min: Option.getOrElse((inner as unknown as Param.Variadic<Param.ParamKind, unknown>).min, () => 0) }
+    }
+    node = inner.param
+  }
+  const single = node as Param.Single<Param.ParamKind, unknown>
+  const value = valueWord(single)
+  return {
+    kind: single.kind,
+    name: single.name,
+    value,
+    choices: single.primitiveType._tag === "Choice" ? choicesOf(single.primitiveType) : undefined,
+    description: Option.getOrUndefined(single.description),
+    optional: optional || value === undefined,
+    // key=value pairs repeat by nature (their flag is variadic inside): shown as one option, as before
+    repeated: single.primitiveType._tag === "KeyValuePair" ? undefined : repeated
+  }
+}
+
+/** A command's flags and arguments, in the order given. */
+const paramsOf = (config: Command.Command.Config): Array<Described> => {
+  const out: Array<Described> = []
+  const visit = (value: Command.Command.Config[string]): void => {
+    if (Param.isParam(value)) {
+      const described = describeParam(value as Param.Any)
+      if (!(value as { readonly hidden?: boolean }).hidden) out.push(described)
+    } else if (Array.isArray(value)) {
+      for (const v of value) visit(v)
+    } else {
+      for (const v of Object.values(value as Command.Command.Config)) visit(v)
     }
   }
-  walk(Command.getHelp(command, config))
+  visit(config)
+  return out
+}
+
+/**
+ * How the help names the value of the flag or argument `name` of a command on `path` (its own, or
+ * its parents'): `integer`, `float`, `text`…, or the choices for a choice.
+ */
+export const valueOf = (
+  path: ReadonlyArray<Node>,
+  kind: Param.ParamKind,
+  name: string
+): { readonly word: string | undefined; readonly choices: ReadonlyArray<string> | undefined } | undefined => {
+  for (const node of [...path].reverse()) {
+    const found = paramsOf(node.config).find((p) => p.kind === kind && p.name === name)
+    if (found !== undefined) return { word: found.value, choices: found.choices }
+  }
+  return undefined
+}
+
+/** `--quote text`, `--tag text...`, `<FILE>...` */
+const term = (p: Described): string =>
+  p.kind === "argument"
+    ? `<${p.name}>${p.repeated !== undefined ? "..." : ""}`
+    : `--${p.name}${p.value === undefined ? "" : ` ${p.value}`}${p.repeated !== undefined ? "..." : ""}`
+
+/** The command's name, its options (flags first), then its arguments: `status [--wait] … <RENDER_ID>`. */
+const usageOf = (node: Node, name: string): string => {
+  const params = paramsOf(node.config)
+  const flags = params.filter((p) => p.kind === "flag")
+  const args = params.filter((p) => p.kind === "argument")
+  const piece = (p: Described) => p.optional && p.repeated === undefined ? `[${term(p)}]` : term(p)
+  return [name, ...flags.map(piece), ...args.map(piece)].join(" ")
+}
+
+/** A row of a list: the term, then what it does below it. */
+const row = (name: string, said: ReadonlyArray<string>) => [
+  `  ${name}`,
+  ...(said.length === 0 ? [] : wrap(said.join(" "), "      "))
+]
+
+/** The usage rows of the commands under `node`, and of theirs, named from `node` down. */
+const commandRows = (node: Node, prefix: string, path: ReadonlyArray<string> = []): Array<string> =>
+  node.children.flatMap((child) => {
+    const names = [...path, nameOf(child.command)]
+    const usage = usageOf(child, names.join(" "))
+    const line = `  ${prefix}${usage}`.length <= width ? usage : shortUsage(usage)
+    const about = child.command.description ?? ""
+    return [
+      ...wrapUsage(line, `  ${prefix}`),
+      ...(about === "" ? [] : wrap(about, "      ")),
+      ...commandRows(child, prefix, names)
+    ]
+  })
+
+/** A command's help, by section (`DESCRIPTION`, `ARGUMENTS`, `OPTIONS`, `COMMANDS`), as lines. */
+const sections = (node: Node, prefix: string): Map<string, Array<string>> => {
+  const found = new Map<string, Array<string>>()
+  const add = (section: string, lines: Array<string>) =>
+    lines.length === 0 ? undefined : found.set(section, [...(found.get(section) ?? []), ...lines])
+  const description = node.command.description ?? ""
+  if (description !== "") add("DESCRIPTION", wrap(description))
+  const params = paramsOf(node.config)
+  add(
+    "ARGUMENTS",
+    params.filter((p) => p.kind === "argument").flatMap((p) =>
+      row(
+        `<${p.name}>${p.repeated !== undefined && p.repeated.min > 0 ? ` ${p.repeated.min}+` : ""}`,
+        p.description === undefined ? [] : [p.description]
+      )
+    )
+  )
+  add(
+    "OPTIONS",
+    params.filter((p) => p.kind === "flag").flatMap((p) => {
+      const whole = term(p)
+      const name = fit(whole, width - 2)
+      // the choices are in the term, unless they did not fit there
+      const choices = name !== whole && p.choices !== undefined
+        ? [`One of the following: ${p.choices.join(", ")}`]
+        : []
+      return row(name, [...choices, ...(p.description === undefined ? [] : [p.description])])
+    })
+  )
+  add("COMMANDS", commandRows(node, prefix))
   return found
 }
 
@@ -191,7 +290,7 @@ const block = (title: string, lines: ReadonlyArray<string> | undefined) =>
 /** `p2v --help`: what it is, how to call it, its commands and options, then `footer`. */
 export const root = (tree: Node, about: { readonly version: string; readonly footer: string }): string => {
   const name = nameOf(tree.command)
-  const s = sections(tree.command, "")
+  const s = sections(tree, "")
   return [
     ...(s.get("DESCRIPTION") ?? []).map((line, i) => i === 0 ? `${name} ${about.version}: ${line}` : line),
     "",
@@ -210,11 +309,11 @@ export const command = (path: ReadonlyArray<Node>): string => {
   const names = path.map((n) => nameOf(n.command))
   const node = path[path.length - 1]
   const parents = names.slice(0, -1).join(" ")
-  // a parent's rows name it already ("media list …"): the root's name goes before them
-  const s = sections(node.command, `${parents} `)
+  // a parent's rows go under its parents' names, as Effect 3's help had them ("p2v list …")
+  const s = sections(node, `${parents} `)
   const usage = node.children.length > 0
     ? [`Usage: ${names.join(" ")} COMMAND`]
-    : wrapUsage(text(usageSpan(node.command)), `Usage: ${parents} `)
+    : wrapUsage(usageOf(node, names[names.length - 1]), `Usage: ${parents} `)
   return [
     ...usage,
     ...(s.get("DESCRIPTION") === undefined ? [] : ["", ...s.get("DESCRIPTION")!]),
@@ -226,15 +325,21 @@ export const command = (path: ReadonlyArray<Node>): string => {
   ].join("\n")
 }
 
-const usageSpan = (command: Node["command"]): Span.Span => {
-  const doc = Usage.getHelp(Command.getUsage(command))
-  return doc._tag === "Paragraph" ? doc.value : { _tag: "Text", value: paragraphs(doc).join(" ") }
+/** The nodes from the root to the command these names (after the root's) lead to, as far as they go. */
+export const find = (tree: Node, names: ReadonlyArray<string>): Array<Node> => {
+  const path: Array<Node> = [tree]
+  for (const name of names) {
+    const child = path[path.length - 1].children.find((c) => c.command.name === name || c.command.alias === name)
+    if (child === undefined) break
+    path.push(child)
+  }
+  return path
 }
 
 /**
  * What the arguments ask for: the help of a command (`--help` / `-h` anywhere before `--`), or the
  * help of a command that needs a subcommand and was given nothing (shown with exit 2), or nothing
- * (@effect/cli runs the command). `valued` lists the root's options that take a value.
+ * (effect/cli runs the command). `valued` lists the root's options that take a value.
  */
 export const requested = (
   tree: Node,
@@ -252,7 +357,7 @@ export const requested = (
       if (path.length === 1 && valued.includes(arg)) i++
       continue
     }
-    const child = path[path.length - 1].children.find((c) => HashSet.has(Command.getNames(c.command), arg))
+    const child = path[path.length - 1].children.find((c) => c.command.name === arg || c.command.alias === arg)
     if (child === undefined) break
     path.push(child)
     rest = i + 1

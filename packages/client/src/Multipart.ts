@@ -9,7 +9,7 @@ import { Effect, Stream } from "effect"
  * spec's algorithm: names and file names with `"`, CR and LF escaped, line breaks in values as CRLF).
  *
  * The body's length is known (`length`) and given to the request, but over fetch it goes chunked
- * (HTTP/1.1) without `Content-Length`: @effect/platform's fetch client removes that header from every
+ * (HTTP/1.1) without `Content-Length`: effect/http's fetch client removes that header from every
  * request, and Deno drops it from a stream body (Node's fetch would send it). The service reads a
  * chunked upload as it reads any other (packages/api/src/UploadBody.ts).
  */
@@ -77,7 +77,8 @@ export const encode = (form: FormData, onBytes?: (sent: number, total: number) =
           ? Stream.fromReadableStream({ evaluate: () => p.stream(), onError: (e) => e }).pipe(
             // a Blob in memory streams as one chunk: cut into pieces, one per pull, so the count
             // advances only as fast as the request takes them
-            Stream.mapConcat(pieceOf),
+            Stream.map(pieceOf),
+            Stream.flattenIterable,
             Stream.rechunk(1),
             Stream.tap(count)
           )

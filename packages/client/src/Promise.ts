@@ -29,7 +29,7 @@ const run = <A>(effect: Effect.Effect<A, unknown>, options?: CallOptions): Promi
   Effect.runPromiseExit(effect, options?.signal === undefined ? undefined : { signal: options.signal }).then((exit) => {
     if (Exit.isSuccess(exit)) return exit.value
     // the error itself (an ApiError, …), not Effect's wrapper
-    throw Cause.isInterruptedOnly(exit.cause)
+    throw Cause.hasInterruptsOnly(exit.cause)
       ? new DOMException("the call was aborted", "AbortError")
       : Cause.squash(exit.cause)
   })

@@ -1,6 +1,8 @@
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, Encoding, Exit, FastCheck as fc, Redacted } from "effect"
+import { ConfigProvider, Effect, Exit, Redacted, Result } from "effect"
+import { Base64Url } from "effect/encoding"
+import * as fc from "fast-check"
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -19,11 +21,30 @@ const tempDir = () => {
 }
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
 
-const bytesOf = (text: string) => Either.getOrThrow(Encoding.decodeBase64Url(text))
-const textOf = (bytes: Uint8Array) => Encoding.encodeBase64Url(bytes)
+const bytesOf = (text: string) => Result.getOrThrow(Base64Url.decode(text))
+const textOf = (bytes: Uint8Array) => Base64Url.encode(bytes)
+
+/**
+ * A property over fast-check arbitraries, as Effect 3's `it.prop` ran it (@effect/vitest 4's takes
+ * only Effect's own Arbitrary, and effect no longer ships fast-check).
+ */
+const prop = <const Ts extends ReadonlyArray<unknown>>(
+  name: string,
+  arbitraries: { readonly [K in keyof Ts]: fc.Arbitrary<Ts[K]> },
+  body: (values: Ts) => void
+) =>
+  it(name, () =>
+    fc.assert(
+      fc.property(
+        fc.tuple(...(arbitraries as ReadonlyArray<fc.Arbitrary<unknown>>)),
+        (values: ReadonlyArray<unknown>) => {
+          body(values as unknown as Ts)
+        }
+      )
+    ))
 
 describe("TokenCipher", () => {
-  it.prop(
+  prop(
     "decrypt(encrypt(x)) === x, for any text and associated data",
     [fc.string({ unit: "binary", maxLength: 2000 }), fc.option(fc.string({ maxLength: 40 }), { nil: undefined })],
     ([plaintext, associatedData]) => {
@@ -32,7 +53,7 @@ describe("TokenCipher", () => {
     }
   )
 
-  it.prop(
+  prop(
     "layout: version byte 1, 12-byte IV, 16-byte tag, then as many bytes as the plaintext",
     [fc.string({ maxLength: 200 })],
     ([plaintext]) => {
@@ -42,7 +63,7 @@ describe("TokenCipher", () => {
     }
   )
 
-  it.prop(
+  prop(
     "any flipped bit is detected",
     [fc.string({ minLength: 1, maxLength: 300 }), fc.nat(), fc.integer({ min: 0, max: 7 })],
     ([plaintext, position, bit]) => {
@@ -54,7 +75,7 @@ describe("TokenCipher", () => {
     }
   )
 
-  it.prop(
+  prop(
     "truncated or extended ciphertexts are refused",
     [fc.string({ maxLength: 100 }), fc.nat(), fc.uint8Array({ minLength: 1, maxLength: 8 })],
     ([plaintext, cut, extra]) => {
@@ -116,13 +137,13 @@ describe("TokenCipher", () => {
 
 describe("TokenCipher key sources", () => {
   const withEnv = (env: Record<string, string>) =>
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
 
   const cipherFrom = (env: Record<string, string>) =>
     TokenCipher.TokenCipher.pipe(
       Effect.provide(TokenCipher.layerConfig),
       withEnv(env),
-      Effect.provide(NodeContext.layer)
+      Effect.provide(NodeServices.layer)
     )
 
   it.effect("without TOKEN_ENCRYPTION_KEY a key is generated once into DATA_DIR/secrets (0600)", () =>
@@ -149,7 +170,7 @@ describe("TokenCipher key sources", () => {
       const keys = yield* Effect.all(
         Array.from({ length: 6 }, () => TokenCipher.loadOrCreateKeyFile(keyPath)),
         { concurrency: "unbounded" }
-      ).pipe(Effect.provide(NodeContext.layer))
+      ).pipe(Effect.provide(NodeServices.layer))
       const distinct = new Set(keys.map((k) => Buffer.from(Redacted.value(k)).toString("hex")))
       expect(distinct.size).toBe(1)
     }))

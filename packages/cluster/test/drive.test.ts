@@ -2,7 +2,6 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
 import {
   Cause,
-  Chunk,
   ConfigProvider,
   Duration,
   Effect,
@@ -12,6 +11,7 @@ import {
   Option,
   Random,
   Redacted,
+  Result,
   Schedule
 } from "effect"
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs"
@@ -106,10 +106,14 @@ const connectedSession = Effect.gen(function*() {
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   if (Exit.isSuccess(exit)) throw new Error("expected a failure")
-  const failure = Cause.failureOption(exit.cause)
+  const failure = Cause.findErrorOption(exit.cause)
   if (Option.isNone(failure)) throw new Error(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
   return failure.value
 }
+
+/** Config read from these variables only (an empty value reads as unset, as an empty env var does). */
+const withEnv = (env: Record<string, string>) =>
+  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
 
 describe("DriveConfig", () => {
   it.effect("reads the environment with the documented defaults", () =>
@@ -122,7 +126,7 @@ describe("DriveConfig", () => {
       expect(config.driveApiUrl).toBe("https://www.googleapis.com/")
       expect(config.redirectUri).toBe("http://localhost:9090/oauth/cloud_drive/callback")
       expect(config.scope).toBe("https://www.googleapis.com/auth/drive.readonly")
-    }).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["PORT", "9090"], ["GOOGLE_CLIENT_ID", ""]])))))
+    }).pipe(withEnv({ PORT: "9090", GOOGLE_CLIENT_ID: "" })))
 
   it.effect("takes overrides; the client exists only with both id and secret", () =>
     Effect.gen(function*() {
@@ -133,14 +137,12 @@ describe("DriveConfig", () => {
       expect(Redacted.value(client.secret)).toBe("s3cret")
       expect(config.driveApiUrl).toBe("http://127.0.0.1:1234/prefix/")
       expect(config.redirectUri).toBe("https://p2v.example/oauth/cloud_drive/callback")
-    }).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(
-      new Map([
-        ["GOOGLE_CLIENT_ID", "id-1"],
-        ["GOOGLE_CLIENT_SECRET", "s3cret"],
-        ["GOOGLE_DRIVE_API_URL", "http://127.0.0.1:1234/prefix"],
-        ["PUBLIC_BASE_URL", "https://p2v.example/"]
-      ])
-    ))))
+    }).pipe(withEnv({
+      GOOGLE_CLIENT_ID: "id-1",
+      GOOGLE_CLIENT_SECRET: "s3cret",
+      GOOGLE_DRIVE_API_URL: "http://127.0.0.1:1234/prefix",
+      PUBLIC_BASE_URL: "https://p2v.example/"
+    })))
 
   it.effect("without a client, authorization fails with DriveNotConfigured", () =>
     Effect.gen(function*() {
@@ -157,16 +159,22 @@ describe("retry schedule", () => {
   it.effect("exponential backoff with full jitter stays under the doubling cap and maxDelay", () =>
     Effect.gen(function*() {
       const policy = { ...FastRetry, maxAttempts: 8, baseDelay: Duration.millis(100), maxDelay: Duration.millis(1000) }
-      const delays = yield* Schedule.run(Schedule.delays(backoff(policy)), 0, Array.from({ length: 20 }, () => 0))
-      // `run` also reports the final (done) step: the first maxAttempts - 1 outputs are the waits.
-      const millis = Chunk.toReadonlyArray(delays).slice(0, policy.maxAttempts - 1).map(Duration.toMillis)
+      // the schedule's steps, driven by hand (at time 0: the delays depend on the attempt only)
+      const step = yield* Schedule.toStep(backoff(policy))
+      const delays: Array<Duration.Duration> = []
+      for (let i = 0; i < 20; i++) {
+        const next = yield* Effect.result(step(0, 0))
+        if (Result.isFailure(next)) break // done: the retries are spent
+        delays.push(next.success[1])
+      }
+      const millis = delays.slice(0, policy.maxAttempts - 1).map(Duration.toMillis)
       expect(millis).toHaveLength(7)
       millis.forEach((ms, n) => {
         expect(ms).toBeGreaterThanOrEqual(0)
         expect(ms).toBeLessThan(Math.min(1000, 100 * 2 ** n))
       })
       expect(new Set(millis).size).toBeGreaterThan(1)
-    }).pipe(Effect.withRandom(Random.make("seed"))))
+    }).pipe(Random.withSeed("seed")))
 })
 
 describe("OAuth against the emulator", () => {
@@ -557,7 +565,7 @@ describe("rate limits, server errors and refresh", () => {
       const { session } = yield* connectedSession
       const file = emulator.addFile({ name: "slow.jpg", mimeType: "image/jpeg", size: 4096 })
       emulator.slowDownloads({ chunkBytes: 1024, delayMs: 200 })
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         session.download(file, { maxBytes: MAX_BYTES, toPath: join(workDir, "slow.jpg") }).pipe(
           Effect.provideService(DriveRetryPolicy, {
             ...FastRetry,

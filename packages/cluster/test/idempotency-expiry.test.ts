@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import * as ApiKeys from "../src/repositories/ApiKeys.ts"
 import { IdempotencyRepo } from "../src/repositories/IdempotencyRecords.ts"
 import { WorkspacesRepo } from "../src/repositories/Workspaces.ts"
@@ -14,7 +15,7 @@ const start = Date.parse("2026-03-01T12:00:00Z")
 const hour = 3600_000
 
 const aKey = Effect.gen(function*() {
-  const ws = yield* WorkspacesRepo.create("idempotency", { plan: "studio" })
+  const ws = yield* WorkspacesRepo.use((repo) => repo.create("idempotency", { plan: "studio" }))
   const key = yield* ApiKeys.create({ workspaceId: ws.id, scopes: ["renders:create"] })
   return key.id
 })
@@ -25,19 +26,21 @@ describe("idempotency records on TestClock", () => {
       Effect.gen(function*() {
         yield* TestClock.setTime(start)
         const keyId = yield* aKey
-        const first = yield* IdempotencyRepo.begin(keyId, "createRender", "k1", "fp")
+        const first = yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createRender", "k1", "fp"))
         expect(first._tag).toBe("New")
         if (first._tag !== "New") return
-        yield* IdempotencyRepo.finish(first.recordId, 202, { id: "rnd_1" })
+        yield* IdempotencyRepo.use((repo) => repo.finish(first.recordId, 202, { id: "rnd_1" }))
 
         yield* TestClock.adjust(24 * hour - 1000)
-        const replay = yield* IdempotencyRepo.begin(keyId, "createRender", "k1", "fp")
+        const replay = yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createRender", "k1", "fp"))
         expect(replay).toEqual({ _tag: "Replay", recordId: first.recordId, status: 202, body: { id: "rnd_1" } })
         // another body under the key is a conflict for as long as the record lives
-        expect((yield* IdempotencyRepo.begin(keyId, "createRender", "k1", "other"))._tag).toBe("Conflict")
+        expect((yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createRender", "k1", "other")))._tag).toBe(
+          "Conflict"
+        )
 
         yield* TestClock.adjust(1000)
-        const again = yield* IdempotencyRepo.begin(keyId, "createRender", "k1", "other")
+        const again = yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createRender", "k1", "other"))
         expect(again._tag).toBe("New")
         if (again._tag === "New") expect(again.recordId).not.toBe(first.recordId)
       }))
@@ -45,24 +48,28 @@ describe("idempotency records on TestClock", () => {
     it.effect("an unfinished record is in progress for 30 s, then the next retry takes it over", () =>
       Effect.gen(function*() {
         const keyId = yield* aKey
-        const first = yield* IdempotencyRepo.begin(keyId, "createImport", "k2", "fp")
+        const first = yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createImport", "k2", "fp"))
         expect(first._tag).toBe("New")
         yield* TestClock.adjust(29_000)
-        expect((yield* IdempotencyRepo.begin(keyId, "createImport", "k2", "fp"))._tag).toBe("InProgress")
+        expect((yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createImport", "k2", "fp")))._tag).toBe(
+          "InProgress"
+        )
         yield* TestClock.adjust(1_001)
-        const taken = yield* IdempotencyRepo.begin(keyId, "createImport", "k2", "fp")
+        const taken = yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createImport", "k2", "fp"))
         expect(taken).toEqual(first)
         // taken over: locked again for the retry
-        expect((yield* IdempotencyRepo.begin(keyId, "createImport", "k2", "fp"))._tag).toBe("InProgress")
+        expect((yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createImport", "k2", "fp")))._tag).toBe(
+          "InProgress"
+        )
       }))
 
     it.effect("an outcome that is not remembered (5xx) releases the record for the retry at once", () =>
       Effect.gen(function*() {
         const keyId = yield* aKey
-        const first = yield* IdempotencyRepo.begin(keyId, "createRender", "k3", "fp")
+        const first = yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createRender", "k3", "fp"))
         if (first._tag !== "New") return expect.unreachable()
-        yield* IdempotencyRepo.finish(first.recordId, 503, { error: {} })
-        expect(yield* IdempotencyRepo.begin(keyId, "createRender", "k3", "fp")).toEqual(first)
+        yield* IdempotencyRepo.use((repo) => repo.finish(first.recordId, 503, { error: {} }))
+        expect(yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createRender", "k3", "fp"))).toEqual(first)
       }))
   })
 })

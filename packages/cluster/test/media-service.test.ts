@@ -30,7 +30,7 @@ describe("MediaService on the test service graph", () => {
     it.effect("an upload is a media document; the list, the preview and the stored blob agree", () =>
       Effect.gen(function*() {
         const media = yield* MediaService
-        const ws = yield* WorkspacesRepo.create("library", { plan: "studio" })
+        const ws = yield* WorkspacesRepo.use((repo) => repo.create("library", { plan: "studio" }))
         const doc = yield* media.upload(ws.id, yield* upload("rocket.jpg", { label: "Rocket", tags: ["space"] }))
         expect(doc).toMatchObject({
           object: "media",
@@ -46,7 +46,7 @@ describe("MediaService on the test service graph", () => {
         expect(page.data.map((m) => m.id)).toEqual([doc.id])
         expect(page.data[0].width).toBeGreaterThan(0)
 
-        const row = yield* MediaRepo.byId(doc.id)
+        const row = yield* MediaRepo.use((repo) => repo.byId(doc.id))
         const stored = row === undefined ? undefined : yield* (yield* BlobStore).getBytes(row.blob_key)
         expect(stored?.byteLength).toBe(doc.file_size_bytes)
         const preview = yield* media.preview(ws.id, doc.id)
@@ -57,28 +57,30 @@ describe("MediaService on the test service graph", () => {
     it.effect("bytes that are not a photo are refused, and nothing is stored or budgeted", () =>
       Effect.gen(function*() {
         const media = yield* MediaService
-        const ws = yield* WorkspacesRepo.create("library", { plan: "studio" })
+        const ws = yield* WorkspacesRepo.use((repo) => repo.create("library", { plan: "studio" }))
         const path = Path.join(fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-upload-")), "notes.png")
         fs.writeFileSync(path, "not a png at all")
         const refused = yield* Effect.flip(media.upload(ws.id, { path, filename: "notes.png", source: "api" }))
         expect(refused.code).toBe("unsupported_media_type")
         expect((yield* media.list(ws.id, {})).data).toEqual([])
-        expect((yield* WorkspacesRepo.get(ws.id)).storage_used_bytes).toBe(0)
+        expect((yield* WorkspacesRepo.use((repo) => repo.get(ws.id))).storage_used_bytes).toBe(0)
       }))
 
     it.effect("a full storage budget refuses the upload; archiving gives the bytes back", () =>
       Effect.gen(function*() {
         const media = yield* MediaService
-        const created = yield* WorkspacesRepo.create("library", { plan: "studio" })
+        const created = yield* WorkspacesRepo.use((repo) => repo.create("library", { plan: "studio" }))
         const first = yield* media.upload(created.id, yield* upload("coffee.png"))
-        const ws = yield* WorkspacesRepo.update(created.id, { storageBudgetBytes: first.file_size_bytes })
+        const ws = yield* WorkspacesRepo.use((repo) =>
+          repo.update(created.id, { storageBudgetBytes: first.file_size_bytes })
+        )
         const refused = yield* Effect.flip(media.upload(ws.id, yield* upload("chelsea.png")))
         expect(refused.code).toBe("quota_exceeded")
         yield* media.archive(first.id)
-        expect((yield* WorkspacesRepo.get(ws.id)).storage_used_bytes).toBe(0)
+        expect((yield* WorkspacesRepo.use((repo) => repo.get(ws.id))).storage_used_bytes).toBe(0)
         expect((yield* media.list(ws.id, {})).data).toEqual([])
         const again = yield* media.upload(ws.id, yield* upload("coffee.png"))
-        expect((yield* WorkspacesRepo.get(ws.id)).storage_used_bytes).toBe(again.file_size_bytes)
+        expect((yield* WorkspacesRepo.use((repo) => repo.get(ws.id))).storage_used_bytes).toBe(again.file_size_bytes)
       }))
 
     it.effect("ready while the database answers", () =>

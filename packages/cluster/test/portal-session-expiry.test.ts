@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import * as PortalSessions from "../src/portal/PortalSessions.ts"
 import { WorkspacesRepo } from "../src/repositories/Workspaces.ts"
 import * as TestDatabase from "./support/TestDatabase.ts"
@@ -13,7 +14,7 @@ const minute = 60_000
 
 const signIn = (ttlMinutes = 15) =>
   Effect.gen(function*() {
-    const ws = yield* WorkspacesRepo.create("portal", { plan: "studio" })
+    const ws = yield* WorkspacesRepo.use((repo) => repo.create("portal", { plan: "studio" }))
     const link = yield* PortalSessions.issueLink(ws.id, ttlMinutes, "http://localhost")
     return { workspaceId: ws.id, token: new URL(link.url).searchParams.get("token") ?? "" }
   })
@@ -22,7 +23,7 @@ const signIn = (ttlMinutes = 15) =>
 const session = Effect.gen(function*() {
   const link = yield* signIn()
   const started = yield* PortalSessions.redeem(link.token)
-  if (started?._tag !== "Started") return yield* Effect.dieMessage("the link did not sign in")
+  if (started?._tag !== "Started") return yield* Effect.die(new Error("the link did not sign in"))
   return { ...link, session: started.session }
 })
 
@@ -78,9 +79,9 @@ describe("portal sessions on TestClock", () => {
         expect(yield* PortalSessions.resolve(first.session)).toBeUndefined()
 
         const second = yield* session
-        yield* WorkspacesRepo.update(second.workspaceId, { status: "inactive" })
+        yield* WorkspacesRepo.use((repo) => repo.update(second.workspaceId, { status: "inactive" }))
         expect(yield* PortalSessions.resolve(second.session)).toBeUndefined()
-        yield* WorkspacesRepo.update(second.workspaceId, { status: "active" })
+        yield* WorkspacesRepo.use((repo) => repo.update(second.workspaceId, { status: "active" }))
         expect(yield* PortalSessions.resolve(second.session)).toBeUndefined()
       }))
   })

@@ -1,7 +1,7 @@
-import { SqlClient } from "@effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type { RenderResult } from "@pic2video/renderer"
 import { Effect, Layer, ManagedRuntime } from "effect"
+import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -54,21 +54,25 @@ const result = (withPoster: boolean): RenderResult => ({
 
 /** A processing render of a fresh workspace (charged as the portal charges), and its finished files on disk. */
 const processing = Effect.gen(function*() {
-  const ws = yield* WorkspacesRepo.create("outputs", { plan: "custom", included: 10, storageBudgetBytes: 10 ** 9 })
+  const ws = yield* WorkspacesRepo.use((repo) =>
+    repo.create("outputs", { plan: "custom", included: 10, storageBudgetBytes: 10 ** 9 })
+  )
   const mediaId = yield* TestDatabase.addPhoto(ws.id)
   const id = `rnd_${randomUUID().replaceAll("-", "")}`
-  yield* RendersRepo.charge({
-    id,
-    payer: { workspaceId: ws.id, keyId: null, spendCap24h: null },
-    mediaId,
-    request: { media_id: mediaId },
-    metadata: {},
-    idempotencyKey: null,
-    idempotencyRecordId: null,
-    captionBlobKey: null,
-    deadline: Date.now() + 10_000
-  })
-  expect(yield* RendersRepo.markProcessing(id)).toBeDefined()
+  yield* RendersRepo.use((repo) =>
+    repo.charge({
+      id,
+      payer: { workspaceId: ws.id, keyId: null, spendCap24h: null },
+      mediaId,
+      request: { media_id: mediaId },
+      metadata: {},
+      idempotencyKey: null,
+      idempotencyRecordId: null,
+      captionBlobKey: null,
+      deadline: Date.now() + 10_000
+    })
+  )
+  expect(yield* RendersRepo.use((repo) => repo.markProcessing(id))).toBeDefined()
   const files = { video: Path.join(root, `${id}.mp4`), poster: Path.join(root, `${id}.jpg`) }
   fs.writeFileSync(files.video, "mp4!")
   fs.writeFileSync(files.poster, "jpg")
@@ -85,7 +89,7 @@ describe("a render's stored files", () => {
       const keys = outputKeys(r.id)
       expect(keys).toEqual({ video: `renders/${r.id}.mp4`, poster: `renders/${r.id}.poster.jpg` })
       expect(stored(keys.video) && stored(keys.poster)).toBe(true)
-      const row = yield* RendersRepo.byId(r.id)
+      const row = yield* RendersRepo.use((repo) => repo.byId(r.id))
       expect(row).toMatchObject({ status: "completed", asset_blob_key: keys.video, poster_blob_key: keys.poster })
     })))
 
@@ -95,7 +99,7 @@ describe("a render's stored files", () => {
       expect(yield* storeOutputs(r.id, result(false), r.files)).toBe(true)
       expect(stored(outputKeys(r.id).video)).toBe(true)
       expect(stored(outputKeys(r.id).poster)).toBe(false)
-      expect((yield* RendersRepo.byId(r.id))?.poster_blob_key).toBeNull()
+      expect((yield* RendersRepo.use((repo) => repo.byId(r.id)))?.poster_blob_key).toBeNull()
     })))
 
   it("the poster is deleted with the video: a render canceled while its files were stored keeps neither", () =>
@@ -106,7 +110,7 @@ describe("a render's stored files", () => {
       expect(yield* storeOutputs(r.id, result(true), r.files)).toBe(false)
       expect(stored(outputKeys(r.id).video)).toBe(false)
       expect(stored(outputKeys(r.id).poster)).toBe(false)
-      const row = yield* RendersRepo.byId(r.id)
+      const row = yield* RendersRepo.use((repo) => repo.byId(r.id))
       expect(row).toMatchObject({ status: "canceled", asset_blob_key: null, poster_blob_key: null })
     })))
 
@@ -117,6 +121,9 @@ describe("a render's stored files", () => {
       const refused = yield* Effect.flip(
         sql`UPDATE renders SET poster_blob_key = 'renders/x.poster.jpg' WHERE id = ${r.id}`
       )
-      expect(String((refused.cause as { message?: string }).message)).toMatch(/renders_poster_completed/)
+      // Effect 4: the SqlError's cause is a structured reason; the driver's own error (naming the
+      // constraint) is the reason's cause
+      expect(refused.reason._tag).toBe("ConstraintError")
+      expect(String((refused.reason.cause as { message?: string }).message)).toMatch(/renders_poster_completed/)
     })))
 })

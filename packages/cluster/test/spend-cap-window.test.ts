@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect, Either, TestClock } from "effect"
+import { Clock, Effect, Result } from "effect"
+import { TestClock } from "effect/testing"
 import { randomUUID } from "node:crypto"
 import * as ApiKeys from "../src/repositories/ApiKeys.ts"
 import { type Payer, RendersRepo } from "../src/repositories/Renders.ts"
@@ -15,7 +16,7 @@ const hour = 3600_000
 
 const account = (cap: number) =>
   Effect.gen(function*() {
-    const ws = yield* WorkspacesRepo.create("spend-cap", { plan: "custom", included: null })
+    const ws = yield* WorkspacesRepo.use((repo) => repo.create("spend-cap", { plan: "custom", included: null }))
     const key = yield* ApiKeys.create({ workspaceId: ws.id, scopes: ["renders:create"], spendCap24h: cap })
     const mediaId = yield* TestDatabase.addPhoto(ws.id)
     const payer: Payer = { workspaceId: ws.id, keyId: key.id, spendCap24h: cap }
@@ -26,18 +27,20 @@ const account = (cap: number) =>
 const charge = (a: { readonly payer: Payer; readonly mediaId: string }) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    const outcome = yield* Effect.either(RendersRepo.charge({
-      id: `rnd_${randomUUID().replaceAll("-", "")}`,
-      payer: a.payer,
-      mediaId: a.mediaId,
-      request: { media_id: a.mediaId },
-      metadata: {},
-      idempotencyKey: null,
-      idempotencyRecordId: null,
-      captionBlobKey: null,
-      deadline: now + 60_000
-    }))
-    return Either.isLeft(outcome) ? outcome.left.code : outcome.right.row.id
+    const outcome = yield* Effect.result(RendersRepo.use((repo) =>
+      repo.charge({
+        id: `rnd_${randomUUID().replaceAll("-", "")}`,
+        payer: a.payer,
+        mediaId: a.mediaId,
+        request: { media_id: a.mediaId },
+        metadata: {},
+        idempotencyKey: null,
+        idempotencyRecordId: null,
+        captionBlobKey: null,
+        deadline: now + 60_000
+      })
+    ))
+    return Result.isFailure(outcome) ? outcome.failure.code : outcome.success.row.id
   })
 
 describe("the spend cap's window on TestClock", () => {
@@ -50,18 +53,18 @@ describe("the spend cap's window on TestClock", () => {
         yield* TestClock.adjust(5 * hour)
         expect(yield* charge(a)).toMatch(/^rnd_/) // t = 5 h
         expect(yield* charge(a)).toBe("spend_cap_reached")
-        expect(yield* RendersRepo.chargedInWindow(a.payer.keyId ?? "")).toBe(2)
+        expect(yield* RendersRepo.use((repo) => repo.chargedInWindow(a.payer.keyId ?? ""))).toBe(2)
 
         yield* TestClock.adjust(19 * hour - 1) // a millisecond before 24 h: the first is still inside
         expect(yield* charge(a)).toBe("spend_cap_reached")
         yield* TestClock.adjust(1) // 24 h after it was accepted, the first has left the window
-        expect(yield* RendersRepo.chargedInWindow(a.payer.keyId ?? "")).toBe(1)
+        expect(yield* RendersRepo.use((repo) => repo.chargedInWindow(a.payer.keyId ?? ""))).toBe(1)
         expect(yield* charge(a)).toMatch(/^rnd_/)
         expect(yield* charge(a)).toBe("spend_cap_reached")
         // the early look before the caption work reads the same window
-        expect((yield* RendersRepo.chargeRefusal(a.payer))?.code).toBe("spend_cap_reached")
+        expect((yield* RendersRepo.use((repo) => repo.chargeRefusal(a.payer)))?.code).toBe("spend_cap_reached")
         yield* TestClock.adjust(5 * hour)
-        expect(yield* RendersRepo.chargeRefusal(a.payer)).toBeUndefined()
+        expect(yield* RendersRepo.use((repo) => repo.chargeRefusal(a.payer))).toBeUndefined()
         expect(yield* charge(a)).toMatch(/^rnd_/)
       }))
 
@@ -71,7 +74,7 @@ describe("the spend cap's window on TestClock", () => {
         const first = yield* charge(a)
         expect(yield* charge(a)).toBe("spend_cap_reached")
         yield* TestClock.adjust(hour)
-        yield* RendersRepo.endUnsuccessfully(first, "render_canceled", "canceled")
+        yield* RendersRepo.use((repo) => repo.endUnsuccessfully(first, "render_canceled", "canceled"))
         expect(yield* charge(a)).toMatch(/^rnd_/)
       }))
   })

@@ -1,8 +1,9 @@
-import { Entity, ShardingConfig } from "@effect/cluster"
-import { SqlClient } from "@effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { ImportState, Plans, RenderState, SpendCap } from "@pic2video/domain"
-import { Effect, Either, Exit, FastCheck as fc, Layer, ManagedRuntime, Option, Redacted, Scope } from "effect"
+import { Effect, Exit, Layer, ManagedRuntime, Option, Redacted, Result, Scope } from "effect"
+import { Entity, ShardingConfig } from "effect/cluster"
+import { SqlClient } from "effect/sql"
+import * as fc from "fast-check"
 import { randomUUID } from "node:crypto"
 import { makeDatabase } from "../../../test/support/service.ts"
 import * as AppConfig from "../src/config/AppConfig.ts"
@@ -35,7 +36,7 @@ type Env =
   | IdempotencyRepo
 let runtime: ManagedRuntime.ManagedRuntime<Env, never>
 /** holds the entity test clients until the end of the file */
-const clients = Effect.runSync(Scope.make())
+const clients = Scope.makeUnsafe()
 
 beforeAll(async () => {
   const url = await makeDatabase()
@@ -86,7 +87,9 @@ interface Model {
 const makeAccount = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const renders = yield* RendersRepo
-  const ws = yield* WorkspacesRepo.create("model", { plan: "custom", included, storageBudgetBytes: 10 ** 9 })
+  const ws = yield* WorkspacesRepo.use((repo) =>
+    repo.create("model", { plan: "custom", included, storageBudgetBytes: 10 ** 9 })
+  )
   const mediaId = randomUUID()
   yield* sql`INSERT INTO media ${
     sql.insert({
@@ -128,7 +131,10 @@ const makeAccount = Effect.gen(function*() {
     r: Omit<Renders.NewRender, "payer">
   ): Effect.Effect<{ renderId: string; charged: boolean }, { code: string }, RendersRepo> =>
     payer.keyId === null
-      ? Effect.map(RendersRepo.charge({ ...r, payer }), (c) => ({ renderId: c.row.id, charged: c._tag === "Charged" }))
+      ? Effect.map(
+        RendersRepo.use((repo) => repo.charge({ ...r, payer })),
+        (c) => ({ renderId: c.row.id, charged: c._tag === "Charged" })
+      )
       : Effect.flatMap(keys(payer.keyId), (client) => client.Charge({ ...r, payer }))
   return {
     workspaceId: ws.id,
@@ -149,7 +155,7 @@ const checkInvariants = (m: Model) =>
     const sql = yield* SqlClient.SqlClient
     const { account } = m
     for (const seen of m.renders) {
-      const row = yield* RendersRepo.byId(seen.id)
+      const row = yield* RendersRepo.use((repo) => repo.byId(seen.id))
       expect(row, seen.id).toBeDefined()
       const state = Renders.stateOf(row!)
       expect(RenderState.isConsistent(state), `${seen.id} ${JSON.stringify(state)}`).toBe(true)
@@ -188,7 +194,7 @@ type Step = (m: Model) => Effect.Effect<void, never, Env>
 /** A command: a step on the real code, then the invariants. */
 const command = (label: string, step: Step, needsRender = false): fc.AsyncCommand<Model, unknown> => ({
   check: (m) => !needsRender || m.renders.length > 0,
-  run: (m) => run(Effect.zipRight(step(m), checkInvariants(m))),
+  run: (m) => run(Effect.andThen(step(m), checkInvariants(m))),
   toString: () => label
 })
 
@@ -206,12 +212,12 @@ const asset = (id: string): Renders.Asset => ({
 
 /** The transitions a render goes through, each the very call its owner makes. */
 const transitions = {
-  start: (id: string) => Effect.asVoid(RendersRepo.markProcessing(id)), // the Render entity (and its rerun after a crash)
-  progress: (id: string, p: number) => Effect.asVoid(RendersRepo.recordProgress(id, p)),
-  complete: (id: string) => Effect.asVoid(RendersRepo.complete(id, asset(id))),
-  fail: (id: string) => Effect.asVoid(RendersRepo.endUnsuccessfully(id, "render_failed", "x")),
+  start: (id: string) => Effect.asVoid(RendersRepo.use((repo) => repo.markProcessing(id))), // the Render entity (and its rerun after a crash)
+  progress: (id: string, p: number) => Effect.asVoid(RendersRepo.use((repo) => repo.recordProgress(id, p))),
+  complete: (id: string) => Effect.asVoid(RendersRepo.use((repo) => repo.complete(id, asset(id)))),
+  fail: (id: string) => Effect.asVoid(RendersRepo.use((repo) => repo.endUnsuccessfully(id, "render_failed", "x"))),
   // what the sweeper does to a render past its budget
-  timeout: (id: string) => Effect.asVoid(RendersRepo.endUnsuccessfully(id, "render_timeout", "x")),
+  timeout: (id: string) => Effect.asVoid(RendersRepo.use((repo) => repo.endUnsuccessfully(id, "render_timeout", "x"))),
   // the operator CLI's `render cancel` and RenderService.cancel
   cancel: (id: string) => Effect.ignore(cancelRender(id))
 } as const
@@ -227,13 +233,14 @@ const createCommand = (payerIndex: number, idempotencyKey: string | null) =>
       const earlier = scopedKey === null ? undefined : m.idempotent.get(scopedKey)
       // a keyed create runs under the API's idempotency record; a retry reuses the record it took over
       let recordId: number | null = earlier?.recordId ?? null
-      if (scopedKey !== null && payer.keyId !== null && earlier === undefined) {
-        const begun = yield* IdempotencyRepo.begin(payer.keyId, "createRender", scopedKey, "fp")
+      const keyId = payer.keyId
+      if (scopedKey !== null && keyId !== null && earlier === undefined) {
+        const begun = yield* IdempotencyRepo.use((repo) => repo.begin(keyId, "createRender", scopedKey, "fp"))
         recordId = begun._tag === "New" ? begun.recordId : null
       }
-      const before = yield* RendersRepo.usage(payer.workspaceId)
+      const before = yield* RendersRepo.use((repo) => repo.usage(payer.workspaceId))
       const id = `rnd_${randomUUID().replaceAll("-", "")}`
-      const outcome = yield* Effect.either(m.account.charge(payer, {
+      const outcome = yield* Effect.result(m.account.charge(payer, {
         id,
         mediaId: m.account.mediaId,
         request: { media_id: m.account.mediaId },
@@ -243,15 +250,15 @@ const createCommand = (payerIndex: number, idempotencyKey: string | null) =>
         captionBlobKey: null,
         deadline: Date.now() + 60_000
       }))
-      if (Either.isLeft(outcome)) {
+      if (Result.isFailure(outcome)) {
         // a refusal is the charge rule's, on the counts as they were
-        const code = outcome.left.code
+        const code = outcome.failure.code
         expect(earlier, "a retried create finds its render, never a refusal").toBeUndefined()
         if (code === "quota_exceeded") expect(before.used).toBeGreaterThanOrEqual(included)
         else expect(code).toBe("spend_cap_reached")
         return
       }
-      const { renderId, charged } = outcome.right
+      const { renderId, charged } = outcome.success
       if (earlier !== undefined) {
         expect(renderId).toBe(earlier.renderId)
         expect(charged).toBe(false)
@@ -288,7 +295,7 @@ describe("renders and charges against PostgreSQL (model-based)", () => {
   it("random command sequences keep every invariant after every step", async () => {
     await fc.assert(
       fc.asyncProperty(renderCommands, async (cmds) => {
-        const account = await run(Scope.extend(makeAccount, clients))
+        const account = await run(Scope.provide(makeAccount, clients))
         await fc.asyncModelRun(
           () => ({ model: { account, renders: [], idempotent: new Map() } satisfies Model, real: {} }),
           cmds
@@ -312,14 +319,18 @@ interface ImportModel {
 }
 
 const makeImport = Effect.gen(function*() {
-  const ws = yield* WorkspacesRepo.create("imports", { plan: "custom", included: 0, storageBudgetBytes: 10 ** 9 })
-  const row = yield* ImportsRepo.create({
-    id: `imp_${randomUUID().replaceAll("-", "")}`,
-    workspaceId: ws.id,
-    apiKeyId: null,
-    folderId: "folder",
-    idempotencyRecordId: null
-  })
+  const ws = yield* WorkspacesRepo.use((repo) =>
+    repo.create("imports", { plan: "custom", included: 0, storageBudgetBytes: 10 ** 9 })
+  )
+  const row = yield* ImportsRepo.use((repo) =>
+    repo.create({
+      id: `imp_${randomUUID().replaceAll("-", "")}`,
+      workspaceId: ws.id,
+      apiKeyId: null,
+      folderId: "folder",
+      idempotencyRecordId: null
+    })
+  )
   return {
     importId: row.id,
     workspaceId: ws.id,
@@ -332,7 +343,7 @@ const makeImport = Effect.gen(function*() {
 
 const checkImport = (m: ImportModel) =>
   Effect.gen(function*() {
-    const row = (yield* ImportsRepo.byId(m.importId))!
+    const row = (yield* ImportsRepo.use((repo) => repo.byId(m.importId)))!
     // pending until it ends, once; what it ended as stands
     if (ImportState.isTerminal(m.status)) {
       expect(row.status).toBe(m.status)
@@ -352,7 +363,7 @@ const importCommand = (
   step: (m: ImportModel) => Effect.Effect<void, never, Env>
 ): fc.AsyncCommand<ImportModel, unknown> => ({
   check: () => true,
-  run: (m) => run(Effect.zipRight(step(m), checkImport(m))),
+  run: (m) => run(Effect.andThen(step(m), checkImport(m))),
   toString: () => label
 })
 
@@ -365,14 +376,16 @@ const itemOf = (kind: number, mediaId: string): Imports.NewItem =>
 
 const endImport = (stopped: ImportState.StoppedReason | null) => (m: ImportModel) =>
   Effect.gen(function*() {
-    const tally = yield* ImportsRepo.tally(m.importId)
-    const wasPending = !ImportState.isTerminal((yield* ImportsRepo.byId(m.importId))!.status)
-    yield* ImportsRepo.finish(m.importId, stopped)
+    const tally = yield* ImportsRepo.use((repo) => repo.tally(m.importId))
+    const wasPending = !ImportState.isTerminal((yield* ImportsRepo.use((repo) => repo.byId(m.importId)))!.status)
+    yield* ImportsRepo.use((repo) => repo.finish(m.importId, stopped))
     if (wasPending && m.ended === undefined) m.ended = { tally, stopped }
   })
 
 const importCommands = fc.commands([
-  fc.nat(600).map((n) => importCommand(`discovered(${n})`, (m) => ImportsRepo.setDiscovered(m.importId, n))),
+  fc.nat(600).map((n) =>
+    importCommand(`discovered(${n})`, (m) => ImportsRepo.use((repo) => repo.setDiscovered(m.importId, n)))
+  ),
   fc.nat(2).map((kind) =>
     importCommand(`item(${kind})`, (m) =>
       Effect.gen(function*() {
@@ -395,11 +408,13 @@ const importCommands = fc.commands([
             source_ref: `f${m.position}`
           })
         }`.pipe(Effect.orDie)
-        yield* ImportsRepo.recordItem(
-          m.importId,
-          m.position,
-          { id: `f${m.position}`, name: `f${m.position}` },
-          itemOf(kind, mediaId)
+        yield* ImportsRepo.use((repo) =>
+          repo.recordItem(
+            m.importId,
+            m.position,
+            { id: `f${m.position}`, name: `f${m.position}` },
+            itemOf(kind, mediaId)
+          )
         )
         m.position++
       }))
@@ -415,9 +430,12 @@ const importCommands = fc.commands([
     .map(([a, b]) =>
       importCommand(`race(finish(${a}), finish(${b}))`, (m) =>
         Effect.gen(function*() {
-          const tally = yield* ImportsRepo.tally(m.importId)
-          const pending = !ImportState.isTerminal((yield* ImportsRepo.byId(m.importId))!.status)
-          const [sa, sb] = yield* Effect.all([ImportsRepo.finish(m.importId, a), ImportsRepo.finish(m.importId, b)], {
+          const tally = yield* ImportsRepo.use((repo) => repo.tally(m.importId))
+          const pending = !ImportState.isTerminal((yield* ImportsRepo.use((repo) => repo.byId(m.importId)))!.status)
+          const [sa, sb] = yield* Effect.all([
+            ImportsRepo.use((repo) => repo.finish(m.importId, a)),
+            ImportsRepo.use((repo) => repo.finish(m.importId, b))
+          ], {
             concurrency: 2
           })
           if (pending && m.ended === undefined) {

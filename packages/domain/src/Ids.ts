@@ -1,16 +1,17 @@
 import { Schema } from "effect"
 import { randomBase62 } from "./Random.ts"
+import { Uuid } from "./Text.ts"
 
 /** Ids the service hands out are opaque to clients; inside they are branded so they cannot be mixed up. */
 export const WorkspaceId = Schema.String.pipe(Schema.brand("WorkspaceId"))
 export type WorkspaceId = typeof WorkspaceId.Type
 export const ApiKeyId = Schema.String.pipe(Schema.brand("ApiKeyId"))
 export type ApiKeyId = typeof ApiKeyId.Type
-export const MediaId = Schema.UUID.pipe(Schema.brand("MediaId"))
+export const MediaId = Uuid.pipe(Schema.brand("MediaId"))
 export type MediaId = typeof MediaId.Type
-export const RenderId = Schema.String.pipe(Schema.pattern(/^rnd_[0-9A-Za-z]{20,}$/), Schema.brand("RenderId"))
+export const RenderId = Schema.String.check(Schema.isPattern(/^rnd_[0-9A-Za-z]{20,}$/)).pipe(Schema.brand("RenderId"))
 export type RenderId = typeof RenderId.Type
-export const ImportId = Schema.String.pipe(Schema.pattern(/^imp_[0-9A-Za-z]{20,}$/), Schema.brand("ImportId"))
+export const ImportId = Schema.String.check(Schema.isPattern(/^imp_[0-9A-Za-z]{20,}$/)).pipe(Schema.brand("ImportId"))
 export type ImportId = typeof ImportId.Type
 
 export const newWorkspaceId = (): WorkspaceId => `ws_${randomBase62(20)}` as WorkspaceId

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 
 export const plans = ["free", "starter", "studio", "agency", "custom"] as const
-export const Plan = Schema.Literal(...plans)
+export const Plan = Schema.Literals(plans)
 export type Plan = typeof Plan.Type
 
 const GiB = 1024 ** 3

@@ -1,10 +1,21 @@
 import { Schema } from "effect"
+import { Optional } from "./Optional.ts"
 
 /** Response shapes, field for field as the spec's "Resources and their fields". */
 
-export const Timestamp = Schema.String.annotations({ description: "ISO 8601 UTC timestamp" })
+/**
+ * An integer, documented as Effect 3 did (the `Int` component, `type: integer`; Effect 4's own adds the
+ * safe-integer bounds and is inlined). Accepts what `Schema.Int` accepts: safe integers.
+ */
+export const Int = Schema.Number.check(Schema.isInt({ toJsonSchema: () => ({ type: "integer" }) })).annotate({
+  identifier: "Int",
+  description: "an integer",
+  title: "int"
+})
 
-export const ListOf = <A, I, R>(item: Schema.Schema<A, I, R>) =>
+export const Timestamp = Schema.String.annotate({ description: "ISO 8601 UTC timestamp" })
+
+export const ListOf = <S extends Schema.Top>(item: S) =>
   Schema.Struct({
     object: Schema.Literal("list"),
     data: Schema.Array(item),
@@ -18,45 +29,46 @@ export const Media = Schema.Struct({
   created_at: Timestamp,
   label: Schema.String,
   tags: Schema.Array(Schema.String),
-  width: Schema.NullOr(Schema.Int),
-  height: Schema.NullOr(Schema.Int),
+  width: Schema.NullOr(Int),
+  height: Schema.NullOr(Int),
   mime_type: Schema.String,
-  file_size_bytes: Schema.Int,
+  file_size_bytes: Int,
   preview_url: Schema.String,
   // null in v1 (preview URLs do not expire); typed as the timestamp it would be, so generated clients keep the field
   preview_expires_at: Schema.NullOr(Timestamp)
-}).annotations({ identifier: "Media" })
+}).annotate({ identifier: "Media" })
 export type Media = typeof Media.Type
 
-export const MediaList = ListOf(Media).annotations({ identifier: "MediaList" })
+export const MediaList = ListOf(Media).annotate({ identifier: "MediaList" })
 
-export const RenderStatus = Schema.Literal("queued", "processing", "completed", "failed", "canceled")
+export const RenderStatus = Schema.Literals(["queued", "processing", "completed", "failed", "canceled"])
 export type RenderStatus = typeof RenderStatus.Type
 
 export const RenderAsset = Schema.Struct({
   url: Schema.String,
   expires_at: Schema.NullOr(Timestamp), // null in v1, as preview_expires_at
   content_type: Schema.NullOr(Schema.String),
-  width: Schema.NullOr(Schema.Int),
-  height: Schema.NullOr(Schema.Int),
-  byte_size: Schema.NullOr(Schema.Int),
-  duration_sec: Schema.Number
-}).annotations({ identifier: "RenderAsset" })
+  width: Schema.NullOr(Int),
+  height: Schema.NullOr(Int),
+  byte_size: Schema.NullOr(Int),
+  duration_sec: Schema.Finite
+}).annotate({ identifier: "RenderAsset" })
 
 export const RenderError = Schema.Struct({
-  code: Schema.Literal("render_failed", "render_timeout", "render_rejected", "render_canceled"),
+  code: Schema.Literals(["render_failed", "render_timeout", "render_rejected", "render_canceled"]),
   message: Schema.String
-}).annotations({ identifier: "RenderError" })
+}).annotate({ identifier: "RenderError" })
 
-export const MetadataValue = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null)
-export const Metadata = Schema.Record({ key: Schema.String, value: MetadataValue })
+// Finite: Effect 4's JSON form of Number writes NaN and ±Infinity as strings (and documents them); JSON has no such numbers
+export const MetadataValue = Schema.Union([Schema.String, Schema.Finite, Schema.Boolean, Schema.Null])
+export const Metadata = Schema.Record(Schema.String, MetadataValue)
 
 export const Render = Schema.Struct({
   object: Schema.Literal("render"),
   id: Schema.String,
   type: Schema.Literal("aesthetic_quote"),
   status: RenderStatus,
-  progress: Schema.Int,
+  progress: Int,
   created_at: Timestamp,
   updated_at: Timestamp,
   completed_at: Schema.NullOr(Timestamp),
@@ -64,38 +76,38 @@ export const Render = Schema.Struct({
   error: Schema.NullOr(RenderError),
   idempotency_key: Schema.NullOr(Schema.String),
   metadata: Metadata
-}).annotations({ identifier: "Render" })
+}).annotate({ identifier: "Render" })
 export type Render = typeof Render.Type
 
 export const RenderCreated = Schema.Struct({
   object: Schema.Literal("render"),
   id: Schema.String,
   status: Schema.Literal("queued")
-}).annotations({ identifier: "RenderCreated" })
+}).annotate({ identifier: "RenderCreated" })
 
 export const Usage = Schema.Struct({
   object: Schema.Literal("usage"),
   cycle_start: Timestamp,
-  aesthetic_quotes: Schema.Struct({ used: Schema.Int, included: Schema.NullOr(Schema.Int) })
-}).annotations({ identifier: "Usage" })
+  aesthetic_quotes: Schema.Struct({ used: Int, included: Schema.NullOr(Int) })
+}).annotate({ identifier: "Usage" })
 
-export const ImportStatus = Schema.Literal("pending", "completed", "partial", "failed")
+export const ImportStatus = Schema.Literals(["pending", "completed", "partial", "failed"])
 export type ImportStatus = typeof ImportStatus.Type
 
 export const ImportCounts = Schema.Struct({
-  discovered: Schema.Int,
-  imported: Schema.Int,
-  skipped: Schema.Int,
-  failed: Schema.Int
+  discovered: Int,
+  imported: Int,
+  skipped: Int,
+  failed: Int
 })
 
 export const ImportItem = Schema.Struct({
   source_ref: Schema.String,
   name: Schema.String,
-  status: Schema.Literal("imported", "skipped", "failed"),
-  media_id: Schema.optional(Schema.String),
-  reason: Schema.optional(Schema.String)
-}).annotations({ identifier: "ImportItem" })
+  status: Schema.Literals(["imported", "skipped", "failed"]),
+  media_id: Optional(Schema.String),
+  reason: Optional(Schema.String)
+}).annotate({ identifier: "ImportItem" })
 
 export const MediaImportCreated = Schema.Struct({
   object: Schema.Literal("media_import"),
@@ -105,33 +117,33 @@ export const MediaImportCreated = Schema.Struct({
   folder_id: Schema.String,
   counts: ImportCounts,
   created_at: Timestamp
-}).annotations({ identifier: "MediaImportCreated" })
+}).annotate({ identifier: "MediaImportCreated" })
 
 export const MediaImport = Schema.Struct({
   ...MediaImportCreated.fields,
   stopped_reason: Schema.NullOr(Schema.String),
   items: Schema.Array(ImportItem),
   completed_at: Schema.NullOr(Timestamp)
-}).annotations({ identifier: "MediaImport" })
+}).annotate({ identifier: "MediaImport" })
 
 export const Integration = Schema.Struct({
   object: Schema.Literal("integration"),
   provider: Schema.Literal("cloud_drive"),
   connected: Schema.Boolean,
-  connected_at: Schema.optional(Schema.NullOr(Timestamp)),
+  connected_at: Optional(Schema.NullOr(Timestamp)),
   scopes: Schema.Array(Schema.String),
-  revoked: Schema.optional(Schema.Boolean)
-}).annotations({ identifier: "Integration" })
+  revoked: Optional(Schema.Boolean)
+}).annotate({ identifier: "Integration" })
 
 export const OAuthConnect = Schema.Struct({
   object: Schema.Literal("oauth_connect"),
   provider: Schema.Literal("cloud_drive"),
   authorization_url: Schema.String,
   expires_at: Timestamp
-}).annotations({ identifier: "OAuthConnect" })
+}).annotate({ identifier: "OAuthConnect" })
 
-export const Folder = Schema.Struct({ id: Schema.String, name: Schema.String }).annotations({ identifier: "Folder" })
-export const FolderList = ListOf(Folder).annotations({ identifier: "FolderList" })
+export const Folder = Schema.Struct({ id: Schema.String, name: Schema.String }).annotate({ identifier: "Folder" })
+export const FolderList = ListOf(Folder).annotate({ identifier: "FolderList" })
 
 /** Operator CLI documents (contract §2). */
 export const Workspace = Schema.Struct({
@@ -139,9 +151,9 @@ export const Workspace = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   plan: Schema.String,
-  status: Schema.Literal("active", "inactive"),
+  status: Schema.Literals(["active", "inactive"]),
   api_enabled: Schema.Boolean,
-  included: Schema.NullOr(Schema.Int),
+  included: Schema.NullOr(Int),
   storage_budget_bytes: Schema.Number,
   cycle_start: Timestamp,
   created_at: Timestamp
@@ -153,10 +165,10 @@ export const ApiKey = Schema.Struct({
   workspace_id: Schema.String,
   name: Schema.String,
   scopes: Schema.Array(Schema.String),
-  spend_cap_24h: Schema.NullOr(Schema.Int),
-  creates_per_minute: Schema.Int,
-  reads_per_minute: Schema.Int,
-  uploads_per_minute: Schema.Int,
+  spend_cap_24h: Schema.NullOr(Int),
+  creates_per_minute: Int,
+  reads_per_minute: Int,
+  uploads_per_minute: Int,
   expires_at: Schema.NullOr(Timestamp),
   revoked_at: Schema.NullOr(Timestamp),
   last_used_at: Schema.NullOr(Timestamp),

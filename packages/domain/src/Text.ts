@@ -21,9 +21,24 @@ export const lengthProblem = (s: string, min: number, max: number): string | und
 }
 
 export const TextOfLength = (min: number, max: number) =>
-  Schema.String.pipe(
-    Schema.filter((s) => lengthProblem(s, min, max), { jsonSchema: { minLength: min, maxLength: max } })
+  Schema.String.check(
+    Schema.makeFilter((s: string) => lengthProblem(s, min, max), {
+      toJsonSchema: () => ({ minLength: min, maxLength: max })
+    })
   )
+
+/**
+ * A UUID by its shape only (8-4-4-4-12 hex digits, any version or variant), as Effect 3's `Schema.UUID`
+ * accepted: Effect 4's `isUUID` also checks the version and variant bits, which would refuse ids
+ * clients hold. Documented as v3 did (`UUID` component, `format: uuid`).
+ */
+const uuidPattern = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/i
+export const Uuid = Schema.String.check(
+  Schema.isPattern(uuidPattern, {
+    expected: "a Universally Unique Identifier",
+    toJsonSchema: () => ({ format: "uuid", pattern: uuidPattern.source })
+  })
+).annotate({ identifier: "UUID", description: "a Universally Unique Identifier" })
 
 /** An API key's name, wherever it is minted (operator CLI, portal): at most 100 characters. */
 export const maxKeyNameLength = 100

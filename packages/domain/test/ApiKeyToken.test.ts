@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import * as fc from "fast-check"
+import { prop } from "../../../test/support/prop.ts"
 import { checksumOf, crc32, keyIdPart, keyPrefix, mintToken, parseToken, tokenLength } from "../src/ApiKeyToken.ts"
 import { base62Alphabet } from "../src/Random.ts"
 
@@ -9,7 +10,7 @@ const base62 = (n: number) =>
 const token = base62(16).map((idPart) => mintToken(idPart))
 
 describe("ApiKeyToken", () => {
-  it.prop("a minted token parses back to its key id and secret", [token], ([t]) => {
+  prop("a minted token parses back to its key id and secret", [token], ([t]) => {
     expect(t.token.length).toBe(tokenLength)
     expect(t.token.startsWith(keyPrefix)).toBe(true)
     expect(t.token).toMatch(/^p2v_live_[0-9A-Za-z]{54}$/)
@@ -17,7 +18,7 @@ describe("ApiKeyToken", () => {
     expect(keyIdPart(t.keyId)).toBe(t.keyId.slice(4))
   })
 
-  it.prop(
+  prop(
     "any single-character change is refused",
     [token, fc.nat(), fc.oneof(fc.constantFrom(...base62Alphabet), fc.char(), fc.fullUnicode())],
     ([t, at, replacement]) => {
@@ -29,7 +30,7 @@ describe("ApiKeyToken", () => {
     { fastCheck: { numRuns: 2000 } }
   )
 
-  it.prop(
+  prop(
     "inserting or deleting one character is refused",
     [token, fc.nat(), fc.constantFrom(...base62Alphabet)],
     ([t, at, c]) => {
@@ -39,19 +40,19 @@ describe("ApiKeyToken", () => {
     }
   )
 
-  it.prop("swapping two different adjacent characters is refused", [token, fc.nat()], ([t, at]) => {
+  prop("swapping two different adjacent characters is refused", [token, fc.nat()], ([t, at]) => {
     const i = at % (t.token.length - 1)
     fc.pre(t.token[i] !== t.token[i + 1])
     const swapped = t.token.slice(0, i) + t.token[i + 1] + t.token[i] + t.token.slice(i + 2)
     expect(parseToken(swapped)).toBeUndefined()
   })
 
-  it.prop("arbitrary strings never parse unless they carry a valid checksum", [fc.string({ maxLength: 80 })], ([s]) => {
+  prop("arbitrary strings never parse unless they carry a valid checksum", [fc.string({ maxLength: 80 })], ([s]) => {
     const parsed = parseToken(s)
     if (parsed !== undefined) expect(checksumOf(s.slice(0, -6))).toBe(s.slice(-6))
   })
 
-  it.prop("well-shaped strings with a random checksum are refused (unless it happens to match)", [
+  prop("well-shaped strings with a random checksum are refused (unless it happens to match)", [
     base62(48),
     base62(6)
   ], ([body, sum]) => {

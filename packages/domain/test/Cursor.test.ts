@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck as fc, Predicate } from "effect"
+import { Predicate } from "effect"
+import * as fc from "fast-check"
+import { prop } from "../../../test/support/prop.ts"
 import { decodeCursor, decodePageToken, encodeCursor, encodePageToken } from "../src/Cursor.ts"
 
 /** Keyset cursors are opaque: what we encode decodes to the same position, anything else is refused. */
@@ -18,13 +20,13 @@ const position = fc.record({
 const b64url = (s: string) => Buffer.from(s, "utf8").toString("base64url")
 
 describe("Cursor", () => {
-  it.prop("round-trips every position", [position], ([p]) => {
+  prop("round-trips every position", [position], ([p]) => {
     const c = encodeCursor(p)
     expect(c).toMatch(/^[A-Za-z0-9_-]+$/)
     expect(decodeCursor(c)).toEqual(p)
   })
 
-  it.prop("never throws, and whatever it accepts is a well-formed position", [fc.string({ maxLength: 600 })], ([s]) => {
+  prop("never throws, and whatever it accepts is a well-formed position", [fc.string({ maxLength: 600 })], ([s]) => {
     const p = decodeCursor(s)
     if (p !== undefined) {
       expect(Number.isNaN(Date.parse(p.createdAt))).toBe(false)
@@ -33,7 +35,7 @@ describe("Cursor", () => {
     }
   })
 
-  it.prop("a character outside base64url makes any cursor invalid", [
+  prop("a character outside base64url makes any cursor invalid", [
     position,
     fc.nat(),
     fc.constantFrom("+", "/", "=", " ", "!", "%", ".", "é", "\n")
@@ -43,7 +45,7 @@ describe("Cursor", () => {
     expect(decodeCursor(c.slice(0, i) + bad + c.slice(i))).toBeUndefined()
   })
 
-  it.prop("base64url of JSON that is not a position is refused", [fc.jsonValue()], ([v]) => {
+  prop("base64url of JSON that is not a position is refused", [fc.jsonValue()], ([v]) => {
     const looksLikePosition = typeof v === "object" && v !== null && !Array.isArray(v) &&
       Predicate.hasProperty(v, "t") && typeof v.t === "string" && Predicate.hasProperty(v, "i") &&
       typeof v.i === "string"
@@ -53,7 +55,7 @@ describe("Cursor", () => {
 
   // the service only ever writes ISO 8601 UTC times (toISOString); Date.parse is far more lenient
   // ("not a date 0" and "x 1" parse as years), so a time check must be on the form, not Date.parse
-  it.prop(
+  prop(
     "positions whose time is not an ISO 8601 timestamp are refused",
     [fc.oneof(fc.string(), fc.constantFrom("not a date 0", "x 1", "2024", "May 5", "1/2/3", "0"))],
     ([t]) => {
@@ -62,7 +64,7 @@ describe("Cursor", () => {
     }
   )
 
-  it.prop("positions with an empty or oversized id are refused", [
+  prop("positions with an empty or oversized id are refused", [
     fc.oneof(fc.constant(""), fc.string({ minLength: 129, maxLength: 200 }))
   ], ([i]) => {
     expect(decodeCursor(b64url(JSON.stringify({ t: "2024-01-01T00:00:00.000Z", i })))).toBeUndefined()
@@ -74,7 +76,7 @@ describe("Cursor", () => {
       .toBeUndefined()
   })
 
-  it.prop(
+  prop(
     "drive page tokens round-trip with their folder",
     [fc.string({ minLength: 1, maxLength: 1000 }), fc.string()],
     ([token, parent]) => {

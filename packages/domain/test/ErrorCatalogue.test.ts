@@ -1,11 +1,11 @@
-import { HttpApi } from "@effect/platform"
+import { HttpApi } from "effect/http-api"
 import { describe, expect, it } from "vitest"
 import { Api } from "../src/api/Api.ts"
 import * as Errors from "../src/Errors.ts"
 
 const endpoints = (): Array<string> => {
   const names: Array<string> = []
-  HttpApi.reflect(Api, { onGroup() {}, onEndpoint: ({ endpoint }) => void names.push(endpoint.name) })
+  HttpApi.reflect(Api, { onGroup() {}, onEndpoint: ({ endpoint }) => void names.push(endpoint.identifier) })
   return names
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import * as fc from "fast-check"
+import { prop } from "../../../test/support/prop.ts"
 import { bearerToken, refusal } from "../src/Access.ts"
 import { canonicalJson, fingerprint, isValidKey } from "../src/Idempotency.ts"
 import { compareFolderNames, considered, finalStatus, maxFilesPerImport, stoppedReasons } from "../src/ImportState.ts"
@@ -23,7 +24,7 @@ describe("RateLimit.admit", () => {
     maxLength: 300
   })
 
-  it.prop("never admits more than `limit` in one window; refusals do not consume", [
+  prop("never admits more than `limit` in one window; refusals do not consume", [
     fc.integer({ min: 0, max: 20 }),
     gaps,
     fc.integer({ min: 0, max: 2 ** 40 })
@@ -56,7 +57,7 @@ describe("RateLimit.admit", () => {
     for (const count of admittedPerWindow.values()) expect(count).toBeLessThanOrEqual(limit)
   })
 
-  it.prop(
+  prop(
     "a burst admits exactly min(n, limit)",
     [fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 100 })],
     ([limit, n]) => {
@@ -71,7 +72,7 @@ describe("RateLimit.admit", () => {
     }
   )
 
-  it.prop("a full minute after the window opened, the budget is whole again", [
+  prop("a full minute after the window opened, the budget is whole again", [
     fc.integer({ min: 1, max: 50 }),
     fc.integer({ min: 0, max: 10 * minute })
   ], ([limit, later]) => {
@@ -86,7 +87,7 @@ describe("RateLimit.admit", () => {
 describe("SpendCap", () => {
   const attempts = fc.array(fc.integer({ min: 0, max: 6 * 60 * 60 * 1000 }), { maxLength: 200 })
 
-  it.prop("charging only when mayCharge never puts more than `cap` in any trailing 24 h", [
+  prop("charging only when mayCharge never puts more than `cap` in any trailing 24 h", [
     fc.integer({ min: 0, max: 15 }),
     attempts
   ], ([cap, gaps]) => {
@@ -103,7 +104,7 @@ describe("SpendCap", () => {
     }
   })
 
-  it.prop("it refills continuously: 24 h after the oldest charge in the window, one more is allowed", [
+  prop("it refills continuously: 24 h after the oldest charge in the window, one more is allowed", [
     fc.integer({ min: 1, max: 10 }),
     fc.array(fc.integer({ min: 1, max: 60_000 }), { minLength: 1, maxLength: 10 })
   ], ([cap, gaps]) => {
@@ -120,7 +121,7 @@ describe("SpendCap", () => {
     }
   })
 
-  it.prop("no cap means no ceiling; allowance null means unlimited", [
+  prop("no cap means no ceiling; allowance null means unlimited", [
     fc.array(fc.integer(), { maxLength: 50 }),
     fc.integer(),
     fc.nat()
@@ -129,11 +130,11 @@ describe("SpendCap", () => {
     expect(allowanceLeft(null, used)).toBe(true)
   })
 
-  it.prop("allowanceLeft is used < included", [fc.nat(1000), fc.nat(1000)], ([included, used]) => {
+  prop("allowanceLeft is used < included", [fc.nat(1000), fc.nat(1000)], ([included, used]) => {
     expect(allowanceLeft(included, used)).toBe(used < included)
   })
 
-  it.prop("chargeRefusal: the cap is looked at before the allowance; a charge is allowed only when both have room", [
+  prop("chargeRefusal: the cap is looked at before the allowance; a charge is allowed only when both have room", [
     fc.option(fc.nat(20), { nil: null }),
     fc.nat(25),
     fc.option(fc.nat(20), { nil: null }),
@@ -145,7 +146,7 @@ describe("SpendCap", () => {
     expect(r).toBe(capFull ? "spend_cap_reached" : allowanceFull ? "quota_exceeded" : undefined)
   })
 
-  it.prop("chargeRefusalFor(n): allowed exactly when n charges in a row would each be, else the first refusal met", [
+  prop("chargeRefusalFor(n): allowed exactly when n charges in a row would each be, else the first refusal met", [
     fc.option(fc.nat(20), { nil: null }),
     fc.nat(25),
     fc.option(fc.nat(20), { nil: null }),
@@ -185,7 +186,7 @@ describe("Plans", () => {
     )
   }
 
-  it.prop(
+  prop(
     "cycleStart is the latest anchor not in the future: ≤ now, > now − 32 days, and the next anchor is after now",
     [date, fc.integer({ min: 0, max: 40 * 365 * day })],
     ([anchor, elapsed]) => {
@@ -202,7 +203,7 @@ describe("Plans", () => {
     }
   )
 
-  it.prop("at the anchor itself the cycle starts there", [date], ([anchor]) => {
+  prop("at the anchor itself the cycle starts there", [date], ([anchor]) => {
     expect(cycleStart(anchor, anchor).getTime()).toBe(anchor.getTime())
   })
 
@@ -241,7 +242,7 @@ describe("Access", () => {
     now: fc.date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2100-01-01T00:00:00Z"), noInvalidDate: true })
   })
 
-  it.prop(
+  prop(
     "refusal order: revoked, expired, tenant_inactive, api_disabled, tier_not_eligible",
     [standing],
     ([{ account, key, now }]) => {
@@ -256,7 +257,7 @@ describe("Access", () => {
     }
   )
 
-  it.prop("the Bearer scheme compares case-insensitively; other schemes give nothing", [
+  prop("the Bearer scheme compares case-insensitively; other schemes give nothing", [
     fc.stringMatching(/^[A-Za-z0-9_]{1,60}$/),
     fc.subarray([..."bearer".split("").keys()])
   ], ([token, upper]) => {
@@ -273,7 +274,7 @@ describe("ImportState", () => {
   const tally = fc.record({ imported: fc.nat(600), skipped: fc.nat(600), failed: fc.nat(600) })
   const stopped = fc.option(fc.constantFrom(...stoppedReasons), { nil: null })
 
-  it.prop("finalStatus: completed iff nothing failed and nothing stopped; else partial iff something was imported", [
+  prop("finalStatus: completed iff nothing failed and nothing stopped; else partial iff something was imported", [
     tally,
     stopped
   ], ([t, s]) => {
@@ -282,7 +283,7 @@ describe("ImportState", () => {
     else expect(status).toBe(t.imported > 0 ? "partial" : "failed")
   })
 
-  it.prop("considered: the first 500 in name order, whatever the input order", [
+  prop("considered: the first 500 in name order, whatever the input order", [
     fc.uniqueArray(fc.record({ name: fc.string({ maxLength: 8 }), id: fc.uuid() }), {
       selector: (f) => f.id,
       maxLength: 700
@@ -300,7 +301,7 @@ describe("ImportState", () => {
 describe("folder name order", () => {
   const folder = fc.record({ name: fc.string({ maxLength: 8 }), id: fc.string({ minLength: 1, maxLength: 4 }) })
 
-  it.prop("is a total order: the same result whatever the input order", [
+  prop("is a total order: the same result whatever the input order", [
     fc.uniqueArray(folder, { selector: (f) => f.id, maxLength: 60 })
   ], ([folders]) => {
     const a = [...folders].sort(compareFolderNames)
@@ -331,7 +332,7 @@ describe("Idempotency", () => {
       Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reversed(x)]))
       : v
 
-  it.prop("the fingerprint ignores key order and whitespace of the JSON body", [fc.jsonValue()], ([value]) => {
+  prop("the fingerprint ignores key order and whitespace of the JSON body", [fc.jsonValue()], ([value]) => {
     const fp = (text: string) => fingerprint(new TextEncoder().encode(text))
     const a = fp(JSON.stringify(value))
     expect(fp(JSON.stringify(value, null, 2))).toBe(a)
@@ -339,14 +340,14 @@ describe("Idempotency", () => {
     expect(canonicalJson(reversed(value))).toBe(canonicalJson(value))
   })
 
-  it.prop("different JSON values have different fingerprints", [fc.jsonValue(), fc.jsonValue()], ([a, b]) => {
+  prop("different JSON values have different fingerprints", [fc.jsonValue(), fc.jsonValue()], ([a, b]) => {
     fc.pre(canonicalJson(a) !== canonicalJson(b))
     expect(fingerprint(new TextEncoder().encode(JSON.stringify(a)))).not.toBe(
       fingerprint(new TextEncoder().encode(JSON.stringify(b)))
     )
   })
 
-  it.prop("keys are 1–255 printable ASCII characters", [fc.string({ maxLength: 300, unit: "binary" })], ([key]) => {
+  prop("keys are 1–255 printable ASCII characters", [fc.string({ maxLength: 300, unit: "binary" })], ([key]) => {
     expect(isValidKey(key)).toBe(key.length >= 1 && key.length <= 255 && [...key].every((c) => c >= " " && c <= "~"))
   })
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import * as fc from "fast-check"
+import { prop } from "../../../test/support/prop.ts"
 import {
   initial,
   isConsistent,
@@ -55,7 +56,7 @@ describe("RenderState", () => {
     expect(isConsistent(initial)).toBe(true)
   })
 
-  it.prop("random event sequences stay in the allowed set, along allowed edges, always consistent", [
+  prop("random event sequences stay in the allowed set, along allowed edges, always consistent", [
     fc.array(event, { maxLength: 40 })
   ], ([events]) => {
     replay(events, (before, e, after) => {
@@ -71,18 +72,18 @@ describe("RenderState", () => {
     })
   })
 
-  it.prop("a terminal state never changes", [fc.array(event, { maxLength: 40 })], ([events]) => {
+  prop("a terminal state never changes", [fc.array(event, { maxLength: 40 })], ([events]) => {
     replay(events, (before, _e, after) => {
       if (isTerminal(before.status)) expect(after).toBeUndefined()
     })
   })
 
-  it.prop("progress is 100 exactly when completed", [fc.array(event, { maxLength: 40 })], ([events]) => {
+  prop("progress is 100 exactly when completed", [fc.array(event, { maxLength: 40 })], ([events]) => {
     const s = replay(events, () => {})
     expect(s.progress === 100).toBe(s.status === "completed")
   })
 
-  it.prop("NaN progress reports do not break the invariant", [fc.array(event, { maxLength: 10 })], ([events]) => {
+  prop("NaN progress reports do not break the invariant", [fc.array(event, { maxLength: 10 })], ([events]) => {
     const s = replay([{ _tag: "Started" }, ...events, { _tag: "Progressed", percent: Number.NaN }], () => {})
     expect(isConsistent(s), JSON.stringify(s)).toBe(true)
   })

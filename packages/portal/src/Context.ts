@@ -1,14 +1,14 @@
-import type { HttpServerRequest } from "@effect/platform"
 import * as JsonBody from "@pic2video/api/JsonBody"
 import type { Session } from "@pic2video/cluster/portal/PortalSessions"
 import type { WorkspaceRow } from "@pic2video/cluster/Workspaces"
 import { Errors } from "@pic2video/domain"
 import { Data, Effect } from "effect"
+import type { HttpServerRequest } from "effect/http/HttpServerRequest"
 import type { Frame, Section } from "./Layout.ts"
 
 /** What a signed-in page handler is given: the request, its session and workspace, a parsed form. */
 export interface Signed {
-  readonly request: HttpServerRequest.HttpServerRequest
+  readonly request: HttpServerRequest
   readonly url: URL
   readonly session: Session
   readonly workspace: WorkspaceRow
@@ -48,7 +48,7 @@ const maxFormBytes = 64 * 1024
  * An urlencoded form (every value of a repeated name), or why it cannot be read: 413
  * `payload_too_large` past 64 KiB (read no further), 400 `invalid_request` otherwise.
  */
-export const readForm = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Form | Errors.ApiFailure> => {
+export const readForm = (request: HttpServerRequest): Effect.Effect<Form | Errors.ApiFailure> => {
   const type = (request.headers["content-type"] ?? "").toLowerCase()
   if (type !== "" && !type.startsWith("application/x-www-form-urlencoded")) {
     return Effect.succeed(Errors.fail("invalid_request", "the form is not urlencoded"))
@@ -59,6 +59,6 @@ export const readForm = (request: HttpServerRequest.HttpServerRequest): Effect.E
     () => Errors.fail("payload_too_large", "the form is larger than 64 KiB")
   ).pipe(
     Effect.map((text) => new Form([...new URLSearchParams(text).entries()])),
-    Effect.merge
+    Effect.catch((refusal) => Effect.succeed(refusal))
   )
 }

@@ -1,7 +1,7 @@
-import { HttpServerResponse } from "@effect/platform"
 import { failureHeaders } from "@pic2video/api/ErrorResponse"
 import { securityHeaders } from "@pic2video/api/PageHeaders"
 import { Errors } from "@pic2video/domain"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { html, type Interpolated, isolate, type Markup, plain } from "./Html.ts"
 
 /**

@@ -1,11 +1,12 @@
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { failureHeaders } from "@pic2video/api/ErrorResponse"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import { AppConfig } from "@pic2video/cluster/AppConfig"
 import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
 import { WorkspacesRepo } from "@pic2video/cluster/Workspaces"
 import { Errors, RateLimit } from "@pic2video/domain"
-import { Cause, Effect, FiberRef } from "effect"
+import { Cause, Effect } from "effect"
+import { HttpServerRequest } from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { Form, NotFound, readForm, type Signed } from "./Context.ts"
@@ -125,7 +126,7 @@ const routes = [
   route("GET", "/portal/imports/{id}", Drive.importDetail)
 ]
 /** What the pages need from the service (the database, the key hasher, stored files, the cluster…). */
-type PageContext = Effect.Effect.Context<ReturnType<(typeof routes)[number][2]>>
+type PageContext = Effect.Services<ReturnType<(typeof routes)[number][2]>>
 
 /** The routes whose template the path fits (one per method), with its `{id}` segments. */
 const routesOf = (path: string) =>
@@ -141,10 +142,10 @@ const fixedPaths = new Set(["/portal/sign-in", "/portal/signed-out", "/portal/si
 
 /** The portal as one HttpApp: the server's top-level dispatcher sends every /portal request here. */
 export const app = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
+  const request = yield* HttpServerRequest
   const url = new URL(request.url, "http://localhost")
   const path = url.pathname
-  yield* FiberRef.set(RouteMetrics.currentRoute, routeLabel(path))
+  RouteMetrics.setRoute(request, routeLabel(path))
   const method = request.method === "HEAD" ? "GET" : request.method
   const config = yield* AppConfig
   const secure = config.publicBaseUrl.startsWith("https:")
@@ -186,7 +187,7 @@ export const app = Effect.gen(function*() {
 
   const session = yield* PortalSessions.resolve(request.cookies[cookieName])
   if (session === undefined) return signedOut
-  const workspace = yield* WorkspacesRepo.find(session.workspaceId)
+  const workspace = yield* (yield* WorkspacesRepo).find(session.workspaceId)
   if (workspace === undefined) return signedOut
   const frame: Signed["frame"] = (section) => ({ csrf: session.csrf, workspaceName: workspace.name, section })
 
@@ -243,8 +244,8 @@ export const app = Effect.gen(function*() {
   )
 }).pipe(
   // never a trace: a fault is logged, and the person sees a plain page
-  Effect.catchAllCause((cause) =>
-    Cause.isInterruptedOnly(cause)
+  Effect.catchCause((cause) =>
+    Cause.hasInterruptsOnly(cause)
       ? Effect.failCause(cause)
       : Effect.as(
         Effect.logError("portal request failed", cause),

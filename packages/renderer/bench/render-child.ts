@@ -19,7 +19,7 @@ tuneMemory()
 // Only what a render needs: NodeRuntime alone, not @effect/platform-node's index (its HTTP, socket,
 // worker and cluster modules cost ~50 MB of RSS that the render path never uses).
 const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
-const { Effect, Logger, LogLevel } = await import("effect")
+const { Effect, References } = await import("effect")
 const { renderVideo } = await import("../src/pipeline.ts")
 const { Renderer } = await import("../src/Renderer.ts")
 
@@ -67,4 +67,6 @@ const program = Effect.gen(function*() {
   )
 })
 
-NodeRuntime.runMain(program.pipe(Effect.provide(Renderer.layerFromEnv), Logger.withMinimumLogLevel(LogLevel.Warning)))
+NodeRuntime.runMain(
+  program.pipe(Effect.provide(Renderer.layerFromEnv), Effect.provideService(References.MinimumLogLevel, "Warn"))
+)

@@ -78,7 +78,7 @@ const zoompanCommand = (
   basePng: string,
   overlayPath: string,
   outPath: string,
-  settings: Renderer["Type"]["encode"]
+  settings: Renderer["Service"]["encode"]
 ): FfmpegCommand => {
   const c = encodeCommand({ frames: FRAMES, overlayPath, outPath, settings })
   const z = `1+0.15*(1-cos(PI*on/${FRAMES - 1}))/2`
@@ -149,7 +149,7 @@ interface ChildRender {
 }
 
 const renderInChild = (job: { photo: string; overlay: string; imageClass: string | undefined; outPath: string }) =>
-  Effect.async<ChildRender, Error>((resume) => {
+  Effect.callback<ChildRender, Error>((resume) => {
     const child = spawn(process.execPath, [
       new URL("./render-child.ts", import.meta.url).pathname,
       JSON.stringify({ ...job, seconds: SECONDS })
@@ -213,7 +213,7 @@ const program = Effect.gen(function*() {
     // The same stdin writer the renderer uses, fed from memory.
     const fromMemory = (bufs: ReadonlyArray<Uint8Array>) => (stdin: Writable) =>
       Effect.forEach(bufs, flushedWriter(stdin), { discard: true }).pipe(
-        Effect.zipRight(Effect.sync(() => stdin.end()))
+        Effect.andThen(Effect.sync(() => stdin.end()))
       )
 
     const reps: Array<

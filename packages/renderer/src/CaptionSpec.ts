@@ -2,15 +2,15 @@ import { captionStyles, imageClasses, textColors, textSizes } from "@pic2video/d
 import { Schema } from "effect"
 
 /** What the photo shows; the API passes it through from the request. Default: `other`. */
-export const ImageClass = Schema.Literal(...imageClasses)
+export const ImageClass = Schema.Literals(imageClasses)
 export type ImageClass = typeof ImageClass.Type
 export const DEFAULT_IMAGE_CLASS: ImageClass = "other"
 
-export const CaptionStyle = Schema.Literal(...captionStyles)
+export const CaptionStyle = Schema.Literals(captionStyles)
 export type CaptionStyle = typeof CaptionStyle.Type
-export const TextColor = Schema.Literal(...textColors)
+export const TextColor = Schema.Literals(textColors)
 export type TextColor = typeof TextColor.Type
-export const TextSize = Schema.Literal(...textSizes)
+export const TextSize = Schema.Literals(textSizes)
 export type TextSize = typeof TextSize.Type
 
 /** The caption fields of a render request (spec: POST /api/v1/renders). */

@@ -38,10 +38,10 @@ export interface RendererConfig {
 
 const DEFAULT_NICENESS = 10
 
-export class Renderer extends Context.Tag("@pic2video/renderer/Renderer")<Renderer, RendererShape>() {
+export class Renderer extends Context.Service<Renderer, RendererShape>()("@pic2video/renderer/Renderer") {
   static make = (config: RendererConfig = {}): Effect.Effect<RendererShape, BinaryNotFound> =>
     Effect.gen(function*() {
-      const pathEnv = config.pathEnv ?? (yield* Config.string("PATH").pipe(Config.withDefault(""), Effect.orDie))
+      const pathEnv = config.pathEnv ?? (yield* Config.String("PATH").pipe(Config.withDefault(""), Effect.orDie))
       const [ffmpeg, ffprobe] = yield* Effect.all(
         [resolveBinary("ffmpeg", config.ffmpegPath, pathEnv), resolveBinary("ffprobe", config.ffprobePath, pathEnv)],
         { concurrency: 2 }
@@ -73,14 +73,15 @@ export class Renderer extends Context.Tag("@pic2video/renderer/Renderer")<Render
     Renderer,
     Effect.gen(function*() {
       const env = yield* Config.all({
-        ffmpegPath: Config.option(Config.string("FFMPEG_PATH").pipe(Config.withDescription("ffmpeg binary to use"))),
-        ffprobePath: Config.option(Config.string("FFPROBE_PATH").pipe(Config.withDescription("ffprobe binary to use"))),
-        preset: Config.literal(...PRESETS)("RENDER_X264_PRESET").pipe(
+        // ffmpeg / ffprobe binary to use
+        ffmpegPath: Config.option(Config.String("FFMPEG_PATH")),
+        ffprobePath: Config.option(Config.String("FFPROBE_PATH")),
+        preset: Config.Literals(PRESETS, "RENDER_X264_PRESET").pipe(
           Config.withDefault<Preset>(DEFAULT_ENCODE.preset)
         ),
-        crf: Config.integer("RENDER_CRF").pipe(Config.withDefault(DEFAULT_ENCODE.crf)),
-        threads: Config.integer("RENDER_X264_THREADS").pipe(Config.withDefault(DEFAULT_ENCODE.threads)),
-        niceness: Config.integer("RENDER_NICE").pipe(Config.withDefault(DEFAULT_NICENESS))
+        crf: Config.Int("RENDER_CRF").pipe(Config.withDefault(DEFAULT_ENCODE.crf)),
+        threads: Config.Int("RENDER_X264_THREADS").pipe(Config.withDefault(DEFAULT_ENCODE.threads)),
+        niceness: Config.Int("RENDER_NICE").pipe(Config.withDefault(DEFAULT_NICENESS))
       }).pipe(Effect.orDie)
       return yield* Renderer.make({
         ffmpegPath: env.ffmpegPath._tag === "Some" ? env.ffmpegPath.value : undefined,

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 
 /** The caption overlay could not be made (the api answers 502 `caption_prep_failed`). */
 export class CaptionPrepError extends Schema.TaggedError<CaptionPrepError>()("CaptionPrepError", {
-  reason: Schema.Literal("unsupported_script", "does_not_fit", "render_failed"),
+  reason: Schema.Literals(["unsupported_script", "does_not_fit", "render_failed"]),
   message: Schema.String
 }) {}
 
@@ -13,7 +13,7 @@ export class PhotoRejected extends Schema.TaggedError<PhotoRejected>()("PhotoRej
 
 /** Generation ran but produced no valid video (`render_failed`). Carries ffmpeg's stderr tail. */
 export class RenderFailed extends Schema.TaggedError<RenderFailed>()("RenderFailed", {
-  stage: Schema.Literal("frames", "encode", "verify", "io"),
+  stage: Schema.Literals(["frames", "encode", "verify", "io"]),
   message: Schema.String,
   stderrTail: Schema.optional(Schema.String)
 }) {}

@@ -1,4 +1,4 @@
-import { Deferred, Effect } from "effect"
+import { Deferred, Effect, Exit } from "effect"
 import ffmpeg from "fluent-ffmpeg"
 import type { ChildProcess } from "node:child_process"
 import type { Writable } from "node:stream"
@@ -30,7 +30,7 @@ const childOf = (c: ffmpeg.FfmpegCommand): ChildProcess | undefined =>
   (c as unknown as { ffmpegProc?: ChildProcess }).ffmpegProc
 
 const killAndWait = (c: ffmpeg.FfmpegCommand): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     const child = childOf(c)
     if (!child || child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
     child.once("exit", () => resume(Effect.void))
@@ -49,10 +49,10 @@ export const runFfmpeg = (
     const feed = opts.feed
     const readsStdin = cmd.inputs.some((i) => i.source === "pipe:0")
     if (readsStdin !== (feed !== undefined)) {
-      return yield* Effect.dieMessage("ffmpeg reads stdin exactly when a feed is given")
+      return yield* Effect.die(new Error("ffmpeg reads stdin exactly when a feed is given"))
     }
     const started = yield* Deferred.make<Writable>()
-    const run = spawn(binary, cmd, opts, (stdin) => Deferred.unsafeDone(started, Effect.succeed(stdin)))
+    const run = spawn(binary, cmd, opts, (stdin) => Deferred.doneUnsafe(started, Exit.succeed(stdin)))
     if (!feed) return yield* run
     yield* Effect.all([run, Effect.flatMap(Deferred.await(started), feed)], { concurrency: 2, discard: true })
   })
@@ -63,7 +63,7 @@ const spawn = (
   { niceness = 0, onFrames }: RunOptions,
   onStart: (stdin: Writable) => void
 ): Effect.Effect<void, RenderFailed> =>
-  Effect.async<void, RenderFailed>((resume) => {
+  Effect.callback<void, RenderFailed>((resume) => {
     // fluent keeps the last `stdoutLines` lines of stdout and of stderr; the error tail comes from there.
     // With a niceness it runs `nice -n N ffmpeg …`, which execs ffmpeg in place (same pid to kill).
     const c = ffmpeg({ stdoutLines: STDERR_LINES, niceness })

@@ -37,8 +37,8 @@ export const fontFor = (style: CaptionStyle, bold: boolean): CaptionFont =>
 const SYSTEM_FONT_DIRS = ["/usr/share/fonts", "/usr/local/share/fonts"]
 
 const fontDirs = Effect.gen(function*() {
-  const extra = yield* Config.string("P2V_FONT_DIRS").pipe(Config.withDefault(""))
-  const home = yield* Config.string("HOME").pipe(Config.withDefault(""))
+  const extra = yield* Config.String("P2V_FONT_DIRS").pipe(Config.withDefault(""))
+  const home = yield* Config.String("HOME").pipe(Config.withDefault(""))
   const user = home ? [`${home}/.local/share/fonts`, `${home}/.fonts`] : []
   return [...SYSTEM_FONT_DIRS, ...user, ...extra.split(":").filter((d) => d.length > 0)]
 }).pipe(Effect.orElseSucceed(() => SYSTEM_FONT_DIRS))

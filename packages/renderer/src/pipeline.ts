@@ -119,11 +119,10 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
           stats
         ).pipe(
           Effect.withSpan("frames", {
-            attributes: { "p2v.frames": total, "p2v.frame_workers": renderer.frameConcurrency },
-            captureStackTrace: false
-          }),
-          Effect.zipRight(platformStream.end(stdin)),
-          Effect.tap(() => (fed = performance.now()))
+            attributes: { "p2v.frames": total, "p2v.frame_workers": renderer.frameConcurrency }
+          }, { captureStackTrace: false }),
+          Effect.andThen(platformStream.end(stdin)),
+          Effect.tap(() => Effect.sync(() => (fed = performance.now())))
         )
       }
 
@@ -147,7 +146,7 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
       })
       yield* runFfmpeg(renderer.ffmpeg.path, cmd, {
         feed,
-        onFrames: (n) => Queue.unsafeOffer(progress, n),
+        onFrames: (n) => Queue.offerUnsafe(progress, n),
         niceness: renderer.niceness
       }).pipe(
         Effect.withSpan("encode")
@@ -156,7 +155,7 @@ export const renderVideo = (job: RenderJob): Effect.Effect<RenderResult, PhotoRe
       const t2 = performance.now()
       const probe = yield* probeVideo(partial).pipe(
         Effect.mapError((e) => new RenderFailed({ stage: "verify", message: e.message })),
-        Effect.withSpan("verify", { captureStackTrace: false })
+        Effect.withSpan("verify", undefined, { captureStackTrace: false })
       )
       const problems = verifyProbe(probe, total / OUTPUT.fps)
       if (problems.length > 0) {

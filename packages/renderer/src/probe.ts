@@ -36,7 +36,7 @@ const rate = (r: unknown): number => {
 }
 
 const ffprobe = (binary: string, path: string) =>
-  Effect.async<ffmpeg.FfprobeData, ProbeFailed>((resume) => {
+  Effect.callback<ffmpeg.FfprobeData, ProbeFailed>((resume) => {
     ffmpeg(path)
       .setFfprobePath(binary)
       .ffprobe((err: Error | null, data: ffmpeg.FfprobeData) =>

@@ -77,13 +77,15 @@ describe("prepareCaption", () => {
           specs,
           (spec) =>
             overlayBox(spec).pipe(
-              Effect.tap((b) => {
-                insideSafeZone(b)
-                sizes.set(
-                  `${spec.caption_style}/${spec.text_size}/${spec.bold}/${spec.bold_outline}/${spec.text_color}`,
-                  b.bottom - b.top
-                )
-              })
+              Effect.tap((b) =>
+                Effect.sync(() => {
+                  insideSafeZone(b)
+                  sizes.set(
+                    `${spec.caption_style}/${spec.text_size}/${spec.bold}/${spec.bold_outline}/${spec.text_color}`,
+                    b.bottom - b.top
+                  )
+                })
+              )
             ),
           { concurrency: 2, discard: true }
         )

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck } from "effect"
+import * as FastCheck from "fast-check"
+import { prop } from "../../../test/support/prop.ts"
 import { ImageClass } from "../src/CaptionSpec.ts"
 import { type Framing, planFraming, type SubjectBox } from "../src/framing.ts"
 import { cameraAt, type CameraPath, frameTime, planMotion, subjectStaysInZone } from "../src/motion-path.ts"
@@ -179,7 +180,7 @@ describe("letterbox motion invariants", () => {
   const moves = ["", "zoom in", "zoom out", "pan left", "pan right", "pan up", "pan down", "still"]
   const speeds = ["", "slow", "fast"]
 
-  it.prop(
+  prop(
     "no frame leaves the base, the photo never enters the caption box, the subject stays in its zone",
     [
       FastCheck.double({ min: 0.81, max: 3.2, noNaN: true }),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck } from "effect"
+import * as FastCheck from "fast-check"
+import { prop } from "../../../test/support/prop.ts"
 import { ImageClass } from "../src/CaptionSpec.ts"
 import { planFraming } from "../src/framing.ts"
 import { cameraAt, easeInOut, frameTime, planMotion } from "../src/motion-path.ts"
@@ -50,7 +51,7 @@ describe("camera path", () => {
   const moves = ["zoom in", "zoom out", "pan left", "pan right", "pan up", "pan down", "still", "", "dreamy"]
   const speeds = ["slow", "fast", ""]
 
-  it.prop(
+  prop(
     "stays inside the prepared base (no black edges) and never upsamples, for any shape and words",
     [
       FastCheck.double({ min: 0.15, max: 6, noNaN: true }),

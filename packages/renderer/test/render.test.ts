@@ -150,7 +150,7 @@ layer(Renderer.layer())("renderVideo", (it) => {
           seconds: 8,
           outPath,
           onProgress: (done) => Ref.set(started, done)
-        }).pipe(Effect.fork)
+        }).pipe(Effect.forkChild)
         // Wait until ffmpeg is really encoding.
         while ((yield* Ref.get(started)) < 5) yield* realSleep(100)
         expect(ffmpegChildren().length).toBe(1)
@@ -175,7 +175,7 @@ layer(Renderer.layer())("renderVideo", (it) => {
           seconds: 8,
           outPath: join(out, "lowered.mp4"),
           onProgress: (done) => Ref.set(started, done)
-        }).pipe(Effect.fork)
+        }).pipe(Effect.forkChild)
         while ((yield* Ref.get(started)) < 5) yield* realSleep(100)
         const ffmpegNice = execFileSync("ps", ["-o", "ni=,comm=", "--ppid", String(process.pid)], { encoding: "utf8" })
           .split("\n").filter((l) => /ffmpeg/.test(l)).map((l) => Number(l.trim().split(/\s+/)[0]))

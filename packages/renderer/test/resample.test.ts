@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck } from "effect"
+import * as FastCheck from "fast-check"
 import { readFileSync } from "node:fs"
 import { compileWasm } from "../../../scripts/build-wasm.ts"
+import { prop } from "../../../test/support/prop.ts"
 import type { CameraWindow } from "../src/motion-path.ts"
 import { OUTPUT } from "../src/output.ts"
 import { type AxisWeights, axisWeights, WEIGHT_ONE } from "../src/resample-weights.ts"
@@ -131,7 +132,7 @@ const firstDifference = (a: Uint8Array, b: Uint8Array) => {
 }
 
 describe("resampling weights", () => {
-  it.prop(
+  prop(
     "sum to one exactly, stay inside the source and put each output pixel's centre where the camera says, to 0.03 px",
     [
       FastCheck.integer({ min: 4, max: 1200 }),
@@ -268,7 +269,7 @@ describe("motion", () => {
 
 describe("WebAssembly resampler", () => {
   // Both horizontal passes: five taps or fewer (zoom ≥ 0.8, every framing today) and the general one.
-  it.prop(
+  prop(
     "gives exactly the bytes of the plain reference, for any window inside the base",
     [
       FastCheck.double({ min: 0.55, max: 1, noNaN: true }),
@@ -286,7 +287,7 @@ describe("WebAssembly resampler", () => {
     { fastCheck: { numRuns: 6 } }
   )
 
-  it.prop(
+  prop(
     "pans (zoom 1 on whole rows, where the vertical pass is skipped) give the reference's bytes too",
     [
       FastCheck.double({ min: 0, max: 1, noNaN: true }),
@@ -303,7 +304,7 @@ describe("WebAssembly resampler", () => {
     { fastCheck: { numRuns: 3 } }
   )
 
-  it.prop(
+  prop(
     "yuv420p frames (the renderer's): each plane gives exactly the reference's bytes, caption blended in",
     [
       FastCheck.double({ min: 0.55, max: 1, noNaN: true }),
@@ -330,7 +331,7 @@ describe("WebAssembly resampler", () => {
     { fastCheck: { numRuns: 4 } }
   )
 
-  it.prop(
+  prop(
     "yuv420p pans (zoom 1 on whole rows, vertical passes skipped) give the reference's bytes too",
     [
       FastCheck.double({ min: 0, max: 1, noNaN: true }),

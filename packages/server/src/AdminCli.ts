@@ -124,7 +124,7 @@ export const run = (argv: ReadonlyArray<string>) =>
         const p = yield* plan(flags.plan)
         if (p === undefined) return yield* Effect.fail(usage("--plan is required"))
         if (flags.name === undefined || flags.name === "") return yield* Effect.fail(usage("--name is required"))
-        const row = yield* WorkspacesRepo.create(flags.name, {
+        const row = yield* (yield* WorkspacesRepo).create(flags.name, {
           plan: p,
           included: yield* included(flags.included),
           storageBudgetBytes: yield* nonNegativeInt("storage-budget-bytes", flags["storage-budget-bytes"])
@@ -138,7 +138,7 @@ export const run = (argv: ReadonlyArray<string>) =>
         if (status !== undefined && status !== "active" && status !== "inactive") {
           return yield* Effect.fail(usage("--status must be active or inactive"))
         }
-        const row = yield* WorkspacesRepo.update(id, {
+        const row = yield* (yield* WorkspacesRepo).update(id, {
           plan: yield* plan(flags.plan),
           status,
           apiEnabled: yield* bool("api-enabled", flags["api-enabled"]),
@@ -150,7 +150,7 @@ export const run = (argv: ReadonlyArray<string>) =>
       case "workspace show": {
         yield* known(flags, [])
         return Workspaces.toDocument(
-          yield* WorkspacesRepo.get(yield* one(positional, "WORKSPACE_ID")),
+          yield* (yield* WorkspacesRepo).get(yield* one(positional, "WORKSPACE_ID")),
           yield* DateTime.nowAsDate
         )
       }
@@ -197,7 +197,7 @@ export const run = (argv: ReadonlyArray<string>) =>
       case "media show": {
         yield* known(flags, [])
         const id = yield* one(positional, "MEDIA_ID")
-        const row = yield* MediaRepo.byId(id)
+        const row = yield* (yield* MediaRepo).byId(id)
         if (row === undefined) return yield* Effect.fail(Errors.fail("unknown_media", `no media ${id}`))
         // the public document, plus what the vision model inferred (null while pending or failed)
         return {

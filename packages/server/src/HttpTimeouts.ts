@@ -34,7 +34,7 @@ export interface HttpTimeouts {
 }
 
 const seconds = (name: string, fallback: number) =>
-  Config.number(name).pipe(Config.withDefault(fallback), Config.map((s) => Math.max(1, Math.round(s * 1000))))
+  Config.Number(name).pipe(Config.withDefault(fallback), Config.map((s) => Math.max(1, Math.round(s * 1000))))
 
 export const config: Config.Config<HttpTimeouts> = Config.all({
   headersMillis: seconds("HTTP_HEADERS_TIMEOUT_SECONDS", 10),

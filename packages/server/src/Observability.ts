@@ -1,14 +1,11 @@
-import {
-  type HttpApp,
-  HttpServerError,
-  HttpServerRequest,
-  type HttpServerResponse,
-  HttpTraceContext
-} from "@effect/platform"
-import { ReadsTraced } from "@pic2video/api/Http"
+import { type App, ReadsTraced } from "@pic2video/api/Http"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import * as Gauges from "@pic2video/cluster/metrics/Gauges"
-import { Config, Context, Effect, Exit, Layer, Option, Runtime, Tracer as EffectTracer } from "effect"
+import { Config, Context, Effect, Exit, Layer, Logger, Option, Tracer as EffectTracer } from "effect"
+import * as HttpServerError from "effect/http/HttpServerError"
+import { HttpServerRequest } from "effect/http/HttpServerRequest"
+import type { HttpServerResponse } from "effect/http/HttpServerResponse"
+import * as HttpTraceContext from "effect/http/HttpTraceContext"
 import { createServer } from "node:http"
 import { hostname } from "node:os"
 import * as JsonLogger from "./observability/JsonLogger.ts"
@@ -28,22 +25,21 @@ import * as ProcessMetrics from "./observability/ProcessMetrics.ts"
 export type Role = "all-in-one" | "api" | "runner"
 
 const config = Config.all({
-  metricsPort: Config.option(
-    Config.port("METRICS_PORT").pipe(Config.withDescription("port of the Prometheus /metrics listener; unset: none"))
-  ),
-  metricsHost: Config.string("METRICS_HOST").pipe(Config.withDefault("127.0.0.1")),
-  logFormat: Config.literal("text", "json")("LOG_FORMAT").pipe(Config.withDefault("text")),
-  otlp: Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
-  otlpTraces: Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
-  serviceName: Config.option(Config.nonEmptyString("OTEL_SERVICE_NAME")),
-  sdkDisabled: Config.boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false))
+  // port of the Prometheus /metrics listener; unset: none
+  metricsPort: Config.option(Config.Port("METRICS_PORT")),
+  metricsHost: Config.String("METRICS_HOST").pipe(Config.withDefault("127.0.0.1")),
+  logFormat: Config.Literals(["text", "json"], "LOG_FORMAT").pipe(Config.withDefault("text")),
+  otlp: Config.option(Config.NonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  otlpTraces: Config.option(Config.NonEmptyString("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+  serviceName: Config.option(Config.NonEmptyString("OTEL_SERVICE_NAME")),
+  sdkDisabled: Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false))
 })
 
 /** The Prometheus exposition of this process's metrics, when METRICS_PORT is set. */
-export class MetricsExposition extends Context.Tag("pic2video/MetricsExposition")<
+export class MetricsExposition extends Context.Service<
   MetricsExposition,
   Option.Option<{ readonly host: string; readonly port: number; readonly collect: () => Promise<string> }>
->() {}
+>()("pic2video/MetricsExposition") {}
 
 const contentType = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -53,16 +49,20 @@ const contentType = "text/plain; version=0.0.4; charset=utf-8"
  * service starts logs and traces through it.
  */
 export const layerTelemetry = (role: Role) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.gen(function*() {
       const c = yield* config
-      const logger = c.logFormat === "json" ? JsonLogger.layer : Layer.empty
+      // text: Effect's pretty lines (as NodeRuntime.runMain wrote them in Effect 3, annotations on lines of their own)
+      const logger = c.logFormat === "json"
+        ? JsonLogger.layer
+        : Logger.layer([Logger.consolePretty(), Logger.tracerLogger])
       const tracing = !c.sdkDisabled && (Option.isSome(c.otlp) || Option.isSome(c.otlpTraces))
       const metrics = Option.isSome(c.metricsPort)
       if (!tracing && !metrics) return Layer.mergeAll(logger, Layer.succeed(MetricsExposition, Option.none()))
 
       const [
-        { NodeSdk, Tracer },
+        NodeSdk,
+        OtelTracer,
         { PrometheusExporter, PrometheusSerializer },
         { BatchSpanProcessor },
         { OTLPTraceExporter },
@@ -70,7 +70,8 @@ export const layerTelemetry = (role: Role) =>
       ] = yield* Effect
         .promise(() =>
           Promise.all([
-            import("@effect/opentelemetry"),
+            import("@effect/opentelemetry/NodeSdk"),
+            import("@effect/opentelemetry/OtelTracer"),
             import("@opentelemetry/exporter-prometheus"),
             import("@opentelemetry/sdk-trace-base"),
             import("@opentelemetry/exporter-trace-otlp-http"),
@@ -92,14 +93,13 @@ export const layerTelemetry = (role: Role) =>
       // own tracer layer, this one does not enter an OpenTelemetry context on every step of every fiber
       // while a span is open (its `context` hook, there so OpenTelemetry instrumentations of other
       // libraries see Effect's span; this service has none): that alone cost more than the spans.
+      // Effect 4's Tracer takes no `context` hook at all when none is given.
       const tracer = () =>
-        Layer.unwrapEffect(
-          Effect.map(
-            Tracer.make,
-            (otel) => Layer.setTracer(EffectTracer.make({ span: otel.span, context: (execution) => execution() }))
-          )
+        Layer.effect(
+          EffectTracer.Tracer,
+          Effect.map(OtelTracer.make, (otel) => EffectTracer.make({ span: (options) => otel.span(options) }))
         ).pipe(
-          Layer.provide(Tracer.layerTracer),
+          Layer.provide(OtelTracer.layerTracer),
           Layer.provide(
             NodeSdk.layerTracerProvider(new BatchSpanProcessor(new SemanticSpanNames(new OTLPTraceExporter())))
           )
@@ -116,7 +116,7 @@ export const layerTelemetry = (role: Role) =>
         Layer.succeed(MetricsExposition, exposition),
         Layer.succeed(ReadsTraced, tracing),
         Layer.succeed(Observed, tracing ? "traces" : "metrics"),
-        tracing ? Layer.succeed(SpanRenamer, renameOtelSpan(Tracer.currentOtelSpan)) : Layer.empty
+        tracing ? Layer.succeed(SpanRenamer, renameOtelSpan(OtelTracer.currentOtelSpan)) : Layer.empty
       )
     }).pipe(Effect.orDie)
   )
@@ -126,16 +126,16 @@ export const layerTelemetry = (role: Role) =>
  * backlog, this runner's shards, the pool, the process), then writes every metric in Prometheus'
  * text format 0.0.4. Anything else on that port is 404 (405 for another method on /metrics).
  */
-export const layerMetricsServer = Layer.scopedDiscard(Effect.gen(function*() {
+export const layerMetricsServer = Layer.effectDiscard(Effect.gen(function*() {
   const exposition = yield* MetricsExposition
   if (Option.isNone(exposition)) return
   const { collect, host, port } = exposition.value
   const sampleCluster = yield* Gauges.makeSampler
   const sampleProcess = yield* ProcessMetrics.make
-  const runtime = yield* Effect.runtime<never>()
+  const services = yield* Effect.context<never>()
   // a scrape makes no spans of its own (its backlog query would otherwise be traced every 15 s)
   const sample = () =>
-    Runtime.runPromise(runtime)(Effect.withTracerEnabled(Effect.zipRight(sampleProcess, sampleCluster), false))
+    Effect.runPromiseWith(services)(Effect.withTracerEnabled(Effect.andThen(sampleProcess, sampleCluster), false))
   const server = createServer((req, res) => {
     const path = (req.url ?? "").split("?")[0]
     if (path !== "/metrics") {
@@ -158,12 +158,12 @@ export const layerMetricsServer = Layer.scopedDiscard(Effect.gen(function*() {
     )
   })
   yield* Effect.acquireRelease(
-    Effect.async<void, Error>((resume) => {
+    Effect.callback<void, Error>((resume) => {
       server.once("error", (e) => resume(Effect.fail(e)))
       server.listen(port, host, () => resume(Effect.void))
     }),
     () =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })
@@ -180,56 +180,53 @@ export const layerMetricsServer = Layer.scopedDiscard(Effect.gen(function*() {
  * never made, had every header as an attribute: Pipeline.layerWithoutPlatformSpan). An incoming
  * `traceparent` (or b3) is continued. A process with neither metrics nor traces skips all of it.
  */
-export const observed = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> => {
+export const observed = <R>(app: App<R>): App<R> => {
   const measured = measure(app)
   const traced = serverSpan(measured)
-  return Effect.withFiberRuntime((fiber) => {
-    const mode = Context.get(fiber.currentContext, Observed)
+  return Effect.withFiber((fiber) => {
+    const mode = fiber.getRef(Observed)
     return mode === "off" ? app : mode === "metrics" ? measured : traced
   })
 }
 
 /** What this process's requests are observed for: nothing, metrics (METRICS_PORT), or metrics and traces. */
-class Observed extends Context.Reference<Observed>()("pic2video/Observed", {
-  defaultValue: (): "off" | "metrics" | "traces" => "off"
-}) {}
+const Observed = Context.Reference<"off" | "metrics" | "traces">("pic2video/Observed", { defaultValue: () => "off" })
 
-const measure = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
+const measure = <R>(app: App<R>): App<R> =>
   Effect.clockWith((clock) => {
-    const start = clock.unsafeCurrentTimeNanos()
+    const start = clock.currentTimeNanosUnsafe()
     return Effect.onExit(app, (exit) =>
-      Effect.withFiberRuntime((fiber) => {
-        const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
-        const route = fiber.getFiberRef(RouteMetrics.currentRoute) ?? RouteMetrics.unmatched
+      Effect.withFiber((fiber) => {
+        const request = Context.getUnsafe(fiber.context, HttpServerRequest)
+        const route = RouteMetrics.routeOf(request) ?? RouteMetrics.unmatched
         RouteMetrics.recordRequest(
           request.method,
           route,
           statusOf(exit),
-          Number(clock.unsafeCurrentTimeNanos() - start) / 1e9
+          Number(clock.currentTimeNanosUnsafe() - start) / 1e9
         )
         return Effect.void
       }))
   })
 
-const statusOf = (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>) =>
+const statusOf = (exit: Exit.Exit<HttpServerResponse, unknown>) =>
   Exit.isSuccess(exit) ? exit.value.status : HttpServerError.exitResponse(exit).status
 
 /** Renames the current OpenTelemetry span; provided only while traces are exported. */
-class SpanRenamer extends Context.Reference<SpanRenamer>()("pic2video/SpanRenamer", {
-  defaultValue: (): (name: string) => Effect.Effect<void> => () => Effect.void
-}) {}
+const SpanRenamer = Context.Reference<(name: string) => Effect.Effect<void>>("pic2video/SpanRenamer", {
+  defaultValue: () => () => Effect.void
+})
 
-const serverSpan = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
-  Effect.withFiberRuntime((fiber) => {
-    const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
-    const rename = Context.get(fiber.currentContext, SpanRenamer)
+const serverSpan = <R>(app: App<R>): App<R> =>
+  Effect.withFiber((fiber) => {
+    const request = Context.getUnsafe(fiber.context, HttpServerRequest)
+    const rename = fiber.getRef(SpanRenamer)
     const q = request.url.indexOf("?")
     return Effect.useSpan(
       request.method,
       {
         kind: "server",
-        parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers)),
-        captureStackTrace: false
+        parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers))
       },
       (span) => {
         span.attribute("http.request.method", request.method)
@@ -241,11 +238,11 @@ const serverSpan = <R>(app: HttpApp.Default<never, R>): HttpApp.Default<never, R
           span.attribute("user_agent.original", request.headers["user-agent"])
         }
         return Effect.onExit(Effect.withParentSpan(app, span), (exit) =>
-          Effect.withFiberRuntime((after) => {
+          Effect.suspend(() => {
             const status = statusOf(exit)
             span.attribute("http.response.status_code", status)
             if (status >= 500) span.attribute("error.type", String(status))
-            const route = after.getFiberRef(RouteMetrics.currentRoute)
+            const route = RouteMetrics.routeOf(request)
             if (route === undefined) return Effect.void
             span.attribute("http.route", route)
             return Effect.withParentSpan(rename(`${request.method} ${route}`), span)

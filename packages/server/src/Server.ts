@@ -1,5 +1,5 @@
-import { type HttpApp, HttpServer, HttpServerRequest } from "@effect/platform"
-import { NodeContext, NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Http from "@pic2video/api/Http"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import * as ApiKeyEntity from "@pic2video/cluster/ApiKeyEntity"
@@ -13,7 +13,9 @@ import * as RenderEntity from "@pic2video/cluster/RenderEntity"
 import * as Sharding from "@pic2video/cluster/Sharding"
 import * as Portal from "@pic2video/portal"
 import { Renderer } from "@pic2video/renderer"
-import { Effect, Layer, Runtime } from "effect"
+import { Effect, Layer } from "effect"
+import * as HttpServer from "effect/http/HttpServer"
+import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { answerClientErrors } from "./ClientError.ts"
 import * as HttpTimeouts from "./HttpTimeouts.ts"
@@ -26,10 +28,10 @@ import * as Observability from "./Observability.ts"
  * nothing of each other's processes; this module decides where they run.
  */
 
-const HttpServerLive = Layer.unwrapEffect(
+const HttpServerLive = Layer.unwrap(
   Effect.map(
-    Effect.all([AppConfig.AppConfig, HttpTimeouts.config, Effect.runtime<never>()]),
-    ([c, timeouts, runtime]) =>
+    Effect.all([AppConfig.AppConfig, HttpTimeouts.config, Effect.context<never>()]),
+    ([c, timeouts, services]) =>
       NodeHttpServer.layer(() => {
         const server = createServer({ connectionsCheckingInterval: HttpTimeouts.checkingIntervalMillis(timeouts) })
         // a stuck or trickling client cannot hold a fiber, a temp file, or shutdown (HttpTimeouts.ts)
@@ -44,7 +46,7 @@ const HttpServerLive = Layer.unwrapEffect(
         // counted in /metrics; logged at a bounded rate through the process's logger (LOG_FORMAT)
         answerClientErrors(server, {
           onProtocolError: RouteMetrics.protocolError,
-          log: (line) => Runtime.runFork(runtime)(Effect.logWarning(line))
+          log: (line) => Effect.runForkWith(services)(Effect.logWarning(line))
         })
         return server
       }, { port: c.port, host: c.host })
@@ -56,10 +58,13 @@ const HttpServerLive = Layer.unwrapEffect(
  * own app before the API's pipeline sees them, so the API's routes, authentication (Bearer only, a
  * cookie is never read) and OpenAPI document are exactly what they are without it.
  */
-const withPortal = (api: HttpApp.Default) =>
+type PortalServices = Effect.Services<typeof Portal.app>
+
+const withPortal = <R>(api: Http.App<R>): Http.App<R | PortalServices> =>
   Effect.flatMap(
-    HttpServerRequest.HttpServerRequest,
-    (request) => Portal.isPortalPath(new URL(request.url, "http://localhost").pathname) ? Portal.app : api
+    HttpServerRequest,
+    (request): Http.App<R | PortalServices> =>
+      Portal.isPortalPath(new URL(request.url, "http://localhost").pathname) ? Portal.app : api
   )
 
 export const layerHttp = Http.serve((api) => Observability.observed(withPortal(api))).pipe(
@@ -76,7 +81,7 @@ export { layerInfra }
  */
 export const layerDrive = Integrations.layer.pipe(
   Layer.provide(Layer.mergeAll(DriveApi.layerConfig, TokenCipher.layerConfig, Integrations.layerRetryPolicy)),
-  Layer.provide(NodeContext.layer)
+  Layer.provide(NodeServices.layer)
 )
 
 /** Entities this process hosts when it is a runner, and the runner's background duties. */

@@ -1,4 +1,4 @@
-import { Config, Context, Effect, Layer, Metric, MetricBoundaries } from "effect"
+import { Config, Context, Effect, Layer, Metric, Semaphore } from "effect"
 import sharp from "sharp"
 import { classify, type Detections, type Inference, type SceneStats, sceneStats } from "./classify.ts"
 import { spawnVisionThread, type VisionThread } from "./platform/vision-workers.ts"
@@ -63,15 +63,16 @@ export interface VisionConfig {
  * How long one classification takes (decode, statistics and the models on the worker thread), once a
  * slot is free; exported as a Prometheus histogram by the service's /metrics (docs/operations.md).
  */
-const inferenceSeconds = Metric.histogram(
-  "p2v_vision_inference_seconds",
-  MetricBoundaries.fromIterable([0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30]),
-  "Seconds one photo classification took, from decode to classes"
-).register()
+const inferenceSeconds = Metric.histogram("p2v_vision_inference_seconds", {
+  description: "Seconds one photo classification took, from decode to classes",
+  boundaries: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30]
+})
+// registered now (in the default registry), so it is exported from the start, at 0
+inferenceSeconds.valueUnsafe(Context.empty())
 
 export const makeVision = (config: VisionConfig = {}): VisionShape => {
   let thread: VisionThread | undefined
-  const slots = Effect.unsafeMakeSemaphore(INFER_AT_ONCE)
+  const slots = Semaphore.makeUnsafe(INFER_AT_ONCE)
   const get = () => (thread ??= spawnVisionThread({ modelDir: config.modelDir, niceness: config.niceness ?? 0 }))
   const run = async (photo: string | Uint8Array): Promise<VisionResult> => {
     const started = performance.now()
@@ -99,7 +100,7 @@ export const makeVision = (config: VisionConfig = {}): VisionShape => {
     const size = { width: info.width, height: info.height }
     const inference = classify(detections, stats, size, displayed)
     const millis = performance.now() - started
-    inferenceSeconds.unsafeUpdate(millis / 1000, [])
+    inferenceSeconds.updateUnsafe(millis / 1000, Context.empty())
     return {
       ...inference,
       model: withPose ? MODEL_NAME : MODEL_NAME_WITHOUT_POSE,
@@ -117,7 +118,7 @@ export const makeVision = (config: VisionConfig = {}): VisionShape => {
   }
 }
 
-export class Vision extends Context.Tag("@pic2video/vision/Vision")<Vision, VisionShape>() {
+export class Vision extends Context.Service<Vision, VisionShape>()("@pic2video/vision/Vision") {
   static layer = (config: VisionConfig = {}): Layer.Layer<Vision> => Layer.sync(Vision, () => makeVision(config))
 
   /** VISION_MODEL_DIR (default: the models shipped in @vladmandic/human), RENDER_NICE (as renders). */
@@ -125,8 +126,8 @@ export class Vision extends Context.Tag("@pic2video/vision/Vision")<Vision, Visi
     Vision,
     Effect.gen(function*() {
       const env = yield* Config.all({
-        modelDir: Config.option(Config.string("VISION_MODEL_DIR")),
-        niceness: Config.integer("RENDER_NICE").pipe(Config.withDefault(10))
+        modelDir: Config.option(Config.String("VISION_MODEL_DIR")),
+        niceness: Config.Int("RENDER_NICE").pipe(Config.withDefault(10))
       }).pipe(Effect.orDie)
       return makeVision({
         modelDir: env.modelDir._tag === "Some" ? env.modelDir.value : undefined,

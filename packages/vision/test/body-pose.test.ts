@@ -1,4 +1,5 @@
-import { Effect, FastCheck as fc } from "effect"
+import { Effect } from "effect"
+import * as fc from "fast-check"
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"

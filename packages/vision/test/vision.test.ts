@@ -303,13 +303,13 @@ describe("the vision model", () => {
     "a missing model fails the call with VisionUnavailable (the caller falls back), it does not throw or hang",
     async () => {
       const r = await Effect.runPromise(
-        Effect.either(
+        Effect.result(
           makeVision({ modelDir: "/nonexistent/models" }).infer(
             new URL("../../../test/fixtures/astronaut.png", import.meta.url).pathname
           )
         )
       )
-      expect(r._tag).toBe("Left")
+      expect(r._tag).toBe("Failure")
     },
     60_000
   )

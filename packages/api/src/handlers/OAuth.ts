@@ -1,7 +1,8 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { type CallbackOutcome, Integrations } from "@pic2video/cluster/Integrations"
 import { Api } from "@pic2video/domain/api/Api"
 import { Effect } from "effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { securityHeaders } from "../PageHeaders.ts"
 
 /**
@@ -70,13 +71,13 @@ const backTo = (outcome: CallbackOutcome) =>
 export const layer = HttpApiBuilder.group(Api, "oauth", (handlers) =>
   Effect.gen(function*() {
     const integrations = yield* Integrations
-    return handlers.handle("callback", ({ urlParams }) =>
-      Effect.map(
+    return handlers.handle("callback", ({ query }) =>
+      Effect.orDie(Effect.map(
         integrations.completeConnect({
-          state: single(urlParams.state),
-          code: single(urlParams.code),
-          error: single(urlParams.error)
+          state: single(query.state),
+          code: single(query.code),
+          error: single(query.error)
         }),
         backTo
-      ))
+      )))
   }))

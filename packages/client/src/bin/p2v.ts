@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { Cause, Effect, Exit, Fiber } from "effect"
 import { exitCodes, outcome, run } from "../Cli.ts"
 
@@ -7,7 +7,7 @@ import { exitCodes, outcome, run } from "../Cli.ts"
  * `p2v` (root package.json "bin"). Ctrl-C interrupts the command: a wait stops and says how to look
  * again, and nothing is canceled on the service (no request is sent for it).
  */
-const fiber = Effect.runFork(run(process.argv).pipe(Effect.provide(NodeContext.layer)))
+const fiber = Effect.runFork(run(process.argv).pipe(Effect.provide(NodeServices.layer)))
 let interrupted = false
 const stop = () => {
   if (interrupted) process.exit(exitCodes.interrupted)
@@ -19,7 +19,7 @@ process.on("SIGTERM", stop)
 
 fiber.addObserver((exit) => {
   if (Exit.isSuccess(exit)) return void (process.exitCode = exitCodes.ok)
-  if (interrupted || Cause.isInterruptedOnly(exit.cause)) return void (process.exitCode = exitCodes.interrupted)
+  if (interrupted || Cause.hasInterruptsOnly(exit.cause)) return void (process.exitCode = exitCodes.interrupted)
   const { code, message } = outcome(Cause.squash(exit.cause))
   if (message !== undefined) process.stderr.write(`${message}\n`)
   process.exitCode = code

@@ -22,24 +22,24 @@ export interface AppConfigShape {
   readonly runnerPort: Option.Option<number>
 }
 
-export class AppConfig extends Context.Tag("pic2video/AppConfig")<AppConfig, AppConfigShape>() {}
+export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("pic2video/AppConfig") {}
 
 export const config: Config.Config<AppConfigShape> = Config.all({
-  port: Config.option(Config.integer("PORT").pipe(Config.withDescription("HTTP port"))),
-  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1"), Config.withDescription("bind address")),
-  publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
-  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
-  databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
-  renderConcurrency: Config.integer("RENDER_CONCURRENCY").pipe(
+  // the HTTP port
+  port: Config.option(Config.Int("PORT")),
+  // the bind address
+  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+  publicBaseUrl: Config.option(Config.String("PUBLIC_BASE_URL")),
+  dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./data")),
+  databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
+  renderConcurrency: Config.Int("RENDER_CONCURRENCY").pipe(
     Config.withDefault(Math.max(1, Math.floor(availableParallelism() / 2)))
   ),
-  renderSeconds: Config.number("RENDER_SECONDS").pipe(Config.withDefault(8)),
-  renderTimeoutSeconds: Config.number("RENDER_TIMEOUT_SECONDS").pipe(Config.withDefault(1200)),
-  runnerHost: Config.string("RUNNER_HOST").pipe(
-    Config.withDefault("127.0.0.1"),
-    Config.withDescription("address other runners use to reach this one")
-  ),
-  runnerPort: Config.option(Config.integer("RUNNER_PORT"))
+  renderSeconds: Config.Number("RENDER_SECONDS").pipe(Config.withDefault(8)),
+  renderTimeoutSeconds: Config.Number("RENDER_TIMEOUT_SECONDS").pipe(Config.withDefault(1200)),
+  // the address other runners use to reach this one
+  runnerHost: Config.String("RUNNER_HOST").pipe(Config.withDefault("127.0.0.1")),
+  runnerPort: Config.option(Config.Int("RUNNER_PORT"))
 }).pipe(
   Config.map((c) => {
     const port = Option.getOrElse(c.port, () => 8080)

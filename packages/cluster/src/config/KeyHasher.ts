@@ -13,7 +13,7 @@ export interface KeyHasherShape {
   readonly verify: (secret: string, stored: Uint8Array | undefined) => boolean
 }
 
-export class KeyHasher extends Context.Tag("pic2video/KeyHasher")<KeyHasher, KeyHasherShape>() {}
+export class KeyHasher extends Context.Service<KeyHasher, KeyHasherShape>()("pic2video/KeyHasher") {}
 
 export const make = (key: Uint8Array): KeyHasherShape => {
   // a KeyObject made once: an HMAC from raw key bytes builds one per call (3–5× the cost)
@@ -34,7 +34,7 @@ export const layer = Layer.effect(
   KeyHasher,
   Effect.gen(function*() {
     const { dataDir } = yield* AppConfig
-    const fromEnv = yield* Config.option(Config.redacted("API_KEY_HASH_KEY"))
+    const fromEnv = yield* Config.option(Config.Redacted("API_KEY_HASH_KEY"))
     return make(
       yield* loadOrCreateSecret(dataDir, "api-key-hash.key", Option.getOrUndefined(Option.map(fromEnv, Redacted.value)))
     )

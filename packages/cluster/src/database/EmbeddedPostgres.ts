@@ -12,7 +12,7 @@ import * as Path from "node:path"
  * started with the service, stopped when the service's scope closes.
  */
 export const freePort = () =>
-  Effect.async<number, Error>((resume) => {
+  Effect.callback<number, Error>((resume) => {
     const server = net.createServer()
     server.once("error", (e) => resume(Effect.fail(e)))
     server.listen(0, "127.0.0.1", () => {
@@ -162,7 +162,7 @@ export const connectOrStart = (dataDir: string, database = "pic2video") =>
     }
     return server === undefined
       ? start(dataDir, database)
-      : Effect.zipRight(stopStale(server.pid), start(dataDir, database))
+      : Effect.andThen(stopStale(server.pid), start(dataDir, database))
   })
 
 /** The server binary (as root the server runs as `postgres`, which must be able to reach it too). */

@@ -5,9 +5,8 @@
  *
  * @since 0.1.0
  */
-import { FileSystem } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
-import { type ConfigError, Context, Effect, Layer, Predicate, Redacted, Stream, SynchronizedRef } from "effect"
+import { type Config, Context, Effect, FileSystem, Layer, Predicate, Redacted, Stream, SynchronizedRef } from "effect"
+import type { PlatformError } from "effect/PlatformError"
 // The Drive module alone: the `googleapis` entry point loads every Google API (~1.3 s at start-up).
 import { drive_v3 } from "googleapis/build/src/apis/drive/v3.js"
 import { DriveConfig, layerConfig as driveConfigLayer } from "./DriveConfig.ts"
@@ -111,7 +110,7 @@ export interface DriveApiShape {
  * @since 0.1.0
  * @category tags
  */
-export class DriveApi extends Context.Tag("@pic2video/cluster/drive/DriveApi")<DriveApi, DriveApiShape>() {}
+export class DriveApi extends Context.Service<DriveApi, DriveApiShape>()("@pic2video/cluster/drive/DriveApi") {}
 
 /** Refresh this long before the provider's expiry so a request does not race it. */
 const EXPIRY_MARGIN_MS = 60_000
@@ -226,9 +225,9 @@ export const make: Effect.Effect<DriveApiShape, never, DriveConfig | DriveOAuth 
               catch: driveFailure(operation, onNotFound)
             }).pipe(
               Effect.map((response) => response.data),
-              Effect.timeoutFail({
+              Effect.timeoutOrElse({
                 duration: policy.requestTimeout,
-                onTimeout: () => new Transient({ reason: "timeout", status: null })
+                orElse: () => Effect.fail(new Transient({ reason: "timeout", status: null }))
               })
             ))
 
@@ -360,9 +359,9 @@ export const make: Effect.Effect<DriveApiShape, never, DriveConfig | DriveOAuth 
               }
               return { bytes: received }
             }).pipe(
-              Effect.timeoutFail({
+              Effect.timeoutOrElse({
                 duration: policy.downloadTimeout,
-                onTimeout: () => new Transient({ reason: "timeout", status: null })
+                orElse: () => Effect.fail(new Transient({ reason: "timeout", status: null }))
               })
             ))
 
@@ -402,6 +401,6 @@ export const layer: Layer.Layer<DriveApi, never, DriveConfig | DriveOAuth | File
  */
 export const layerConfig: Layer.Layer<
   DriveApi | DriveOAuth | DriveConfig,
-  ConfigError.ConfigError,
+  Config.ConfigError,
   FileSystem.FileSystem
 > = layer.pipe(Layer.provideMerge(oauthLayer), Layer.provideMerge(driveConfigLayer))

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Config, type ConfigError, Context, Layer, Option, Redacted } from "effect"
+import { Config, Context, Layer, Option, Redacted } from "effect"
 
 /**
  * The OAuth client registered with the provider.
@@ -38,7 +38,9 @@ export interface DriveConfigShape {
  * @since 0.1.0
  * @category tags
  */
-export class DriveConfig extends Context.Tag("@pic2video/cluster/drive/DriveConfig")<DriveConfig, DriveConfigShape>() {}
+export class DriveConfig
+  extends Context.Service<DriveConfig, DriveConfigShape>()("@pic2video/cluster/drive/DriveConfig")
+{}
 
 /**
  * @since 0.1.0
@@ -74,11 +76,11 @@ const withTrailingSlash = (url: string) => `${trimTrailingSlashes(url)}/`
 const optionalNonEmpty = <A>(config: Config.Config<A>, isEmpty: (a: A) => boolean) =>
   Config.option(config).pipe(Config.map(Option.filter((a) => !isEmpty(a))))
 
+/** `name`: overridable so tests can use a local drive emulator */
 const urlString = (name: string, fallback: string) =>
-  Config.url(name).pipe(
+  Config.URL(name).pipe(
     Config.map((url) => url.href),
-    Config.withDefault(fallback),
-    Config.withDescription(`${name}: overridable so tests can use a local drive emulator`)
+    Config.withDefault(fallback)
   )
 
 /**
@@ -86,20 +88,16 @@ const urlString = (name: string, fallback: string) =>
  * @category config
  */
 export const config: Config.Config<DriveConfigShape> = Config.all({
-  clientId: optionalNonEmpty(Config.string("GOOGLE_CLIENT_ID"), (s) => s.trim() === "").pipe(
-    Config.withDescription("OAuth client id of the drive integration")
-  ),
-  clientSecret: optionalNonEmpty(Config.redacted("GOOGLE_CLIENT_SECRET"), (s) => Redacted.value(s).trim() === "").pipe(
-    Config.withDescription("OAuth client secret of the drive integration")
-  ),
+  // the OAuth client id and secret of the drive integration
+  clientId: optionalNonEmpty(Config.String("GOOGLE_CLIENT_ID"), (s) => s.trim() === ""),
+  clientSecret: optionalNonEmpty(Config.Redacted("GOOGLE_CLIENT_SECRET"), (s) => Redacted.value(s).trim() === ""),
   authorizeUrl: urlString("GOOGLE_OAUTH_AUTHORIZE_URL", defaults.authorizeUrl),
   tokenUrl: urlString("GOOGLE_OAUTH_TOKEN_URL", defaults.tokenUrl),
   revokeUrl: urlString("GOOGLE_OAUTH_REVOKE_URL", defaults.revokeUrl),
   driveApiUrl: urlString("GOOGLE_DRIVE_API_URL", defaults.driveApiUrl),
-  port: Config.port("PORT").pipe(Config.withDefault(defaults.port)),
-  publicBaseUrl: Config.option(Config.url("PUBLIC_BASE_URL")).pipe(
-    Config.withDescription("origin for the OAuth redirect URI; never taken from a request's Host header")
-  )
+  port: Config.Port("PORT").pipe(Config.withDefault(defaults.port)),
+  // the origin for the OAuth redirect URI; never taken from a request's Host header
+  publicBaseUrl: Config.option(Config.URL("PUBLIC_BASE_URL"))
 }).pipe(
   Config.map((env) =>
     make({
@@ -158,7 +156,7 @@ export const layer = (shape: DriveConfigShape): Layer.Layer<DriveConfig> => Laye
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig: Layer.Layer<DriveConfig, ConfigError.ConfigError> = Layer.effect(
+export const layerConfig: Layer.Layer<DriveConfig, Config.ConfigError> = Layer.effect(
   DriveConfig,
   config
 )

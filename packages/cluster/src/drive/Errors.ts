@@ -40,7 +40,13 @@ export class InvalidGrant extends Schema.TaggedError<InvalidGrant>()("InvalidGra
  * @since 0.1.0
  * @category errors
  */
-export const UnavailableReason = Schema.Literal("rate_limited", "server_error", "network", "timeout", "truncated_body")
+export const UnavailableReason = Schema.Literals([
+  "rate_limited",
+  "server_error",
+  "network",
+  "timeout",
+  "truncated_body"
+])
 
 /**
  * @since 0.1.0
@@ -150,7 +156,7 @@ export class FileTooLarge extends Schema.TaggedError<FileTooLarge>()("FileTooLar
  * @category errors
  */
 export class TokenDecryptionFailed extends Schema.TaggedError<TokenDecryptionFailed>()("TokenDecryptionFailed", {
-  reason: Schema.Literal("malformed", "unsupported_version", "authentication_failed", "invalid_payload")
+  reason: Schema.Literals(["malformed", "unsupported_version", "authentication_failed", "invalid_payload"])
 }) {
   override get message() {
     return `stored tokens could not be decrypted: ${this.reason}`

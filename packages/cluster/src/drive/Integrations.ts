@@ -1,6 +1,19 @@
-import type { PlatformError } from "@effect/platform/Error"
 import { Errors } from "@pic2video/domain"
-import { Config, Context, Data, DateTime, Duration, Effect, Layer, Option, Predicate, Redacted } from "effect"
+import {
+  Config,
+  Context,
+  Data,
+  DateTime,
+  Duration,
+  Effect,
+  Layer,
+  Option,
+  Predicate,
+  Redacted,
+  Result,
+  Schema
+} from "effect"
+import type { PlatformError } from "effect/PlatformError"
 import { createHash, randomBytes } from "node:crypto"
 import { IntegrationsRepo } from "../repositories/Integrations.ts"
 import { DriveApi, type DriveFile, type DriveFolder, type DriveSession, type FolderPage } from "./DriveApi.ts"
@@ -91,7 +104,7 @@ export interface IntegrationsShape {
   readonly open: (workspaceId: string) => Effect.Effect<Connection, NotConnected>
 }
 
-export class Integrations extends Context.Tag("pic2video/Integrations")<Integrations, IntegrationsShape>() {}
+export class Integrations extends Context.Service<Integrations, IntegrationsShape>()("pic2video/Integrations") {}
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 
@@ -127,7 +140,7 @@ export const make = Effect.gen(function*() {
       const stateHash = sha256(state)
       const pkce = yield* oauth.newPkce
       const authorizationUrl = yield* oauth.authorizationUrl({ state, codeChallenge: pkce.challenge }).pipe(
-        Effect.orElseFail(() =>
+        Effect.mapError(() =>
           Errors.fail("service_unavailable", "the drive integration is not configured on this service")
         )
       )
@@ -160,15 +173,15 @@ export const make = Effect.gen(function*() {
       if (Option.isNone(verifier)) return { _tag: "Refused", ...back } as const
       const exchanged = yield* withPolicy(oauth.exchangeCode({ code, codeVerifier: Redacted.make(verifier.value) }))
         .pipe(
-          Effect.either
+          Effect.result
         )
-      if (exchanged._tag === "Left") {
-        yield* Effect.logWarning(`drive consent could not be completed: ${exchanged.left.message}`)
-        return exchanged.left._tag === "ProviderUnavailable" || exchanged.left._tag === "DriveNotConfigured"
+      if (Result.isFailure(exchanged)) {
+        yield* Effect.logWarning(`drive consent could not be completed: ${exchanged.failure.message}`)
+        return exchanged.failure._tag === "ProviderUnavailable" || exchanged.failure._tag === "DriveNotConfigured"
           ? { _tag: "Unavailable", ...back } as const
           : { _tag: "Refused", ...back } as const
       }
-      const tokens = exchanged.right
+      const tokens = exchanged.success
       const ciphertext = yield* cipher.encryptTokens(tokens, claimed.workspace_id)
       // a new consent replaces the tokens of an existing connection
       yield* repo.connect(claimed.workspace_id, { ciphertext, scopes: tokens.scopes }, yield* DateTime.nowAsDate)
@@ -187,7 +200,7 @@ export const make = Effect.gen(function*() {
         // tokens are forgotten below; a provider that keeps failing holds the answer 5 s at most.
         yield* withPolicy(oauth.revoke(tokens.value.refreshToken)).pipe(
           Effect.timeout("5 seconds"),
-          Effect.catchAll((e) =>
+          Effect.catch((e) =>
             Effect.logWarning(`drive token revocation failed; the tokens are forgotten anyway: ${String(e)}`)
           )
         )
@@ -199,10 +212,10 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const row = yield* load(workspaceId)
       if (row === undefined) return yield* Effect.fail(new NotConnected())
-      const decrypted = yield* cipher.decryptTokens(row.tokens_ciphertext, workspaceId).pipe(Effect.either)
-      if (decrypted._tag === "Left") {
+      const decrypted = yield* cipher.decryptTokens(row.tokens_ciphertext, workspaceId).pipe(Effect.result)
+      if (Result.isFailure(decrypted)) {
         yield* Effect.logError(
-          `the stored drive tokens of workspace ${workspaceId} cannot be decrypted (${decrypted.left.reason}); is TOKEN_ENCRYPTION_KEY the one they were stored with?`
+          `the stored drive tokens of workspace ${workspaceId} cannot be decrypted (${decrypted.failure.reason}); is TOKEN_ENCRYPTION_KEY the one they were stored with?`
         )
         return yield* Effect.fail(new NotConnected())
       }
@@ -215,11 +228,11 @@ export const make = Effect.gen(function*() {
           yield* repo.saveTokens(connection, { ciphertext, scopes: fresh.scopes }, yield* DateTime.nowAsDate)
         })
       const end = repo.end(connection).pipe(
-        Effect.zipRight(
+        Effect.andThen(
           Effect.logWarning(`the drive provider ended the connection of workspace ${workspaceId} (invalid_grant)`)
         )
       )
-      const session = yield* drive.session({ tokens: decrypted.right, onRefresh: persist })
+      const session = yield* drive.session({ tokens: decrypted.success, onRefresh: persist })
 
       /** invalid_grant: the grant is over, so is the connection; a refused token is reported as not connected. */
       const guard = <A, E>(effect: Effect.Effect<A, E>) =>
@@ -227,7 +240,7 @@ export const make = Effect.gen(function*() {
           Effect.catchIf(
             (e): e is Extract<E, InvalidGrant | Unauthorized> =>
               Predicate.isTagged(e, "InvalidGrant") || Predicate.isTagged(e, "Unauthorized"),
-            (e) => Effect.zipRight(e._tag === "InvalidGrant" ? end : Effect.void, Effect.fail(new NotConnected()))
+            (e) => Effect.andThen(e._tag === "InvalidGrant" ? end : Effect.void, Effect.fail(new NotConnected()))
           )
         )
 
@@ -250,16 +263,15 @@ export const layer = Layer.effect(Integrations, make)
  * 500) and `DRIVE_RETRY_MAX_ATTEMPTS` (attempts in all, default 5). Tests shrink the delays.
  */
 export const retryPolicyConfig: Config.Config<DriveRetryPolicyShape> = Config.all({
-  baseMs: Config.integer("DRIVE_RETRY_BASE_MS").pipe(
-    Config.withDefault(Duration.toMillis(retryDefaults.baseDelay)),
-    Config.withDescription("first backoff cap of drive calls, in milliseconds (doubles per attempt)")
+  // the first backoff cap of drive calls, in milliseconds (doubles per attempt)
+  baseMs: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "DRIVE_RETRY_BASE_MS").pipe(
+    Config.withDefault(Duration.toMillis(retryDefaults.baseDelay))
   ),
-  maxAttempts: Config.integer("DRIVE_RETRY_MAX_ATTEMPTS").pipe(
-    Config.withDefault(retryDefaults.maxAttempts),
-    Config.withDescription("attempts of one drive call, the first included")
+  // attempts of one drive call, the first included
+  maxAttempts: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), "DRIVE_RETRY_MAX_ATTEMPTS").pipe(
+    Config.withDefault(retryDefaults.maxAttempts)
   )
 }).pipe(
-  Config.validate({ message: "must be positive", validation: (c) => c.baseMs >= 0 && c.maxAttempts >= 1 }),
   Config.map(({ baseMs, maxAttempts }) => ({ ...retryDefaults, baseDelay: Duration.millis(baseMs), maxAttempts }))
 )
 

@@ -56,7 +56,7 @@ export interface DriveOAuthShape {
  * @since 0.1.0
  * @category tags
  */
-export class DriveOAuth extends Context.Tag("@pic2video/cluster/drive/DriveOAuth")<DriveOAuth, DriveOAuthShape>() {}
+export class DriveOAuth extends Context.Service<DriveOAuth, DriveOAuthShape>()("@pic2video/cluster/drive/DriveOAuth") {}
 
 /**
  * `refreshToken` / `refreshTokenNoCache` are protected; the public `refreshAccessToken` works on
@@ -141,9 +141,9 @@ export const make: Effect.Effect<DriveOAuthShape, never, DriveConfig> = Effect.g
     Effect.flatMap(DriveRetryPolicy, (policy) =>
       Effect.tryPromise({ try: call, catch: oauthFailure(operation) }).pipe(
         // The library's token calls take no AbortSignal: on timeout the request is abandoned, not cancelled.
-        Effect.timeoutFail({
+        Effect.timeoutOrElse({
           duration: policy.requestTimeout,
-          onTimeout: () => new Transient({ reason: "timeout", status: null })
+          orElse: () => Effect.fail(new Transient({ reason: "timeout", status: null }))
         })
       ))
 
@@ -188,7 +188,7 @@ export const make: Effect.Effect<DriveOAuthShape, never, DriveConfig> = Effect.g
 
   const exchangeCode: DriveOAuthShape["exchangeCode"] = ({ code, codeVerifier }) =>
     requireClient.pipe(
-      Effect.zipRight(retrying(
+      Effect.andThen(retrying(
         "exchangeCode",
         attempt("exchangeCode", () => client.getToken({ code, codeVerifier: Redacted.value(codeVerifier) }))
       )),
@@ -198,7 +198,7 @@ export const make: Effect.Effect<DriveOAuthShape, never, DriveConfig> = Effect.g
 
   const refresh: DriveOAuthShape["refresh"] = (refreshToken) =>
     requireClient.pipe(
-      Effect.zipRight(retrying(
+      Effect.andThen(retrying(
         "refresh",
         attempt("refresh", () => client.refreshWith(Redacted.value(refreshToken)))
       )),
@@ -229,9 +229,9 @@ export const make: Effect.Effect<DriveOAuthShape, never, DriveConfig> = Effect.g
             }).then(async (response) => ({ status: response.status, body: await response.text() })),
           catch: () => new Transient({ reason: "network", status: null })
         }).pipe(
-          Effect.timeoutFail({
+          Effect.timeoutOrElse({
             duration: policy.requestTimeout,
-            onTimeout: () => new Transient({ reason: "timeout", status: null })
+            orElse: () => Effect.fail(new Transient({ reason: "timeout", status: null }))
           })
         )).pipe(
           Effect.flatMap(({ body, status }): Effect.Effect<void, ProviderRejected | Transient> => {

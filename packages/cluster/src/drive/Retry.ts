@@ -16,12 +16,12 @@ export interface DriveRetryPolicyShape {
   /** Attempts in all, the first one included. */
   readonly maxAttempts: number
   /** Cap of the first backoff; doubles per attempt up to `maxDelay`. The delay is uniform in [0, cap). */
-  readonly baseDelay: Duration.DurationInput
-  readonly maxDelay: Duration.DurationInput
+  readonly baseDelay: Duration.Input
+  readonly maxDelay: Duration.Input
   /** Budget of one metadata / OAuth request (one attempt). */
-  readonly requestTimeout: Duration.DurationInput
+  readonly requestTimeout: Duration.Input
   /** Budget of one download attempt, body included. */
-  readonly downloadTimeout: Duration.DurationInput
+  readonly downloadTimeout: Duration.Input
 }
 
 /**
@@ -43,10 +43,10 @@ export const defaults: DriveRetryPolicyShape = {
  * @since 0.1.0
  * @category tags
  */
-export class DriveRetryPolicy extends Context.Reference<DriveRetryPolicy>()(
+export const DriveRetryPolicy = Context.Reference<DriveRetryPolicyShape>(
   "@pic2video/cluster/drive/DriveRetryPolicy",
   { defaultValue: () => defaults }
-) {}
+)
 
 /**
  * A failure worth another attempt. It never leaves this module's callers: once the attempts are
@@ -152,12 +152,18 @@ export const toTransient = (failure: HttpFailure): Transient | undefined => {
  */
 export const backoff = (policy: DriveRetryPolicyShape) => {
   const maxMillis = Duration.toMillis(policy.maxDelay)
-  return Schedule.exponential(policy.baseDelay, 2).pipe(
-    Schedule.modifyDelayEffect((_, delay) =>
-      Effect.map(Random.next, (r) => Duration.millis(Math.floor(r * Math.min(maxMillis, Duration.toMillis(delay)))))
+  // at most maxAttempts - 1 retries, each after its jittered exponential delay
+  return Schedule.max([
+    Schedule.exponential(policy.baseDelay, 2).pipe(
+      Schedule.modifyDelay(({ duration }) =>
+        Effect.map(
+          Random.next,
+          (r) => Duration.millis(Math.floor(r * Math.min(maxMillis, Duration.toMillis(duration))))
+        )
+      )
     ),
-    Schedule.intersect(Schedule.recurs(Math.max(0, policy.maxAttempts - 1)))
-  )
+    Schedule.recurs(Math.max(0, policy.maxAttempts - 1))
+  ])
 }
 
 /**

@@ -8,9 +8,9 @@
  *
  * @since 0.1.0
  */
-import { FileSystem, Path } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
-import { Config, type ConfigError, Context, Effect, Either, Encoding, Layer, Option, Redacted, Schema } from "effect"
+import { Config, Context, Effect, FileSystem, Layer, Option, Path, Redacted, Result, Schema } from "effect"
+import { Base64, Base64Url } from "effect/encoding"
+import type { PlatformError } from "effect/PlatformError"
 import { Buffer } from "node:buffer"
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
 import { InvalidTokenKey, TokenDecryptionFailed } from "./Errors.ts"
@@ -37,7 +37,9 @@ export interface TokenCipherShape {
  * @since 0.1.0
  * @category tags
  */
-export class TokenCipher extends Context.Tag("@pic2video/cluster/drive/TokenCipher")<TokenCipher, TokenCipherShape>() {}
+export class TokenCipher
+  extends Context.Service<TokenCipher, TokenCipherShape>()("@pic2video/cluster/drive/TokenCipher")
+{}
 
 const aad = (associatedData: string | undefined) =>
   Buffer.concat([Buffer.of(VERSION), Buffer.from(associatedData ?? "", "utf8")])
@@ -50,8 +52,8 @@ const aad = (associatedData: string | undefined) =>
  */
 export const parseKey = (text: string): Redacted.Redacted<Uint8Array> | undefined => {
   const trimmed = text.trim()
-  const decoded = Either.orElse(Encoding.decodeBase64(trimmed), () => Encoding.decodeBase64Url(trimmed))
-  return Either.isRight(decoded) && decoded.right.length === KEY_BYTES ? Redacted.make(decoded.right) : undefined
+  const decoded = Result.orElse(Base64.decode(trimmed), () => Base64Url.decode(trimmed))
+  return Result.isSuccess(decoded) && decoded.success.length === KEY_BYTES ? Redacted.make(decoded.success) : undefined
 }
 
 /**
@@ -83,7 +85,7 @@ const unsafeMake = (keyBytes: Uint8Array): TokenCipherShape => {
 
   const decrypt: TokenCipherShape["decrypt"] = (ciphertext, associatedData) =>
     Effect.suspend(() => {
-      const bytes = Either.getOrUndefined(Encoding.decodeBase64Url(ciphertext))
+      const bytes = Result.getOrUndefined(Base64Url.decode(ciphertext))
       if (bytes === undefined || bytes.length < HEADER_BYTES) {
         return Effect.fail(new TokenDecryptionFailed({ reason: "malformed" }))
       }
@@ -103,8 +105,8 @@ const unsafeMake = (keyBytes: Uint8Array): TokenCipherShape => {
       })
     })
 
-  const encodeTokens = Schema.encode(TokensFromJson)
-  const decodeTokens = Schema.decode(TokensFromJson)
+  const encodeTokens = Schema.encodeEffect(TokensFromJson)
+  const decodeTokens = Schema.decodeEffect(TokensFromJson)
 
   return {
     encrypt,
@@ -150,7 +152,7 @@ export const loadOrCreateKeyFile = (
       const temp = `${keyPath}.${randomBytes(6).toString("hex")}.tmp`
       yield* fs.writeFileString(temp, `${Redacted.value(generateKey())}\n`, { flag: "wx", mode: 0o600 })
       yield* fs.link(temp, keyPath).pipe(
-        Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "AlreadyExists", () => Effect.void),
+        Effect.catchIf((e) => e.reason._tag === "AlreadyExists", () => Effect.void),
         Effect.ensuring(Effect.ignore(fs.remove(temp, { force: true })))
       )
     }
@@ -165,7 +167,7 @@ export const loadOrCreateKeyFile = (
 export const layerKeyFile = (
   keyPath: string
 ): Layer.Layer<TokenCipher, InvalidTokenKey | PlatformError, FileSystem.FileSystem | Path.Path> =>
-  Layer.unwrapEffect(Effect.map(loadOrCreateKeyFile(keyPath), layer))
+  Layer.unwrap(Effect.map(loadOrCreateKeyFile(keyPath), layer))
 
 /**
  * `TOKEN_ENCRYPTION_KEY` when set, else the key generated once into
@@ -176,19 +178,19 @@ export const layerKeyFile = (
  */
 export const layerConfig: Layer.Layer<
   TokenCipher,
-  ConfigError.ConfigError | InvalidTokenKey | PlatformError,
+  Config.ConfigError | InvalidTokenKey | PlatformError,
   FileSystem.FileSystem | Path.Path
-> = Layer.unwrapEffect(
+> = Layer.unwrap(
   Effect.gen(function*() {
-    const envKey = yield* Config.option(Config.redacted("TOKEN_ENCRYPTION_KEY"))
-    const dataDir = yield* Config.string("DATA_DIR").pipe(Config.withDefault("./data"))
+    const envKey = yield* Config.option(Config.Redacted("TOKEN_ENCRYPTION_KEY"))
+    const dataDir = yield* Config.String("DATA_DIR").pipe(Config.withDefault("./data"))
     const path = yield* Path.Path
     return Option.match(Option.filter(envKey, (k) => Redacted.value(k).trim() !== ""), {
       onNone: () => layerKeyFile(path.join(dataDir, "secrets", "token-encryption.key")),
       onSome: (text) => {
         const key = parseKey(Redacted.value(text))
         return key === undefined
-          ? Layer.fail(new InvalidTokenKey({ source: "TOKEN_ENCRYPTION_KEY" }))
+          ? Layer.unwrap(Effect.fail(new InvalidTokenKey({ source: "TOKEN_ENCRYPTION_KEY" })))
           : layer(key)
       }
     })

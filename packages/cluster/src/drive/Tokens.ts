@@ -12,8 +12,8 @@ import { Schema } from "effect"
  * @category schemas
  */
 export const Tokens = Schema.Struct({
-  accessToken: Schema.Redacted(Schema.String),
-  refreshToken: Schema.Redacted(Schema.String),
+  accessToken: Schema.RedactedFromValue(Schema.String),
+  refreshToken: Schema.RedactedFromValue(Schema.String),
   /** Epoch milliseconds. */
   expiresAt: Schema.Number,
   scopes: Schema.Array(Schema.String)
@@ -31,4 +31,4 @@ export type Tokens = typeof Tokens.Type
  * @since 0.1.0
  * @category schemas
  */
-export const TokensFromJson = Schema.parseJson(Tokens)
+export const TokensFromJson = Schema.fromJsonString(Tokens)

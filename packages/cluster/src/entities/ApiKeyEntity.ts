@@ -1,7 +1,7 @@
-import { Entity } from "@effect/cluster"
-import { Rpc } from "@effect/rpc"
 import { Errors, RateLimit } from "@pic2video/domain"
 import { Clock, Effect, Schema } from "effect"
+import { Entity } from "effect/cluster"
+import { Rpc } from "effect/rpc"
 import * as Renders from "../repositories/Renders.ts"
 import { RendersRepo } from "../repositories/Renders.ts"
 import * as RateWindows from "./RateWindows.ts"
@@ -23,7 +23,7 @@ export const Admission = Schema.Struct({
 export type Admission = typeof Admission.Type
 
 export class ChargeRefused extends Schema.TaggedError<ChargeRefused>()("ChargeRefused", {
-  code: Schema.Literal("spend_cap_reached", "quota_exceeded", "service_unavailable"),
+  code: Schema.Literals(["spend_cap_reached", "quota_exceeded", "service_unavailable"]),
   message: Schema.String
 }) {}
 
@@ -35,7 +35,7 @@ export const ChargeResult = Schema.Struct({
 
 export const ApiKeyEntity = Entity.make("ApiKey", [
   Rpc.make("Admit", {
-    payload: { bucket: Schema.Literal(...RateLimit.buckets), limit: Schema.Number },
+    payload: { bucket: Schema.Literals(RateLimit.buckets), limit: Schema.Number },
     success: Admission
   }),
   Rpc.make("Charge", {

@@ -1,6 +1,5 @@
-import { Runner, RunnerAddress } from "@effect/cluster"
-import { Duration, Effect } from "effect"
-import * as HashRing from "effect/HashRing"
+import { Duration, Effect, HashRing } from "effect"
+import { Runner, type RunnerAddress } from "effect/cluster"
 import { ClusterRepo } from "../repositories/Cluster.ts"
 import { failoverSettings } from "./Sharding.ts"
 

@@ -1,8 +1,8 @@
-import { ClusterSchema, Entity } from "@effect/cluster"
-import { Rpc } from "@effect/rpc"
 import { Errors, ImportState, Requests } from "@pic2video/domain"
 import type { Vision } from "@pic2video/vision"
-import { Effect, Either, Schedule, Schema } from "effect"
+import { Effect, Result, Schedule, Schema } from "effect"
+import { ClusterSchema, Entity } from "effect/cluster"
+import { Rpc } from "effect/rpc"
 import * as fs from "node:fs/promises"
 import { type DriveFile, FOLDER_MIME_TYPE } from "../drive/DriveApi.ts"
 import { type Connection, Integrations } from "../drive/Integrations.ts"
@@ -47,7 +47,7 @@ const mayBeImage = (mimeType: string) => mimeType.startsWith("image/") || mimeTy
 const labelOf = (name: string) => Array.from(name).slice(0, 200).join("")
 
 /** A listing the provider cannot serve right now is retried for about ten minutes before giving up. */
-const listingRetry = Schedule.spaced("30 seconds").pipe(Schedule.intersect(Schedule.recurs(20)))
+const listingRetry = Schedule.max([Schedule.spaced("30 seconds"), Schedule.recurs(20)])
 
 /** Runs one import to a terminal state and returns it. Only interruption (shutdown, shard move) leaves it pending. */
 export const runImport = (importId: string) =>
@@ -61,9 +61,9 @@ export const runImport = (importId: string) =>
     const end = (stopped: ImportState.StoppedReason | null) => imports.finish(importId, stopped)
 
     // the connection or the folder may have gone away since the import was accepted
-    const connection = yield* Effect.either(integrations.open(row.workspace_id))
-    if (Either.isLeft(connection)) return yield* end("integration_not_connected")
-    const listing = yield* connection.right.listChildren(row.folder_id).pipe(
+    const connection = yield* Effect.result(integrations.open(row.workspace_id))
+    if (Result.isFailure(connection)) return yield* end("integration_not_connected")
+    const listing = yield* connection.success.listChildren(row.folder_id).pipe(
       Effect.tapErrorTag("ProviderUnavailable", (e) =>
         Effect.logWarning(`import ${importId}: listing failed, retrying: ${e.message}`)),
       Effect.retry({
@@ -71,10 +71,10 @@ export const runImport = (importId: string) =>
         while: (e) =>
           e._tag === "ProviderUnavailable"
       }),
-      Effect.either
+      Effect.result
     )
-    if (Either.isLeft(listing)) {
-      const e = listing.left
+    if (Result.isFailure(listing)) {
+      const e = listing.failure
       yield* Effect.logWarning(`import ${importId}: the folder could not be listed: ${e.message}`)
       return yield* end(
         e._tag === "NotConnected" || e._tag === "DriveNotConfigured" ? "integration_not_connected" : "unknown_folder"
@@ -83,7 +83,7 @@ export const runImport = (importId: string) =>
 
     // sub-folders are neither items nor counted; a file listed twice (paging) counts once
     const files = [
-      ...new Map(listing.right.filter((f) => f.mimeType !== FOLDER_MIME_TYPE).map((f) => [f.id, f])).values()
+      ...new Map(listing.success.filter((f) => f.mimeType !== FOLDER_MIME_TYPE).map((f) => [f.id, f])).values()
     ]
     yield* imports.setDiscovered(importId, files.length)
     const { considered, limitReached } = ImportState.considered(files)
@@ -110,15 +110,15 @@ export const runImport = (importId: string) =>
 
         const temp = yield* blobs.tempPath(".download")
         const removeTemp = Effect.promise(() => fs.rm(temp, { force: true }))
-        const downloaded = yield* connection.right.download(file.id, {
+        const downloaded = yield* connection.success.download(file.id, {
           maxBytes: Requests.maxUploadBytes,
           toPath: temp
         }).pipe(
-          Effect.either
+          Effect.result
         )
-        if (Either.isLeft(downloaded)) {
+        if (Result.isFailure(downloaded)) {
           yield* removeTemp
-          const e = downloaded.left
+          const e = downloaded.failure
           switch (e._tag) {
             case "FileTooLarge":
               return failed("payload_too_large")
@@ -139,9 +139,9 @@ export const runImport = (importId: string) =>
           label: labelOf(file.name),
           tags: [],
           sourceRef: file.id
-        }).pipe(Effect.either, Effect.ensuring(removeTemp))
-        if (Either.isRight(ingested)) return { status: "imported", mediaId: ingested.right.id } as const
-        const refusal: Errors.ApiFailure = ingested.left
+        }).pipe(Effect.result, Effect.ensuring(removeTemp))
+        if (Result.isSuccess(ingested)) return { status: "imported", mediaId: ingested.success.id } as const
+        const refusal: Errors.ApiFailure = ingested.failure
         switch (refusal.code) {
           case "unsupported_media_type":
             return skipped("unsupported_media_type")
@@ -180,7 +180,7 @@ export const layer = ImportEntity.toLayer(
     return ImportEntity.of({
       // A fault (e.g. the database unreachable) is a defect: the cluster restarts the entity and
       // redelivers Start, and the rerun picks up after the last recorded item.
-      Start: ({ payload }) => runImport(payload.importId).pipe(Effect.provide(context))
+      Start: ({ payload }) => runImport(payload.importId).pipe(Effect.provideContext(context))
     })
   }),
   { maxIdleTime: "1 minute" }

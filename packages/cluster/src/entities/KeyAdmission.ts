@@ -1,6 +1,6 @@
-import { EntityId, Sharding } from "@effect/cluster"
 import type { RateLimit } from "@pic2video/domain"
 import { Clock, Effect, Option } from "effect"
+import { EntityId, Sharding } from "effect/cluster"
 import { ApiKeyEntity } from "./ApiKeyEntity.ts"
 import * as RateWindows from "./RateWindows.ts"
 import { ClusterRole } from "./Sharding.ts"

@@ -35,14 +35,14 @@ export const sweep = Effect.gen(function*() {
     yield* startImport(id).Start({ importId: id }, { discard: true }).pipe(Effect.timeout("2 seconds"), Effect.ignore)
   }
   const cutoff = snowflakeAt(now - retentionMillis)
-  yield* (yield* ClusterRepo).pruneMessages(cutoff).pipe(Effect.catchAllDefect(() => Effect.void))
-  yield* (yield* IdempotencyRepo).pruneExpired.pipe(Effect.catchAllDefect(() => Effect.void))
+  yield* (yield* ClusterRepo).pruneMessages(cutoff).pipe(Effect.catchDefect(() => Effect.void))
+  yield* (yield* IdempotencyRepo).pruneExpired.pipe(Effect.catchDefect(() => Effect.void))
 })
 
-export const layer = Layer.scopedDiscard(Effect.gen(function*() {
+export const layer = Layer.effectDiscard(Effect.gen(function*() {
   yield* Effect.logInfo("maintenance: render deadlines, resends and retention every 15 s")
   yield* sweep.pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning("maintenance sweep failed", cause)),
+    Effect.catchCause((cause) => Effect.logWarning("maintenance sweep failed", cause)),
     Effect.repeat(Schedule.spaced("15 seconds")),
     Effect.delay("5 seconds"),
     Effect.forkScoped

@@ -1,9 +1,22 @@
-import { ClusterSchema, Entity } from "@effect/cluster"
-import { Rpc } from "@effect/rpc"
 import { RenderState } from "@pic2video/domain"
 import { Renderer, type RenderResult, renderVideo } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
-import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Layer, Schedule, Schema } from "effect"
+import {
+  Cause,
+  Clock,
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  Layer,
+  Metric,
+  Schedule,
+  Schema,
+  Semaphore
+} from "effect"
+import { ClusterSchema, Entity } from "effect/cluster"
+import { Rpc } from "effect/rpc"
 import * as fs from "node:fs/promises"
 import { AppConfig } from "../config/AppConfig.ts"
 import * as MediaInference from "../media/MediaInference.ts"
@@ -30,11 +43,11 @@ export const RenderEntity = Entity.make("Render", [
 ])
 
 /** Renders this runner executes at once (RENDER_CONCURRENCY); the rest wait their turn queued. */
-export class RenderSlots extends Context.Tag("pic2video/RenderSlots")<RenderSlots, Effect.Semaphore>() {}
+export class RenderSlots extends Context.Service<RenderSlots, Semaphore.Semaphore>()("pic2video/RenderSlots") {}
 
 export const layerSlots = Layer.effect(
   RenderSlots,
-  Effect.flatMap(AppConfig, (c) => Effect.makeSemaphore(c.renderConcurrency))
+  Effect.flatMap(AppConfig, (c) => Semaphore.make(c.renderConcurrency))
 )
 
 class Canceled extends Schema.TaggedError<Canceled>()("Canceled", {}) {}
@@ -45,7 +58,7 @@ const progressEveryMillis = 500
  * An object store that is briefly unreachable is waited out (about 30 s: 1, 2, 4, 8, 16 s); one
  * still down after that fails the render, refunded, rather than holding its slot.
  */
-const storeRetry = Schedule.exponential("1 second").pipe(Schedule.intersect(Schedule.recurs(5)))
+const storeRetry = Schedule.max([Schedule.exponential("1 second"), Schedule.recurs(5)])
 const patiently = <A, R>(effect: Effect.Effect<A, StoreUnavailable, R>) => Effect.retry(effect, storeRetry)
 
 const endFailed = (renderId: string, message: string) =>
@@ -124,13 +137,14 @@ export const runRender = (renderId: string) =>
       if (row === undefined) return (yield* renders.byId(renderId))?.status ?? "missing"
       // from here to the end of this attempt: active, and timed (p2v_render_processing_seconds)
       const started = yield* Clock.currentTimeMillis
-      WorkMetrics.runnerRendersActive.unsafeModify(1, [])
+      yield* Metric.modify(WorkMetrics.runnerRendersActive.metric, 1)
       yield* Effect.addFinalizer((exit) =>
-        Effect.map(Clock.currentTimeMillis, (now) => {
-          WorkMetrics.runnerRendersActive.unsafeModify(-1, [])
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          yield* Metric.modify(WorkMetrics.runnerRendersActive.metric, -1)
           // an attempt interrupted by a shard move or shutdown ends nothing: it runs again elsewhere
-          if (!(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause))) {
-            WorkMetrics.renderProcessingSeconds.unsafeUpdate((now - started) / 1000, [])
+          if (!(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause))) {
+            yield* Metric.update(WorkMetrics.renderProcessingSeconds.metric, (now - started) / 1000)
           }
         })
       )
@@ -184,12 +198,15 @@ export const runRender = (renderId: string) =>
         onProgress
       }).pipe(
         Effect.raceFirst(Deferred.await(canceled)),
-        Effect.timeoutFail({ duration: Duration.millis(remaining), onTimeout: () => ({ _tag: "Timeout" as const }) }),
-        Effect.either
+        Effect.timeoutOrElse({
+          duration: Duration.millis(remaining),
+          orElse: () => Effect.fail({ _tag: "Timeout" as const })
+        }),
+        Effect.result
       )
-      if (outcome._tag === "Left") {
+      if (outcome._tag === "Failure") {
         yield* dropTemps
-        const e = outcome.left
+        const e = outcome.failure
         switch (e._tag) {
           case "Canceled":
             return "canceled"
@@ -202,10 +219,9 @@ export const runRender = (renderId: string) =>
             return yield* fail("render_failed", "generation ran but produced no usable video")
         }
       }
-      const completed = yield* storeOutputs(renderId, outcome.right, { video: outPath, poster: posterPath }).pipe(
+      const completed = yield* storeOutputs(renderId, outcome.success, { video: outPath, poster: posterPath }).pipe(
         Effect.ensuring(dropTemps),
-        Effect.withSpan("render.upload", {
-          attributes: { "p2v.blob.bytes": outcome.right.byte_size },
+        Effect.withSpan("render.upload", { attributes: { "p2v.blob.bytes": outcome.success.byte_size } }, {
           captureStackTrace: false
         })
       )
@@ -214,14 +230,14 @@ export const runRender = (renderId: string) =>
   }).pipe(
     Effect.catchTag("ApiFailure", (e) =>
       Effect.logError(`render ${renderId}: ${e.message}`).pipe(
-        Effect.zipRight(endFailed(renderId, "the stored files could not be reached")),
+        Effect.andThen(endFailed(renderId, "the stored files could not be reached")),
         Effect.as("failed")
       )),
-    Effect.catchAllCause((cause) =>
-      Cause.isInterruptedOnly(cause)
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
         ? Effect.failCause(cause) // shutdown or shard move: the persisted Start is redelivered
         : Effect.logError(`render ${renderId} faulted`, cause).pipe(
-          Effect.zipRight(endFailed(renderId, "generation ran but produced no usable video")),
+          Effect.andThen(endFailed(renderId, "generation ran but produced no usable video")),
           Effect.as("failed")
         )
     )
@@ -231,7 +247,7 @@ export const layer = RenderEntity.toLayer(
   Effect.gen(function*() {
     const context = yield* Effect.context<AppConfig | BlobStore | RenderSlots | RendersRepo | MediaRepo | Renderer>()
     return RenderEntity.of({
-      Start: ({ payload }) => runRender(payload.renderId).pipe(Effect.provide(context))
+      Start: ({ payload }) => runRender(payload.renderId).pipe(Effect.provideContext(context))
     })
   }),
   { maxIdleTime: "1 minute" }

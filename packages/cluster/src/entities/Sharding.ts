@@ -1,6 +1,6 @@
-import { RunnerAddress } from "@effect/cluster"
 import { NodeClusterSocket } from "@effect/platform-node"
 import { Context, Effect, Layer, Option } from "effect"
+import { RunnerAddress } from "effect/cluster"
 import { AppConfig } from "../config/AppConfig.ts"
 import { freePort } from "../database/EmbeddedPostgres.ts"
 
@@ -23,16 +23,20 @@ export const failoverSettings = {
   refreshAssignmentsInterval: "2 seconds",
   // messages to entities on this same runner skip the encode/decode round trip (every request's
   // rate-limit check is one); messages between processes are serialised as always
-  simulateRemoteSerialization: false
+  simulateRemoteSerialization: false,
+  // Effect 4 caps the entities resident on a runner (10 000 by default: past it, new volatile sends
+  // fail with MailboxFull and stored messages wait); Effect 3 had no cap, and one ApiKey entity per
+  // key used in the last two minutes plus one per render and import in flight must not be refused
+  maxResidentEntities: "unbounded"
 } as const
 
 /**
  * Whether this process hosts entities (`runner`: `npm start`, `npm run runner`) or only sends to
  * them (`client`: `npm run api`). KeyAdmission bounds a client's wait for a runner (contract §14.4).
  */
-export class ClusterRole extends Context.Tag("pic2video/ClusterRole")<ClusterRole, "runner" | "client">() {}
+export class ClusterRole extends Context.Service<ClusterRole, "runner" | "client">()("pic2video/ClusterRole") {}
 
-export const layerRunner = Layer.unwrapEffect(
+export const layerRunner = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const port = Option.isSome(config.runnerPort) ? config.runnerPort.value : yield* freePort()

@@ -1,6 +1,6 @@
 import type { ImageClass } from "@pic2video/domain/Requests"
 import { Vision } from "@pic2video/vision"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Result } from "effect"
 import { type InferenceRow, MediaRepo } from "../repositories/Media.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
 
@@ -21,16 +21,16 @@ export const inferAndStore = (mediaId: string, blobKey: string) =>
     const blobs = yield* BlobStore
     const path = yield* blobs.localPath(blobKey)
     const outcome = path === undefined
-      ? { _tag: "Left" as const, left: new Error("the stored photo is missing") }
-      : yield* Effect.either(vision.infer(path))
-    if (outcome._tag === "Left") {
+      ? Result.fail(new Error("the stored photo is missing"))
+      : yield* Effect.result(vision.infer(path))
+    if (Result.isFailure(outcome)) {
       yield* Effect.logWarning(
-        `vision: media ${mediaId} not classified (falls back to the default class): ${outcome.left.message}`
+        `vision: media ${mediaId} not classified (falls back to the default class): ${outcome.failure.message}`
       )
-      yield* repo.storeInference(mediaId, { error: outcome.left.message })
+      yield* repo.storeInference(mediaId, { error: outcome.failure.message })
       return
     }
-    const r = outcome.right
+    const r = outcome.success
     yield* repo.storeInference(mediaId, {
       image_class: r.image_class,
       confidence: r.confidence,
@@ -39,13 +39,13 @@ export const inferAndStore = (mediaId: string, blobKey: string) =>
     })
     yield* Effect.logDebug(`vision: media ${mediaId} is ${r.image_class} (${r.confidence}) in ${r.millis} ms`)
   }).pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning(`vision: media ${mediaId} inference not stored`, cause)),
-    Effect.withSpan("media.classify", { captureStackTrace: false })
+    Effect.catchCause((cause) => Effect.logWarning(`vision: media ${mediaId} inference not stored`, cause)),
+    Effect.withSpan("media.classify", undefined, { captureStackTrace: false })
   )
 
 /** Starts `inferAndStore` detached from the request that stored the photo: the upload answers at once. */
 export const inferInBackground = (mediaId: string, blobKey: string) =>
-  Effect.asVoid(Effect.forkDaemon(inferAndStore(mediaId, blobKey)))
+  Effect.asVoid(Effect.forkDetach(inferAndStore(mediaId, blobKey)))
 
 const done = (row: Pick<InferenceRow, "inference_status" | "inference"> | undefined) =>
   row !== undefined && row.inference_status === "done" && row.inference !== null && "image_class" in row.inference

@@ -51,7 +51,9 @@ export const ingest = (incoming: Incoming) =>
     const id = Ids.newMediaId()
     const blobKey = `media/${incoming.workspaceId}/${id}`
     yield* blobs.putFile(blobKey, incoming.path).pipe(
-      Effect.withSpan("media.store", { attributes: { "p2v.blob.bytes": photo.sizeBytes }, captureStackTrace: false })
+      Effect.withSpan("media.store", { attributes: { "p2v.blob.bytes": photo.sizeBytes } }, {
+        captureStackTrace: false
+      })
     )
     // the budget check and the insert are one transaction: concurrent uploads never exceed it
     const added = yield* repo.add({
@@ -79,8 +81,7 @@ export const ingest = (incoming: Incoming) =>
     yield* MediaInference.inferInBackground(added.row.id, blobKey)
     return added.row
   }).pipe(
-    Effect.withSpan("MediaLibrary.ingest", {
-      attributes: { "p2v.media.source": incoming.source },
+    Effect.withSpan("MediaLibrary.ingest", { attributes: { "p2v.media.source": incoming.source } }, {
       captureStackTrace: false
     })
   )

@@ -1,5 +1,5 @@
 import { Errors, Requests } from "@pic2video/domain"
-import { Effect } from "effect"
+import { Effect, Semaphore } from "effect"
 import { fileTypeFromFile } from "file-type"
 import * as fs from "node:fs/promises"
 import sharp from "sharp"
@@ -71,7 +71,7 @@ export interface Inspected {
  * while it streams through the decoder, so fifteen arriving together wait their turn instead of
  * multiplying that. Uploads, import files and previews share the slots.
  */
-const decodeSlots = Effect.unsafeMakeSemaphore(2)
+const decodeSlots = Semaphore.makeUnsafe(2)
 // libvips's operation cache would keep up to 50 MiB of decoded pixels of photos it never sees again
 sharp.cache(false)
 
@@ -115,7 +115,7 @@ export const inspect = (path: string, label: { readonly filename?: string; reado
       // memory at once); the oriented size comes from the header.
       await image.clone().resize(256, 256, { fit: "inside" }).raw().toBuffer()
       return meta.autoOrient
-    })).pipe(Effect.orElse(() => refuse("the image cannot be decoded, or is over 100 megapixels")))
+    })).pipe(Effect.catch(() => refuse("the image cannot be decoded, or is over 100 megapixels")))
     return { mimeType: mime, sizeBytes: size, width: decoded.width, height: decoded.height } satisfies Inspected
   })
 

@@ -1,5 +1,5 @@
-import { ShardId, Sharding } from "@effect/cluster"
 import { Clock, Effect, Option } from "effect"
+import { ShardId, Sharding } from "effect/cluster"
 import { DatabasePool } from "../database/Database.ts"
 import { ClusterRole, failoverSettings } from "../entities/Sharding.ts"
 import { BacklogRepo } from "../repositories/Backlog.ts"
@@ -75,11 +75,11 @@ export const makeSampler = Effect.gen(function*() {
   })
 
   // a database that cannot be read leaves the backlog as last read (the scrape still answers)
-  return Effect.zipRight(
+  return Effect.andThen(
     local,
     backlog.pipe(
       Effect.timeout("2 seconds"),
-      Effect.catchAllCause((cause) => Effect.logWarning("metrics: the backlog could not be read", cause))
+      Effect.catchCause((cause) => Effect.logWarning("metrics: the backlog could not be read", cause))
     )
   )
 })

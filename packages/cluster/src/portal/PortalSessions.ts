@@ -32,7 +32,7 @@ const hashOf = (token: string) => Effect.map(KeyHasher, (h) => Buffer.from(h.has
 
 export const issueLink = (workspaceId: string, ttlMinutes: number, publicBaseUrl: string) =>
   Effect.gen(function*() {
-    const workspace = yield* WorkspacesRepo.get(workspaceId)
+    const workspace = yield* (yield* WorkspacesRepo).get(workspaceId)
     if (workspace.status !== "active") {
       return yield* Effect.fail(
         Errors.fail(
@@ -44,7 +44,12 @@ export const issueLink = (workspaceId: string, ttlMinutes: number, publicBaseUrl
     const token = newToken()
     const now = yield* DateTime.nowAsDate
     const expiresAt = new Date(now.getTime() + ttlMinutes * 60_000)
-    yield* PortalSessionsRepo.addLink({ tokenHash: yield* hashOf(token), workspaceId: workspace.id, now, expiresAt })
+    yield* (yield* PortalSessionsRepo).addLink({
+      tokenHash: yield* hashOf(token),
+      workspaceId: workspace.id,
+      now,
+      expiresAt
+    })
     return {
       object: "portal_link" as const,
       url: `${publicBaseUrl}/portal/sign-in?token=${token}`,
@@ -80,7 +85,7 @@ export const redeem = (token: string, redeeming: Redeeming = { spend: true }) =>
     const now = yield* DateTime.nowAsDate
     const session = newToken()
     const expiresAt = new Date(now.getTime() + sessionAbsoluteMillis)
-    const outcome = yield* PortalSessionsRepo.redeem(
+    const outcome = yield* (yield* PortalSessionsRepo).redeem(
       { hash, now },
       { hash: yield* hashOf(session), expiresAt },
       (stored) => timingSafeEqual(Buffer.from(stored), hash),
@@ -120,7 +125,7 @@ export const resolve = (token: string | undefined) =>
 export const end = (token: string | undefined) =>
   Effect.gen(function*() {
     if (token === undefined || !tokenShape.test(token)) return
-    yield* PortalSessionsRepo.end(yield* hashOf(token), yield* DateTime.nowAsDate)
+    yield* (yield* PortalSessionsRepo).end(yield* hashOf(token), yield* DateTime.nowAsDate)
   })
 
 const csrfFor = (token: string) =>

@@ -1,6 +1,6 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
 import { ApiKeyToken, Errors, Plans, Scopes, Text } from "@pic2video/domain"
-import { DateTime, Effect, Option, Schema } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { KeyHasher } from "../config/KeyHasher.ts"
 import { operation } from "./Repository.ts"
 import * as Workspaces from "./Workspaces.ts"
@@ -9,16 +9,16 @@ export const ApiKeyRow = Schema.Struct({
   id: Schema.String,
   workspace_id: Schema.String,
   name: Schema.String,
-  secret_hash: Schema.Uint8ArrayFromSelf,
+  secret_hash: Schema.Uint8Array,
   scopes: Schema.Array(Schema.String),
   spend_cap_24h: Schema.NullOr(Schema.Number),
   creates_per_minute: Schema.Number,
   reads_per_minute: Schema.Number,
   uploads_per_minute: Schema.Number,
-  expires_at: Schema.NullOr(Schema.DateFromSelf),
-  revoked_at: Schema.NullOr(Schema.DateFromSelf),
-  last_used_at: Schema.NullOr(Schema.DateFromSelf),
-  created_at: Schema.DateFromSelf
+  expires_at: Schema.NullOr(Schema.Date),
+  revoked_at: Schema.NullOr(Schema.Date),
+  last_used_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.Date
 })
 export interface ApiKeyRow extends Schema.Schema.Type<typeof ApiKeyRow> {}
 
@@ -53,23 +53,23 @@ export interface NewKey {
 }
 
 /** The api_keys table: a key's row is written once, revoked at most once, never deleted. */
-export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("pic2video/ApiKeysRepo", {
-  effect: Effect.gen(function*() {
+export class ApiKeysRepo extends Context.Service<ApiKeysRepo>()("pic2video/ApiKeysRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const NewRow = ApiKeyRow.pipe(Schema.omit("revoked_at", "last_used_at"))
-    const insert = SqlSchema.single({
+    const NewRow = ApiKeyRow.mapFields(Struct.omit(["revoked_at", "last_used_at"]))
+    const insert = SqlSchema.findOne({
       Request: NewRow,
       Result: ApiKeyRow,
       execute: (row) => sql`INSERT INTO api_keys ${sql.insert({ ...row, scopes: [...row.scopes] })} RETURNING *`
     })
-    const selectById = SqlSchema.findOne({
+    const selectById = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: ApiKeyRow,
       execute: (id) => sql`SELECT * FROM api_keys WHERE id = ${id}`
     })
     // the first revocation's time stands: revoking again changes nothing
-    const revokeById = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.String, now: Schema.DateFromSelf }),
+    const revokeById = SqlSchema.findOneOption({
+      Request: Schema.Struct({ id: Schema.String, now: Schema.Date }),
       Result: ApiKeyRow,
       execute: ({ id, now }) =>
         sql`UPDATE api_keys SET revoked_at = coalesce(revoked_at, ${now}) WHERE id = ${id} RETURNING *`
@@ -88,7 +88,9 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("pic2video/ApiKey
       listByWorkspace: (workspaceId: string) => selectByWorkspace(workspaceId).pipe(operation("ApiKeysRepo.list"))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}
 
 /**
  * Minting a key: the one path for every way a key is made (the operator CLI, the portal), with its

@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { ImportState, RenderState, Resources } from "@pic2video/domain"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /**
@@ -10,12 +10,12 @@ import { operation } from "./Repository.ts"
  * index and the few pending imports: cheap at any size of history.
  */
 const Row = Schema.Struct({
-  kind: Schema.Literal("render", "import"),
-  status: Schema.Union(Resources.RenderStatus, Resources.ImportStatus),
+  kind: Schema.Literals(["render", "import"]),
+  status: Schema.Union([Resources.RenderStatus, Resources.ImportStatus]),
   n: Schema.Number,
   oldest_seconds: Schema.Number
 })
-const decode = Schema.decodeUnknown(Schema.Array(Row))
+const decode = Schema.decodeUnknownEffect(Schema.Array(Row))
 
 export interface Backlog {
   readonly renders: Readonly<Record<"queued" | "processing", number>>
@@ -24,8 +24,8 @@ export interface Backlog {
   readonly oldestQueuedSeconds: number
 }
 
-export class BacklogRepo extends Effect.Service<BacklogRepo>()("pic2video/BacklogRepo", {
-  effect: Effect.map(SqlClient.SqlClient, (sql) => ({
+export class BacklogRepo extends Context.Service<BacklogRepo>()("pic2video/BacklogRepo", {
+  make: Effect.map(SqlClient.SqlClient, (sql) => ({
     read: Effect.gen(function*() {
       const rows = yield* decode(
         yield* sql`
@@ -49,4 +49,6 @@ export class BacklogRepo extends Effect.Service<BacklogRepo>()("pic2video/Backlo
       } satisfies Backlog
     }).pipe(operation("BacklogRepo.read"))
   }))
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -1,5 +1,5 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /**
@@ -13,25 +13,29 @@ export const RunnerRow = Schema.Struct({
   address: Schema.String,
   runner: Schema.String,
   healthy: Schema.Boolean,
-  last_heartbeat: Schema.DateFromSelf,
+  last_heartbeat: Schema.Date,
   live: Schema.Boolean,
   age: Schema.Number
 })
 export interface RunnerRow extends Schema.Schema.Type<typeof RunnerRow> {}
 
 const Count = Schema.Struct({ n: Schema.Number })
-const InFlight = Schema.Struct({ kind: Schema.Literal("render", "import"), shard_id: Schema.String, n: Schema.Number })
+const InFlight = Schema.Struct({
+  kind: Schema.Literals(["render", "import"]),
+  shard_id: Schema.String,
+  n: Schema.Number
+})
 const Queue = Schema.Struct({
   renders_queued: Schema.Number,
   renders_processing: Schema.Number,
   imports_pending: Schema.Number
 })
 
-export class ClusterRepo extends Effect.Service<ClusterRepo>()("pic2video/ClusterRepo", {
-  effect: Effect.gen(function*() {
+export class ClusterRepo extends Context.Service<ClusterRepo>()("pic2video/ClusterRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const present = SqlSchema.single({
+    const present = SqlSchema.findOne({
       Request: Schema.Void,
       Result: Schema.Struct({ present: Schema.Boolean }),
       execute: () =>
@@ -61,7 +65,7 @@ export class ClusterRepo extends Effect.Service<ClusterRepo>()("pic2video/Cluste
           FROM imports i JOIN cluster_messages m ON m.entity_type = 'Import' AND m.entity_id = i.id AND m.tag = 'Start'
           WHERE i.status = 'pending' GROUP BY m.shard_id`
     })
-    const queue = SqlSchema.single({
+    const queue = SqlSchema.findOne({
       Request: Schema.Void,
       Result: Queue,
       execute: () =>
@@ -70,13 +74,13 @@ export class ClusterRepo extends Effect.Service<ClusterRepo>()("pic2video/Cluste
             (SELECT count(*)::int FROM renders WHERE status = 'processing') AS renders_processing,
             (SELECT count(*)::int FROM imports WHERE status = 'pending') AS imports_pending`
     })
-    const unprocessed = SqlSchema.single({
+    const unprocessed = SqlSchema.findOne({
       Request: Schema.Void,
       Result: Count,
       execute: () => sql`SELECT count(*)::int AS n FROM cluster_messages WHERE processed = false AND kind = 0`
     })
     // advisory locks the runners hold on this database (one per shard; freed when a runner's connection drops)
-    const locks = SqlSchema.single({
+    const locks = SqlSchema.findOne({
       Request: Schema.Void,
       Result: Count,
       execute: () =>
@@ -87,7 +91,7 @@ export class ClusterRepo extends Effect.Service<ClusterRepo>()("pic2video/Cluste
     const prune = SqlSchema.void({
       Request: Schema.String,
       execute: (cutoff) =>
-        Effect.zipRight(
+        Effect.andThen(
           sql`DELETE FROM cluster_replies WHERE request_id IN
             (SELECT id FROM cluster_messages WHERE processed AND id < ${cutoff}::bigint)`,
           sql`DELETE FROM cluster_messages WHERE processed AND id < ${cutoff}::bigint`
@@ -112,4 +116,6 @@ export class ClusterRepo extends Effect.Service<ClusterRepo>()("pic2video/Cluste
       pruneMessages: (cutoff: string) => prune(cutoff).pipe(operation("ClusterRepo.pruneMessages"))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -1,6 +1,6 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
 import { Idempotency } from "@pic2video/domain"
-import { DateTime, Effect, Option, Schema } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /**
@@ -24,7 +24,7 @@ const RecordRow = Schema.Struct({
   fingerprint: Schema.String,
   status_code: Schema.NullOr(Schema.Number),
   response: Schema.Unknown,
-  locked_until: Schema.DateFromSelf
+  locked_until: Schema.Date
 })
 
 const Scope = Schema.Struct({ apiKeyId: Schema.String, endpoint: Schema.String, key: Schema.String })
@@ -32,19 +32,18 @@ const Id = Schema.Struct({ id: Schema.Number })
 
 const lockMillis = 30_000
 
-export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("pic2video/IdempotencyRepo", {
-  accessors: true,
-  effect: Effect.gen(function*() {
+export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("pic2video/IdempotencyRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const deleteExpired = SqlSchema.void({
-      Request: Schema.Struct({ ...Scope.fields, now: Schema.DateFromSelf }),
+      Request: Schema.Struct({ ...Scope.fields, now: Schema.Date }),
       execute: (r) =>
         sql`DELETE FROM idempotency_records
           WHERE api_key_id = ${r.apiKeyId} AND endpoint = ${r.endpoint} AND key = ${r.key} AND expires_at <= ${r.now}`
     })
-    const insert = SqlSchema.findOne({
-      Request: Schema.Struct({ ...Scope.fields, fingerprint: Schema.String, now: Schema.DateFromSelf }),
+    const insert = SqlSchema.findOneOption({
+      Request: Schema.Struct({ ...Scope.fields, fingerprint: Schema.String, now: Schema.Date }),
       Result: Id,
       execute: (r) =>
         sql`
@@ -62,7 +61,7 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("pic2vide
           ON CONFLICT (api_key_id, endpoint, key) DO NOTHING
           RETURNING id`
     })
-    const select = SqlSchema.findOne({
+    const select = SqlSchema.findOneOption({
       Request: Scope,
       Result: RecordRow,
       execute: (r) =>
@@ -70,8 +69,8 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("pic2vide
           SELECT id, fingerprint, status_code, response, locked_until FROM idempotency_records
           WHERE api_key_id = ${r.apiKeyId} AND endpoint = ${r.endpoint} AND key = ${r.key}`
     })
-    const takeOver = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.Number, lockedUntil: Schema.DateFromSelf, now: Schema.DateFromSelf }),
+    const takeOver = SqlSchema.findOneOption({
+      Request: Schema.Struct({ id: Schema.Number, lockedUntil: Schema.Date, now: Schema.Date }),
       Result: Id,
       execute: (r) =>
         sql`
@@ -86,12 +85,12 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("pic2vide
           WHERE id = ${r.id}`
     })
     const unlock = SqlSchema.void({
-      Request: Schema.Struct({ id: Schema.Number, now: Schema.DateFromSelf }),
+      Request: Schema.Struct({ id: Schema.Number, now: Schema.Date }),
       execute: (r) =>
         sql`UPDATE idempotency_records SET locked_until = ${r.now} WHERE id = ${r.id} AND status_code IS NULL`
     })
     const deleteAllExpired = SqlSchema.void({
-      Request: Schema.DateFromSelf,
+      Request: Schema.Date,
       execute: (now) => sql`DELETE FROM idempotency_records WHERE expires_at < ${now}`
     })
 
@@ -137,4 +136,6 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("pic2vide
       pruneExpired: DateTime.nowAsDate.pipe(Effect.flatMap(deleteAllExpired), operation("IdempotencyRepo.pruneExpired"))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -1,6 +1,6 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, Ids, ImportState, Resources } from "@pic2video/domain"
-import { DateTime, Effect, Option, Schema } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /**
@@ -8,7 +8,7 @@ import { operation } from "./Repository.ts"
  * `import_items` row per considered file is its progress. Counts are derived from the items, so
  * they can never disagree with them; GETs read these tables, never the entity.
  */
-const Timestamp = Schema.DateFromSelf
+const Timestamp = Schema.Date
 
 /** The imports row, decoded with the domain's own literals. */
 export const ImportRow = Schema.Struct({
@@ -19,7 +19,7 @@ export const ImportRow = Schema.Struct({
   folder_id: Schema.String,
   status: Resources.ImportStatus,
   discovered: Schema.Number,
-  stopped_reason: Schema.NullOr(Schema.Literal(...ImportState.stoppedReasons)),
+  stopped_reason: Schema.NullOr(Schema.Literals(ImportState.stoppedReasons)),
   idempotency_record_id: Schema.NullOr(Schema.Number),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -32,9 +32,9 @@ export const ItemRow = Schema.Struct({
   position: Schema.Number,
   source_ref: Schema.String,
   name: Schema.String,
-  status: Schema.Literal(...ImportState.itemStatuses),
+  status: Schema.Literals(ImportState.itemStatuses),
   media_id: Schema.NullOr(Schema.String),
-  reason: Schema.NullOr(Schema.Literal(...ImportState.itemReasons))
+  reason: Schema.NullOr(Schema.Literals(ImportState.itemReasons))
 })
 export interface ItemRow extends Schema.Schema.Type<typeof ItemRow> {}
 
@@ -122,22 +122,21 @@ const InLibrary = Schema.Struct({
   claimed: Schema.Boolean
 })
 
-export class ImportsRepo extends Effect.Service<ImportsRepo>()("pic2video/ImportsRepo", {
-  accessors: true,
-  effect: Effect.gen(function*() {
+export class ImportsRepo extends Context.Service<ImportsRepo>()("pic2video/ImportsRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const selectOwned = SqlSchema.findOne({
+    const selectOwned = SqlSchema.findOneOption({
       Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String }),
       Result: ImportRow,
       execute: (r) => sql`SELECT * FROM imports WHERE id = ${r.id} AND workspace_id = ${r.workspaceId}`
     })
-    const selectById = SqlSchema.findOne({
+    const selectById = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: ImportRow,
       execute: (id) => sql`SELECT * FROM imports WHERE id = ${id}`
     })
-    const selectByRecord = SqlSchema.findOne({
+    const selectByRecord = SqlSchema.findOneOption({
       Request: Schema.Number,
       Result: ImportRow,
       execute: (recordId) => sql`SELECT * FROM imports WHERE idempotency_record_id = ${recordId}`
@@ -171,7 +170,7 @@ export class ImportsRepo extends Effect.Service<ImportsRepo>()("pic2video/Import
           FROM imports i WHERE i.workspace_id = ${r.workspaceId}
           ORDER BY i.created_at DESC, i.id DESC LIMIT ${r.limit}`
     })
-    const insert = SqlSchema.findOne({
+    const insert = SqlSchema.findOneOption({
       Request: Schema.Struct({
         id: Schema.String,
         workspaceId: Schema.String,
@@ -200,14 +199,14 @@ export class ImportsRepo extends Effect.Service<ImportsRepo>()("pic2video/Import
           ON CONFLICT (idempotency_record_id) DO NOTHING
           RETURNING *`
     })
-    const update = SqlSchema.findOne({
+    const update = SqlSchema.findOneOption({
       Request: Schema.Struct({
         id: Schema.String,
         from: Resources.ImportStatus,
         next: Schema.Struct({
           status: Resources.ImportStatus,
           discovered: Schema.Number,
-          stoppedReason: Schema.NullOr(Schema.Literal(...ImportState.stoppedReasons))
+          stoppedReason: Schema.NullOr(Schema.Literals(ImportState.stoppedReasons))
         }),
         now: Timestamp
       }),
@@ -315,7 +314,7 @@ export class ImportsRepo extends Effect.Service<ImportsRepo>()("pic2video/Import
             ? undefined
             : yield* byIdempotencyRecord(input.idempotencyRecordId)
           if (existing === undefined) {
-            return yield* Effect.dieMessage("import insert conflicted without an existing import")
+            return yield* Effect.die(new Error("import insert conflicted without an existing import"))
           }
           return existing
         }).pipe(operation("ImportsRepo.create")),
@@ -375,4 +374,6 @@ export class ImportsRepo extends Effect.Service<ImportsRepo>()("pic2video/Import
         }).pipe(operation("ImportsRepo.existingMedia"))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

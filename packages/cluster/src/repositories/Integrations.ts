@@ -1,5 +1,5 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /**
@@ -7,7 +7,7 @@ import { operation } from "./Repository.ts"
  * connected workspace, its tokens encrypted, and the single-use `oauth_states` of consents under
  * way (only the state's SHA-256 is stored). Instants are the caller's, from `Clock`.
  */
-const Timestamp = Schema.DateFromSelf
+const Timestamp = Schema.Date
 
 export const IntegrationRow = Schema.Struct({
   workspace_id: Schema.String,
@@ -25,16 +25,16 @@ export const NewState = Schema.Struct({
   return_to: Schema.NullOr(Schema.String)
 })
 
-const ClaimedState = NewState.pipe(Schema.pick("workspace_id", "verifier_ciphertext", "return_to"))
+const ClaimedState = NewState.mapFields(Struct.pick(["workspace_id", "verifier_ciphertext", "return_to"]))
 
 const Connection = Schema.Struct({ workspaceId: Schema.String, connectedAt: Timestamp })
 const Tokens = Schema.Struct({ ciphertext: Schema.String, scopes: Schema.Array(Schema.String) })
 
-export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("pic2video/IntegrationsRepo", {
-  effect: Effect.gen(function*() {
+export class IntegrationsRepo extends Context.Service<IntegrationsRepo>()("pic2video/IntegrationsRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const select = SqlSchema.findOne({
+    const select = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: IntegrationRow,
       execute: (workspaceId) =>
@@ -48,7 +48,7 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("pic2vi
       Request: NewState,
       execute: (state) => sql`INSERT INTO oauth_states ${sql.insert(state)}`
     })
-    const claim = SqlSchema.findOne({
+    const claim = SqlSchema.findOneOption({
       Request: Schema.Struct({ stateHash: Schema.String, now: Timestamp }),
       Result: ClaimedState,
       execute: (r) =>
@@ -98,7 +98,7 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("pic2vi
         select(workspaceId).pipe(Effect.map(Option.getOrUndefined), operation("IntegrationsRepo.find")),
       /** Stores a consent's state, forgetting the lapsed ones (their 10 minutes are over). */
       addState: (state: typeof NewState.Type, now: Date) =>
-        Effect.zipRight(deleteLapsedStates(now), insertState(state)).pipe(operation("IntegrationsRepo.addState")),
+        Effect.andThen(deleteLapsedStates(now), insertState(state)).pipe(operation("IntegrationsRepo.addState")),
       /** Spends a live state: of two callbacks racing with it, one gets it. */
       claimState: (stateHash: string, now: Date) =>
         claim({ stateHash, now }).pipe(Effect.map(Option.getOrUndefined), operation("IntegrationsRepo.claimState")),
@@ -113,4 +113,6 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("pic2vi
       end: (connection: typeof Connection.Type) => removeConnection(connection).pipe(operation("IntegrationsRepo.end"))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

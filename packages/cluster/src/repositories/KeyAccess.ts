@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import type { Plans } from "@pic2video/domain"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import type { ApiKeyRow } from "./ApiKeys.ts"
 import { RenderRow } from "./Renders.ts"
 
@@ -25,7 +25,7 @@ export interface KeyAndAccount extends
   readonly ws_plan: Plans.Plan
 }
 
-const decodeRender = Schema.decodeUnknown(RenderRow)
+const decodeRender = Schema.decodeUnknownEffect(RenderRow)
 
 /**
  * The request path's reads of a key (contract §4.2–4.3, §14), run on every authenticated request:
@@ -37,8 +37,8 @@ const decodeRender = Schema.decodeUnknown(RenderRow)
  * (every poll) a span, even a disabled one, provides a parent span, which copies the request's whole
  * context; the statement's own span (@effect/sql) is kept when traces are exported.
  */
-export class KeyAccessRepo extends Effect.Service<KeyAccessRepo>()("pic2video/KeyAccessRepo", {
-  effect: Effect.map(SqlClient.SqlClient, (sql) => ({
+export class KeyAccessRepo extends Context.Service<KeyAccessRepo>()("pic2video/KeyAccessRepo", {
+  make: Effect.map(SqlClient.SqlClient, (sql) => ({
     findKeyAndAccount: (keyId: string) =>
       Effect.map(
         sql<KeyAndAccount>`
@@ -100,4 +100,6 @@ export class KeyAccessRepo extends Effect.Service<KeyAccessRepo>()("pic2video/Ke
       Effect.asVoid(sql`UPDATE api_keys SET last_used_at = ${now} WHERE id = ${keyId}
         AND (last_used_at IS NULL OR last_used_at < ${unlessSince})`).pipe(Effect.orDie)
   }))
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

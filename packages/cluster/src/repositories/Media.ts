@@ -1,6 +1,6 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
 import { type Cursor, Ids, Requests } from "@pic2video/domain"
-import { DateTime, Effect, Option, Schema } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /**
@@ -9,11 +9,11 @@ import { operation } from "./Repository.ts"
  * The budget check and the insert are one statement pair in one transaction, so concurrent uploads
  * never exceed it; archiving gives the bytes back in the same way.
  */
-const Timestamp = Schema.DateFromSelf
+const Timestamp = Schema.Date
 
 /** What the vision model saw (media/MediaInference.ts); never in the public document. */
 export const Inferred = Schema.Struct({
-  image_class: Schema.Literal(...Requests.imageClasses),
+  image_class: Schema.Literals(Requests.imageClasses),
   confidence: Schema.Number,
   subject: Schema.NullOr(
     Schema.Struct({ x: Schema.Number, y: Schema.Number, width: Schema.Number, height: Schema.Number })
@@ -38,14 +38,14 @@ export const MediaRow = Schema.Struct({
   blob_key: Schema.String,
   source_ref: Schema.NullOr(Schema.String),
   archived_at: Schema.NullOr(Timestamp),
-  inference_status: Schema.Literal("pending", "done", "failed"),
-  inference: Schema.NullOr(Schema.Union(Inferred, InferenceFailed)),
+  inference_status: Schema.Literals(["pending", "done", "failed"]),
+  inference: Schema.NullOr(Schema.Union([Inferred, InferenceFailed])),
   inferred_at: Schema.NullOr(Timestamp)
 })
 export interface MediaRow extends Schema.Schema.Type<typeof MediaRow> {}
 
 /** What the vision model's columns of a row hold. */
-export const InferenceRow = MediaRow.pipe(Schema.pick("inference_status", "inference", "inferred_at"))
+export const InferenceRow = MediaRow.mapFields(Struct.pick(["inference_status", "inference", "inferred_at"]))
 export interface InferenceRow extends Schema.Schema.Type<typeof InferenceRow> {}
 
 /** A photo entering the library: the row as inserted, and the bytes it takes from the budget. */
@@ -73,9 +73,8 @@ export type Added =
 
 const Owned = Schema.Struct({ workspaceId: Schema.String, id: Schema.String })
 
-export class MediaRepo extends Effect.Service<MediaRepo>()("pic2video/MediaRepo", {
-  accessors: true,
-  effect: Effect.gen(function*() {
+export class MediaRepo extends Context.Service<MediaRepo>()("pic2video/MediaRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const reserve = SqlSchema.findAll({
@@ -87,7 +86,7 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("pic2video/MediaRepo"
           WHERE id = ${r.workspaceId} AND storage_used_bytes + ${r.bytes} <= storage_budget_bytes
           RETURNING id`
     })
-    const insert = SqlSchema.findOne({
+    const insert = SqlSchema.findOneOption({
       Request: Schema.Struct({ media: NewMedia, now: Timestamp }),
       Result: MediaRow,
       execute: ({ media: m, now }) =>
@@ -110,23 +109,23 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("pic2video/MediaRepo"
           ON CONFLICT (workspace_id, source_ref) WHERE source_ref IS NOT NULL DO NOTHING
           RETURNING *`
     })
-    const selectOwned = SqlSchema.findOne({
+    const selectOwned = SqlSchema.findOneOption({
       Request: Owned,
       Result: MediaRow,
       execute: (r) =>
         sql`SELECT * FROM media WHERE id = ${r.id} AND workspace_id = ${r.workspaceId} AND archived_at IS NULL`
     })
-    const selectById = SqlSchema.findOne({
+    const selectById = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: MediaRow,
       execute: (id) => sql`SELECT * FROM media WHERE id = ${id}`
     })
-    const selectKey = SqlSchema.findOne({
+    const selectKey = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: Schema.Struct({ blob_key: Schema.String }),
       execute: (id) => sql`SELECT blob_key FROM media WHERE id = ${id}`
     })
-    const selectInference = SqlSchema.findOne({
+    const selectInference = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: InferenceRow,
       execute: (id) => sql`SELECT inference_status, inference, inferred_at FROM media WHERE id = ${id}`
@@ -148,7 +147,7 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("pic2video/MediaRepo"
                 AND (created_at, id) < (${r.before.createdAt}, ${r.before.id}::uuid)
               ORDER BY created_at DESC, id DESC LIMIT ${r.limit}`
     })
-    const markArchived = SqlSchema.findOne({
+    const markArchived = SqlSchema.findOneOption({
       Request: Schema.Struct({ id: Schema.String, now: Timestamp }),
       Result: MediaRow,
       execute: (r) =>
@@ -162,8 +161,8 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("pic2video/MediaRepo"
     const writeInference = SqlSchema.void({
       Request: Schema.Struct({
         id: Schema.String,
-        status: Schema.Literal("done", "failed"),
-        inference: Schema.Union(Inferred, InferenceFailed),
+        status: Schema.Literals(["done", "failed"]),
+        inference: Schema.Union([Inferred, InferenceFailed]),
         now: Timestamp
       }),
       execute: (r) =>
@@ -238,4 +237,6 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("pic2video/MediaRepo"
         )
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

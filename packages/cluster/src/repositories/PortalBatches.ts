@@ -1,5 +1,5 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { DateTime, Effect, Option, Schema } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { RenderRow } from "./Renders.ts"
 import { operation } from "./Repository.ts"
 
@@ -22,20 +22,19 @@ export const BatchItem = Schema.Struct({
 })
 export interface BatchItem extends Schema.Schema.Type<typeof BatchItem> {}
 
-export const Batch = Schema.Struct({ id: Schema.String, created_at: Schema.DateFromSelf })
+export const Batch = Schema.Struct({ id: Schema.String, created_at: Schema.Date })
 export interface Batch extends Schema.Schema.Type<typeof Batch> {}
 
 export type Outcome = { readonly renderId: string } | { readonly code: string; readonly message: string }
 
 const Scope = Schema.Struct({ workspaceId: Schema.String, batchId: Schema.String })
 
-export class PortalBatchesRepo extends Effect.Service<PortalBatchesRepo>()("pic2video/PortalBatchesRepo", {
-  accessors: true,
-  effect: Effect.gen(function*() {
+export class PortalBatchesRepo extends Context.Service<PortalBatchesRepo>()("pic2video/PortalBatchesRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const insertBatch = SqlSchema.void({
-      Request: Schema.Struct({ ...Scope.fields, now: Schema.DateFromSelf }),
+      Request: Schema.Struct({ ...Scope.fields, now: Schema.Date }),
       execute: (r) =>
         sql`INSERT INTO portal_batches ${sql.insert({ workspace_id: r.workspaceId, id: r.batchId, created_at: r.now })}
           ON CONFLICT (workspace_id, id) DO NOTHING`
@@ -44,7 +43,7 @@ export class PortalBatchesRepo extends Effect.Service<PortalBatchesRepo>()("pic2
       Request: Schema.Struct({
         ...Scope.fields,
         item: BatchItem,
-        now: Schema.DateFromSelf
+        now: Schema.Date
       }),
       execute: ({ batchId, item, now, workspaceId }) =>
         sql`
@@ -66,7 +65,7 @@ export class PortalBatchesRepo extends Effect.Service<PortalBatchesRepo>()("pic2
             error_message = CASE WHEN coalesce(EXCLUDED.render_id, portal_batch_renders.render_id) IS NULL THEN EXCLUDED.error_message END,
             updated_at = EXCLUDED.updated_at`
     })
-    const selectBatch = SqlSchema.findOne({
+    const selectBatch = SqlSchema.findOneOption({
       Request: Scope,
       Result: Batch,
       execute: (r) =>
@@ -129,4 +128,6 @@ export class PortalBatchesRepo extends Effect.Service<PortalBatchesRepo>()("pic2
         }).pipe(operation("PortalBatchesRepo.find"))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -1,5 +1,5 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Data, Effect, Option, Schema } from "effect"
+import { Context, Data, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /**
@@ -7,14 +7,14 @@ import { operation } from "./Repository.ts"
  * Tokens are never stored, only their keyed hashes. Every instant is the caller's (from `Clock`),
  * so expiry is decided on the time the caller read.
  */
-const Hash = Schema.Uint8ArrayFromSelf
-const Timestamp = Schema.DateFromSelf
+const Hash = Schema.Uint8Array
+const Timestamp = Schema.Date
 
 const LiveSession = Schema.Struct({
   workspace_id: Schema.String,
   id_hash: Hash,
   last_seen_at: Timestamp,
-  status: Schema.Literal("active", "inactive")
+  status: Schema.Literals(["active", "inactive"])
 })
 export interface LiveSession extends Schema.Schema.Type<typeof LiveSession> {}
 
@@ -28,9 +28,8 @@ export interface NewLink {
   readonly expiresAt: Date
 }
 
-export class PortalSessionsRepo extends Effect.Service<PortalSessionsRepo>()("pic2video/PortalSessionsRepo", {
-  accessors: true,
-  effect: Effect.gen(function*() {
+export class PortalSessionsRepo extends Context.Service<PortalSessionsRepo>()("pic2video/PortalSessionsRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const deleteLapsedLinks = SqlSchema.void({
@@ -46,7 +45,7 @@ export class PortalSessionsRepo extends Effect.Service<PortalSessionsRepo>()("pi
       }),
       execute: (link) => sql`INSERT INTO portal_links ${sql.insert(link)}`
     })
-    const claimLink = SqlSchema.findOne({
+    const claimLink = SqlSchema.findOneOption({
       Request: Schema.Struct({ hash: Hash, now: Timestamp }),
       Result: Schema.Struct({ workspace_id: Schema.String, token_hash: Hash }),
       execute: (r) =>
@@ -67,7 +66,7 @@ export class PortalSessionsRepo extends Effect.Service<PortalSessionsRepo>()("pi
       }),
       execute: (session) => sql`INSERT INTO portal_sessions ${sql.insert(session)}`
     })
-    const selectLive = SqlSchema.findOne({
+    const selectLive = SqlSchema.findOneOption({
       Request: Schema.Struct({ hash: Hash, now: Timestamp, seenSince: Timestamp }),
       Result: LiveSession,
       execute: (r) =>
@@ -88,7 +87,7 @@ export class PortalSessionsRepo extends Effect.Service<PortalSessionsRepo>()("pi
     return {
       /** Stores a new link, forgetting the lapsed ones (spent or not, they serve no purpose). */
       addLink: (link: NewLink) =>
-        Effect.zipRight(
+        Effect.andThen(
           deleteLapsedLinks(link.now),
           insertLink({
             token_hash: link.tokenHash,
@@ -136,4 +135,6 @@ export class PortalSessionsRepo extends Effect.Service<PortalSessionsRepo>()("pi
       touch: (hash: Uint8Array, now: Date) => touchSession({ hash, now }).pipe(operation("PortalSessionsRepo.touch"))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

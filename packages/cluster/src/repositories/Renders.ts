@@ -1,6 +1,6 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, Idempotency, Plans, RenderState, Requests, Resources, SpendCap } from "@pic2video/domain"
-import { Clock, DateTime, Effect, Option, Schema } from "effect"
+import { Clock, Context, DateTime, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import { operation } from "./Repository.ts"
 
@@ -16,10 +16,10 @@ import { operation } from "./Repository.ts"
  * window) come from `Clock`, passed to the statements as parameters, so a test can move them; the
  * counting and the allowance arithmetic stay in SQL, under the row locks that make them exact.
  */
-const Timestamp = Schema.DateFromSelf
+const Timestamp = Schema.Date
 
 /** The request as stored: the create body without its metadata (kept apart, verbatim). */
-export const StoredRequest = Schema.Struct(Requests.CreateRenderBody.fields).omit("metadata")
+export const StoredRequest = Schema.Struct(Requests.CreateRenderBody.fields).mapFields(Struct.omit(["metadata"]))
 
 /** The renders row, decoded with the domain's own literals (status, error codes). */
 export const RenderRow = Schema.Struct({
@@ -30,16 +30,13 @@ export const RenderRow = Schema.Struct({
   status: Resources.RenderStatus,
   progress: Schema.Number,
   request: StoredRequest,
-  metadata: Schema.Record({
-    key: Schema.String,
-    value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null)
-  }),
+  metadata: Schema.Record(Schema.String, Schema.Union([Schema.String, Schema.Number, Schema.Boolean, Schema.Null])),
   idempotency_key: Schema.NullOr(Schema.String),
   idempotency_record_id: Schema.NullOr(Schema.Number),
   caption_blob_key: Schema.NullOr(Schema.String),
   cycle_start: Timestamp,
   refunded_at: Schema.NullOr(Timestamp),
-  error_code: Schema.NullOr(Schema.Literal(...Errors.renderErrorCodes)),
+  error_code: Schema.NullOr(Schema.Literals(Errors.renderErrorCodes)),
   error_message: Schema.NullOr(Schema.String),
   asset_blob_key: Schema.NullOr(Schema.String),
   asset_content_type: Schema.NullOr(Schema.String),
@@ -103,7 +100,7 @@ export const Payer = Schema.Struct({
 })
 export interface Payer extends Schema.Schema.Type<typeof Payer> {}
 
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
 /**
  * The charge record: what the charge transaction inserts and who pays for it. The one definition
@@ -178,27 +175,26 @@ const Account = Schema.Struct({
 })
 const Allowance = Schema.Struct({ included: Schema.NullOr(Schema.Number), created_at: Timestamp })
 
-export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/RendersRepo", {
-  accessors: true,
-  effect: Effect.gen(function*() {
+export class RendersRepo extends Context.Service<RendersRepo>()("pic2video/RendersRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const selectOwned = SqlSchema.findOne({
+    const selectOwned = SqlSchema.findOneOption({
       Request: Schema.Struct({ workspaceId: Schema.String, id: Id }),
       Result: RenderRow,
       execute: ({ id, workspaceId }) => sql`SELECT * FROM renders WHERE id = ${id} AND workspace_id = ${workspaceId}`
     })
-    const selectById = SqlSchema.findOne({
+    const selectById = SqlSchema.findOneOption({
       Request: Id,
       Result: RenderRow,
       execute: (id) => sql`SELECT * FROM renders WHERE id = ${id}`
     })
-    const selectByRecord = SqlSchema.findOne({
+    const selectByRecord = SqlSchema.findOneOption({
       Request: Schema.Number,
       Result: RenderRow,
       execute: (recordId) => sql`SELECT * FROM renders WHERE idempotency_record_id = ${recordId}`
     })
-    const selectKeyless = SqlSchema.findOne({
+    const selectKeyless = SqlSchema.findOneOption({
       Request: Schema.Struct({ workspaceId: Schema.String, idempotencyKey: Schema.String, since: Timestamp }),
       Result: RenderRow,
       execute: (r) =>
@@ -207,7 +203,7 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
             AND idempotency_key = ${r.idempotencyKey} AND created_at > ${r.since}
           ORDER BY created_at DESC LIMIT 1`
     })
-    const countInWindow = SqlSchema.single({
+    const countInWindow = SqlSchema.findOne({
       Request: Schema.Struct({ apiKeyId: Schema.String, since: Timestamp }),
       Result: Count,
       execute: (r) =>
@@ -215,7 +211,7 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
           SELECT count(*)::int AS n FROM renders
           WHERE api_key_id = ${r.apiKeyId} AND refunded_at IS NULL AND created_at > ${r.since}`
     })
-    const selectAccount = SqlSchema.single({
+    const selectAccount = SqlSchema.findOne({
       Request: Schema.Struct({ workspaceId: Schema.String, now: Timestamp }),
       Result: Account,
       execute: (r) =>
@@ -235,12 +231,12 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
           ? sql`SELECT id FROM api_keys WHERE id = ${payer.keyId} FOR UPDATE`
           : sql`SELECT id FROM workspaces WHERE id = ${payer.workspaceId} FOR NO KEY UPDATE`
     })
-    const selectAllowance = SqlSchema.single({
+    const selectAllowance = SqlSchema.findOne({
       Request: Schema.String,
       Result: Allowance,
       execute: (workspaceId) => sql`SELECT included, created_at FROM workspaces WHERE id = ${workspaceId}`
     })
-    const takeAllowance = SqlSchema.single({
+    const takeAllowance = SqlSchema.findOne({
       Request: Schema.Struct({ workspaceId: Schema.String, cycleStart: Timestamp }),
       Result: Schema.Struct({ used: Schema.Number }),
       execute: (r) =>
@@ -249,7 +245,7 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
           ON CONFLICT (workspace_id, cycle_start) DO UPDATE SET used = allowance_usage.used + 1
           RETURNING used`
     })
-    const insert = SqlSchema.single({
+    const insert = SqlSchema.findOne({
       Request: Schema.Struct({ render: NewRender, cycleStart: Timestamp, now: Timestamp }),
       Result: RenderRow,
       execute: ({ cycleStart, now, render: r }) =>
@@ -275,7 +271,7 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
           RETURNING *`
     })
     const selectActive = SqlSchema.findAll({
-      Request: Schema.Struct({ column: Schema.Literal("created_at", "updated_at"), before: Timestamp }),
+      Request: Schema.Struct({ column: Schema.Literals(["created_at", "updated_at"]), before: Timestamp }),
       Result: Ids,
       execute: (r) =>
         r.column === "created_at"
@@ -441,16 +437,16 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
         // the transaction rolled back, so nothing was charged: a refusal to retry, not a defect that
         // would restart the key's entity and stall every other create on the key meanwhile
         Effect.catchTag("SqlError", (e) =>
-          Effect.zipRight(
+          Effect.andThen(
             Effect.logError("charge transaction failed; nothing was charged", e),
             Effect.fail(Errors.fail("service_unavailable", "the render could not be charged; retry", { retryAfter: 1 }))
           )),
         // a row the schema refuses, or no row where the statement returns one, is a defect
-        Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die }),
+        Effect.catchTags({ SchemaError: Effect.die, NoSuchElementError: Effect.die }),
         Effect.tap((charged) =>
           charged._tag === "Charged" ? Effect.sync(() => WorkMetrics.rendersCreated.unsafeUpdate(1, [])) : Effect.void
         ),
-        Effect.withSpan("RendersRepo.charge", { captureStackTrace: false })
+        Effect.withSpan("RendersRepo.charge", undefined, { captureStackTrace: false })
       )
 
     /** The guarded write of one transition, with the refund when it is one; undefined when the row moved on. */
@@ -480,7 +476,7 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
           })
         }
           WHERE id = ${current.id} AND status = ${current.status} AND progress = ${current.progress} AND attempts = ${current.attempts}
-          RETURNING *`.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(RenderRow))))
+          RETURNING *`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(RenderRow))))
         if (row !== undefined && next.refunded && current.refunded_at === null) {
           yield* sql`UPDATE allowance_usage SET used = used - 1
             WHERE workspace_id = ${row.workspace_id} AND cycle_start = ${row.cycle_start} AND used > 0`
@@ -585,4 +581,6 @@ export class RendersRepo extends Effect.Service<RendersRepo>()("pic2video/Render
       list
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -18,17 +18,17 @@ import { WorkspacesRepo } from "./Workspaces.ts"
  * their schemas). Needs the database client.
  */
 export const layer = Layer.mergeAll(
-  ApiKeysRepo.Default,
-  BacklogRepo.Default,
-  ClusterRepo.Default,
-  IdempotencyRepo.Default,
-  ImportsRepo.Default,
-  IntegrationsRepo.Default,
-  KeyAccessRepo.Default,
-  MediaRepo.Default,
-  PortalBatchesRepo.Default,
-  PortalSessionsRepo.Default,
-  RendersRepo.Default,
-  SystemRepo.Default,
-  WorkspacesRepo.Default
+  ApiKeysRepo.layer,
+  BacklogRepo.layer,
+  ClusterRepo.layer,
+  IdempotencyRepo.layer,
+  ImportsRepo.layer,
+  IntegrationsRepo.layer,
+  KeyAccessRepo.layer,
+  MediaRepo.layer,
+  PortalBatchesRepo.layer,
+  PortalSessionsRepo.layer,
+  RendersRepo.layer,
+  SystemRepo.layer,
+  WorkspacesRepo.layer
 )

@@ -1,4 +1,4 @@
-import { Effect, FiberRef } from "effect"
+import { Effect, References } from "effect"
 
 /**
  * How every repository operation ends: a database that cannot be reached or a row the schema
@@ -11,8 +11,5 @@ import { Effect, FiberRef } from "effect"
  */
 export const operation = (name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, never, R> => {
   const dying = Effect.orDie(self)
-  return Effect.flatMap(
-    FiberRef.get(FiberRef.currentTracerEnabled),
-    (traced) => traced ? Effect.withSpan(dying, name) : dying
-  )
+  return Effect.flatMap(References.TracerEnabled, (traced) => traced ? Effect.withSpan(dying, name) : dying)
 }

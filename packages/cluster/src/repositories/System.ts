@@ -1,10 +1,10 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /** The service's own rows (`service_settings`) and the database's readiness. */
-export class SystemRepo extends Effect.Service<SystemRepo>()("pic2video/SystemRepo", {
-  effect: Effect.gen(function*() {
+export class SystemRepo extends Context.Service<SystemRepo>()("pic2video/SystemRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const upsert = SqlSchema.void({
@@ -15,7 +15,7 @@ export class SystemRepo extends Effect.Service<SystemRepo>()("pic2video/SystemRe
           INSERT INTO service_settings (name, value) VALUES (${r.name}, ${r.value})
           ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`
     })
-    const select = SqlSchema.findOne({
+    const select = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: Schema.Struct({ value: Schema.String }),
       execute: (name) => sql`SELECT value FROM service_settings WHERE name = ${name}`
@@ -29,4 +29,6 @@ export class SystemRepo extends Effect.Service<SystemRepo>()("pic2video/SystemRe
         select(name).pipe(Effect.map((row) => Option.getOrUndefined(row)?.value), operation("SystemRepo.setting"))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -1,6 +1,6 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
 import { Errors, Ids, Plans } from "@pic2video/domain"
-import { DateTime, Effect, Option, Schema } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /** Workspaces as the operator CLI (the portal's stand-in) manages them: contract §2 and §3. */
@@ -8,12 +8,12 @@ export const WorkspaceRow = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   plan: Plans.Plan,
-  status: Schema.Literal("active", "inactive"),
+  status: Schema.Literals(["active", "inactive"]),
   api_enabled: Schema.Boolean,
   included: Schema.NullOr(Schema.Number),
   storage_budget_bytes: Schema.Number,
   storage_used_bytes: Schema.Number,
-  created_at: Schema.DateFromSelf
+  created_at: Schema.Date
 })
 export interface WorkspaceRow extends Schema.Schema.Type<typeof WorkspaceRow> {}
 
@@ -40,24 +40,25 @@ export interface WorkspaceSettings {
   readonly storageBudgetBytes?: number
 }
 
-const Settable = WorkspaceRow.pipe(Schema.pick("plan", "status", "api_enabled", "included", "storage_budget_bytes"))
+const Settable = WorkspaceRow.mapFields(
+  Struct.pick(["plan", "status", "api_enabled", "included", "storage_budget_bytes"])
+)
 
-export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("pic2video/WorkspacesRepo", {
-  accessors: true,
-  effect: Effect.gen(function*() {
+export class WorkspacesRepo extends Context.Service<WorkspacesRepo>()("pic2video/WorkspacesRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.single({
-      Request: WorkspaceRow.pipe(Schema.omit("storage_used_bytes")),
+    const insert = SqlSchema.findOne({
+      Request: WorkspaceRow.mapFields(Struct.omit(["storage_used_bytes"])),
       Result: WorkspaceRow,
       execute: (row) => sql`INSERT INTO workspaces ${sql.insert(row)} RETURNING *`
     })
-    const selectById = SqlSchema.findOne({
+    const selectById = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: WorkspaceRow,
       execute: (id) => sql`SELECT * FROM workspaces WHERE id = ${id}`
     })
-    const write = SqlSchema.single({
+    const write = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.String, settings: Settable }),
       Result: WorkspaceRow,
       execute: ({ id, settings }) => sql`UPDATE workspaces SET ${sql.update(settings)} WHERE id = ${id} RETURNING *`
@@ -117,7 +118,9 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("pic2video/
         })
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}
 
 /** The workspace, or 422 `validation_failed` when there is none (the operator CLI's and key minting's answer). */
 export const get = (id: string) => Effect.flatMap(WorkspacesRepo, (repo) => repo.get(id))

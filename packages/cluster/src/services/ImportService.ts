@@ -1,5 +1,5 @@
 import { Ids } from "@pic2video/domain"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { Integrations, toApiFailure } from "../drive/Integrations.ts"
 import { ImportEntity } from "../entities/ImportEntity.ts"
 import * as Imports from "../repositories/Imports.ts"
@@ -8,8 +8,8 @@ import { ImportsRepo } from "../repositories/Imports.ts"
 const entityTimeout = "5 seconds"
 
 /** Bulk import from a drive folder (contract §7): accepted here, carried out by the ImportEntity. */
-export class ImportService extends Effect.Service<ImportService>()("pic2video/ImportService", {
-  effect: Effect.gen(function*() {
+export class ImportService extends Context.Service<ImportService>()("pic2video/ImportService", {
+  make: Effect.gen(function*() {
     const repo = yield* ImportsRepo
     const integrations = yield* Integrations
     const imports = yield* ImportEntity.client
@@ -45,7 +45,7 @@ export class ImportService extends Effect.Service<ImportService>()("pic2video/Im
         // resends one that was lost
         yield* imports(row.id).Start({ importId: row.id }, { discard: true }).pipe(
           Effect.timeout(entityTimeout),
-          Effect.catchAllCause((cause) => Effect.logWarning("import Start not sent; the sweeper will resend it", cause))
+          Effect.catchCause((cause) => Effect.logWarning("import Start not sent; the sweeper will resend it", cause))
         )
         return created
       })
@@ -71,4 +71,6 @@ export class ImportService extends Effect.Service<ImportService>()("pic2video/Im
       recent: (workspaceId: string, limit: number) => repo.recent(workspaceId, limit)
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

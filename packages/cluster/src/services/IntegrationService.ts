@@ -1,12 +1,12 @@
 import { Cursor, Errors, ImportState, Requests } from "@pic2video/domain"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { Integrations, toApiFailure } from "../drive/Integrations.ts"
 
 const folderPageSize = 100
 
 /** The cloud-drive connection of a workspace (contract §7), as documents. */
-export class IntegrationService extends Effect.Service<IntegrationService>()("pic2video/IntegrationService", {
-  effect: Effect.gen(function*() {
+export class IntegrationService extends Context.Service<IntegrationService>()("pic2video/IntegrationService", {
+  make: Effect.gen(function*() {
     const integrations = yield* Integrations
 
     const connect = (workspaceId: string) =>
@@ -75,4 +75,6 @@ export class IntegrationService extends Effect.Service<IntegrationService>()("pi
 
     return { connect, status, disconnect, folders } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -1,6 +1,6 @@
 import { Cursor, Errors, Ids, Requests } from "@pic2video/domain"
 import { Vision } from "@pic2video/vision"
-import { Effect, Either, Schema } from "effect"
+import { Context, Effect, Layer, Result, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
 import { MediaRepo } from "../repositories/Media.ts"
@@ -8,9 +8,9 @@ import { BlobStore } from "../storage/BlobStore.ts"
 
 const invalid = (message: string) => Effect.fail(Errors.fail("validation_failed", message))
 
-const decodeLimit = Schema.decodeUnknownEither(Requests.ListLimit)
-const decodeLabel = Schema.decodeUnknownEither(Requests.UploadLabel)
-const decodeTag = Schema.decodeUnknownEither(Requests.UploadTag)
+const decodeLimit = Schema.decodeUnknownResult(Requests.ListLimit)
+const decodeLabel = Schema.decodeUnknownResult(Requests.UploadLabel)
+const decodeTag = Schema.decodeUnknownResult(Requests.UploadTag)
 
 /** An upload as the HTTP layer (or the portal) received it: a local file and its form fields. */
 export interface Upload {
@@ -24,8 +24,8 @@ export interface Upload {
 }
 
 /** The workspace's photo library as the API and the portal use it; answers are documents. */
-export class MediaService extends Effect.Service<MediaService>()("pic2video/MediaService", {
-  effect: Effect.gen(function*() {
+export class MediaService extends Context.Service<MediaService>()("pic2video/MediaService", {
+  make: Effect.gen(function*() {
     const { publicBaseUrl } = yield* AppConfig
     const repo = yield* MediaRepo
     const blobs = yield* BlobStore
@@ -40,13 +40,13 @@ export class MediaService extends Effect.Service<MediaService>()("pic2video/Medi
     /** A page, newest first; `limit` and `cursor` as sent in the query string. */
     const list = (workspaceId: string, query: { readonly limit?: string; readonly cursor?: string }) =>
       Effect.gen(function*() {
-        const limit = query.limit === undefined ? Either.right(Requests.defaultListLimit) : decodeLimit(query.limit)
-        if (Either.isLeft(limit)) return yield* invalid("limit: must be an integer from 1 to 100")
+        const limit = query.limit === undefined ? Result.succeed(Requests.defaultListLimit) : decodeLimit(query.limit)
+        if (Result.isFailure(limit)) return yield* invalid("limit: must be an integer from 1 to 100")
         const cursor = query.cursor === undefined ? undefined : Cursor.decodeCursor(query.cursor)
         if (query.cursor !== undefined && (cursor === undefined || !Ids.isMediaId(cursor.id))) {
           return yield* invalid("cursor: not a cursor this endpoint returned")
         }
-        const page = yield* withStore(MediaLibrary.list(workspaceId, limit.right, cursor))
+        const page = yield* withStore(MediaLibrary.list(workspaceId, limit.success, cursor))
         return {
           object: "list" as const,
           data: page.rows.map((m) => MediaLibrary.toDocument(m, publicBaseUrl)),
@@ -60,11 +60,11 @@ export class MediaService extends Effect.Service<MediaService>()("pic2video/Medi
       Effect.gen(function*() {
         const label = file.label ?? ""
         const tags = file.tags ?? []
-        if (Either.isLeft(decodeLabel(label))) {
+        if (Result.isFailure(decodeLabel(label))) {
           return yield* invalid("label: must be at most 200 characters, without U+0000")
         }
         if (tags.length > Requests.maxTags) return yield* invalid(`tags: at most ${Requests.maxTags} tags`)
-        if (tags.some((t) => Either.isLeft(decodeTag(t)))) {
+        if (tags.some((t) => Result.isFailure(decodeTag(t)))) {
           return yield* invalid("tags: each tag must be 1 to 50 characters, without U+0000")
         }
         const row = yield* withStore(MediaLibrary.ingest({
@@ -95,4 +95,6 @@ export class MediaService extends Effect.Service<MediaService>()("pic2video/Medi
       archive: (id: string) => withStore(MediaLibrary.archive(id))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

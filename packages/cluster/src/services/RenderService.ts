@@ -1,7 +1,7 @@
 import { Errors, Idempotency, Ids, RenderState, type Requests, type Resources } from "@pic2video/domain"
 import { POSTER, prepareCaption } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { ApiKeyEntity } from "../entities/ApiKeyEntity.ts"
 import { RenderEntity } from "../entities/RenderEntity.ts"
@@ -62,8 +62,8 @@ export const cancel = (id: string, workspaceId?: string) =>
  * Renders as the API and the portal use them. Every method answers with the catalogue's failures
  * (`Errors.ApiFailure`) and needs nothing further from its caller.
  */
-export class RenderService extends Effect.Service<RenderService>()("pic2video/RenderService", {
-  effect: Effect.gen(function*() {
+export class RenderService extends Context.Service<RenderService>()("pic2video/RenderService", {
+  make: Effect.gen(function*() {
     const { publicBaseUrl } = yield* AppConfig
     const keys = yield* ApiKeyEntity.client
     const entities = yield* RenderEntity.client
@@ -162,7 +162,7 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
         // charged: from here on the answer is 202 whatever happens; the sweeper resends a lost Start
         yield* entities(charged.renderId).Start({ renderId: charged.renderId }, { discard: true }).pipe(
           Effect.timeout(entityTimeout),
-          Effect.catchAllCause((cause) => Effect.logWarning("Start not sent; the sweeper will resend it", cause))
+          Effect.catchCause((cause) => Effect.logWarning("Start not sent; the sweeper will resend it", cause))
         )
         return { object: "render" as const, id: charged.renderId, status: "queued" as const }
       }).pipe(
@@ -277,4 +277,6 @@ export class RenderService extends Effect.Service<RenderService>()("pic2video/Re
       chargedInWindow: repo.chargedInWindow
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

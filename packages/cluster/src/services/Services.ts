@@ -10,9 +10,9 @@ import { SystemService } from "./SystemService.ts"
  * configuration), the drive integration and the cluster (entity clients) from the process's layers.
  */
 export const layer = Layer.mergeAll(
-  RenderService.Default,
-  MediaService.Default,
-  ImportService.Default,
-  IntegrationService.Default,
-  SystemService.Default
+  RenderService.layer,
+  MediaService.layer,
+  ImportService.layer,
+  IntegrationService.layer,
+  SystemService.layer
 )

@@ -48,7 +48,7 @@ export interface BlobStoreShape {
   readonly tempPath: (suffix: string) => Effect.Effect<string>
 }
 
-export class BlobStore extends Context.Tag("pic2video/BlobStore")<BlobStore, BlobStoreShape>() {}
+export class BlobStore extends Context.Service<BlobStore, BlobStoreShape>()("pic2video/BlobStore") {}
 
 export const safeKey = (key: string) => {
   if (!/^[A-Za-z0-9_./-]+$/.test(key) || key.includes("..")) throw new Error(`bad blob key ${key}`)
@@ -167,7 +167,7 @@ export const makeMemory = (scratch: string): BlobStoreShape => {
 }
 
 /** `makeMemory` over a scratch directory of its own, removed with the layer. */
-export const layerMemory = Layer.scoped(
+export const layerMemory = Layer.effect(
   BlobStore,
   Effect.map(
     Effect.acquireRelease(
@@ -209,24 +209,26 @@ export const parseStoreUrl = (url: string): { readonly bucket: string; readonly 
 }
 
 const s3Config = Config.all({
-  endpoint: Config.option(Config.string("S3_ENDPOINT")),
-  region: Config.string("S3_REGION").pipe(Config.withDefault("us-east-1")),
-  accessKeyId: Config.option(Config.string("S3_ACCESS_KEY_ID")),
-  secretAccessKey: Config.option(Config.redacted("S3_SECRET_ACCESS_KEY")),
-  forcePathStyle: Config.boolean("S3_FORCE_PATH_STYLE").pipe(Config.withDefault(false)),
-  cacheBytes: Config.integer("BLOB_CACHE_BYTES").pipe(Config.withDefault(1024 ** 3))
+  endpoint: Config.option(Config.String("S3_ENDPOINT")),
+  region: Config.String("S3_REGION").pipe(Config.withDefault("us-east-1")),
+  accessKeyId: Config.option(Config.String("S3_ACCESS_KEY_ID")),
+  secretAccessKey: Config.option(Config.Redacted("S3_SECRET_ACCESS_KEY")),
+  forcePathStyle: Config.Boolean("S3_FORCE_PATH_STYLE").pipe(Config.withDefault(false)),
+  cacheBytes: Config.Int("BLOB_CACHE_BYTES").pipe(Config.withDefault(1024 ** 3))
 })
 
 /**
  * BLOB_STORE_URL picks the store: unset is the directory under DATA_DIR; `s3://bucket[/prefix]` is
  * the object store with the S3_* settings. The S3 client is loaded only when it is chosen.
  */
-export const layer = Layer.unwrapEffect(
+export const layer = Layer.unwrap(
   Effect.gen(function*() {
-    const url = yield* Config.option(Config.string("BLOB_STORE_URL"))
+    const url = yield* Config.option(Config.String("BLOB_STORE_URL"))
     if (Option.isNone(url) || url.value === "") return layerLocal
     const where = parseStoreUrl(url.value)
-    if (where === undefined) return yield* Effect.dieMessage(`BLOB_STORE_URL ${url.value} is not s3://bucket[/prefix]`)
+    if (where === undefined) {
+      return yield* Effect.die(new Error(`BLOB_STORE_URL ${url.value} is not s3://bucket[/prefix]`))
+    }
     const c = yield* s3Config
     const S3 = yield* Effect.promise(() => import("./BlobStoreS3.ts"))
     return S3.layer({

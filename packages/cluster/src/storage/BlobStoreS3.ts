@@ -229,7 +229,7 @@ export const make = (settings: S3Settings, dataDir: string) =>
         checked(key, () =>
           call(`remove ${key}`, (signal) =>
             s3.send(new DeleteObjectCommand({ Bucket, Key: Key(key) }), { abortSignal: signal })).pipe(
-              Effect.zipRight(Effect.promise(() =>
+              Effect.andThen(Effect.promise(() =>
                 fs.rm(cached(key), { force: true })
               )),
               Effect.ignore
@@ -254,4 +254,4 @@ export const make = (settings: S3Settings, dataDir: string) =>
   })
 
 export const layer = (settings: S3Settings) =>
-  Layer.scoped(BlobStore, Effect.flatMap(AppConfig, (c) => make(settings, c.dataDir)))
+  Layer.effect(BlobStore, Effect.flatMap(AppConfig, (c) => make(settings, c.dataDir)))

@@ -12,7 +12,7 @@ import * as Repositories from "../../src/repositories/Repositories.ts"
  * TEST_DATABASE_URL), migrated, with every repository over it and a key hasher with a random key.
  * Built inside `it.layer`, so the repositories read the test's `TestClock`.
  */
-export const layer = Layer.unwrapEffect(
+export const layer = Layer.unwrap(
   Effect.map(
     Effect.promise(makeDatabase),
     (url) =>
@@ -27,7 +27,7 @@ export const layer = Layer.unwrapEffect(
 export const addPhoto = (workspaceId: string) =>
   Effect.gen(function*() {
     const id = randomUUID()
-    const added = yield* MediaRepo.add({
+    const added = yield* (yield* MediaRepo).add({
       id,
       workspaceId,
       label: "",
@@ -39,6 +39,6 @@ export const addPhoto = (workspaceId: string) =>
       blobKey: `media/${workspaceId}/${id}`,
       sourceRef: null
     })
-    if (added._tag !== "Inserted") return yield* Effect.dieMessage(`photo ${id} was not inserted: ${added._tag}`)
+    if (added._tag !== "Inserted") return yield* Effect.die(new Error(`photo ${id} was not inserted: ${added._tag}`))
     return id
   })

@@ -19,7 +19,7 @@ export const VisionAbsent = Layer.succeed(Vision, {
   infer: () => Effect.fail(new VisionUnavailable("no vision model in this test"))
 })
 
-export const layer = Layer.mergeAll(MediaService.Default, SystemService.Default).pipe(
+export const layer = Layer.mergeAll(MediaService.layer, SystemService.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(BlobStore.layerMemory, VisionAbsent)),
   Layer.provideMerge(TestDatabase.layer),
   Layer.provideMerge(AppConfig.layerWith({ publicBaseUrl }))

@@ -1,6 +1,6 @@
-import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Context, type Effect, type Option, Schema } from "effect"
-import type * as Errors from "../Errors.ts"
+import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
+import * as Errors from "../Errors.ts"
 import type * as RateLimit from "../RateLimit.ts"
 import type * as Resources from "../Resources.ts"
 import type * as Scopes from "../Scopes.ts"
@@ -20,26 +20,26 @@ export interface PrincipalShape {
 }
 
 /** The scope an endpoint requires (contract §4.4). */
-export class RequiredScope extends Context.Tag("pic2video/RequiredScope")<RequiredScope, Scopes.Scope>() {}
+export class RequiredScope extends Context.Service<RequiredScope, Scopes.Scope>()("pic2video/RequiredScope") {}
 
 /**
  * The rate-limit bucket an endpoint draws from (contract §4.5): a group names its default, an
  * endpoint that differs names its own.
  */
-export class RateBucket extends Context.Tag("pic2video/RateBucket")<RateBucket, RateLimit.Bucket>() {}
+export class RateBucket extends Context.Service<RateBucket, RateLimit.Bucket>()("pic2video/RateBucket") {}
 
 /** Endpoints that take an `Idempotency-Key` (contract §4.6): their outcomes are remembered and replayed. */
-export class Idempotent extends Context.Tag("pic2video/Idempotent")<Idempotent, true>() {}
+export class Idempotent extends Context.Service<Idempotent, true>()("pic2video/Idempotent") {}
 
 /** Endpoints that need no key (health, the OAuth callback authenticated by its state). */
-export class PublicEndpoint extends Context.Tag("pic2video/PublicEndpoint")<PublicEndpoint, true>() {}
+export class PublicEndpoint extends Context.Service<PublicEndpoint, true>()("pic2video/PublicEndpoint") {}
 
 /**
  * A rule on the parsed JSON body that answers before the schema does (contract §4.8: an
  * `unsupported_render_type` is named rather than reported as a field error).
  */
 export class BodyRule
-  extends Context.Tag("pic2video/BodyRule")<BodyRule, (body: unknown) => Errors.ApiFailure | undefined>()
+  extends Context.Service<BodyRule, (body: unknown) => Errors.ApiFailure | undefined>()("pic2video/BodyRule")
 {}
 
 /** Reads what a remembered success created, as it is now (undefined: gone; the stored answer stands). */
@@ -48,20 +48,20 @@ export interface CurrentState {
 }
 
 /** The import a remembered import create named, in its creation shape, as it is now. */
-export class CurrentImport extends Context.Tag("pic2video/CurrentImport")<CurrentImport, CurrentState>() {}
+export class CurrentImport extends Context.Service<CurrentImport, CurrentState>()("pic2video/CurrentImport") {}
 
 /**
  * A replayed success of this endpoint answers the current state of what it created, read by the
  * service under the tag named here, instead of the stored body (contract §7: an import create).
  */
-export class ReplayCurrent extends Context.Tag("pic2video/ReplayCurrent")<ReplayCurrent, typeof CurrentImport>() {}
+export class ReplayCurrent extends Context.Service<ReplayCurrent, typeof CurrentImport>()("pic2video/ReplayCurrent") {}
 
 /**
  * The render the path's `id` names is read in the same statement as the caller's key (contract
  * §14): a poll is one database round trip. The checks are unchanged (the key, its gates, the scope
  * and the rate limit decide first); the handler answers from what that statement read.
  */
-export class ReadsRenderWithKey extends Context.Tag("pic2video/ReadsRenderWithKey")<ReadsRenderWithKey, true>() {}
+export class ReadsRenderWithKey extends Context.Service<ReadsRenderWithKey, true>()("pic2video/ReadsRenderWithKey") {}
 
 /**
  * What the request pipeline admitted (contract §4 steps 2–7): the caller (none on a public
@@ -79,15 +79,25 @@ export interface AdmittedShape {
   readonly render: Option.Option<Resources.Render | undefined>
 }
 
-export class Admitted extends Context.Tag("pic2video/Admitted")<Admitted, AdmittedShape>() {}
+export class Admitted extends Context.Service<Admitted, AdmittedShape>()("pic2video/Admitted") {}
+
+/**
+ * Handlers fail with the domain's ApiFailure; the request pipeline turns it into the error body
+ * before HttpApi's own encoder would see it. Declared as the error of the middleware every group has
+ * (Effect 4 has no API-wide error), so handler types check; in the document it is the body every
+ * error has, replaced by each operation's own codes (OpenApiDocument.ts).
+ */
+export const ApiFailure = Schema.declare((u: unknown): u is Errors.ApiFailure => u instanceof Errors.ApiFailure, {
+  identifier: "ApiFailure",
+  httpApiStatus: 500
+})
 
 /**
  * The one middleware of every group: it runs once the router has matched the endpoint and before
  * anything is decoded, reads the endpoint's annotations above and applies contract §4 steps 2–7
  * (packages/api/src/Pipeline.ts). Declared as bearer security so the document shows how to authenticate.
  */
-export class Admission extends HttpApiMiddleware.Tag<Admission>()("pic2video/Admission", {
-  provides: Admitted,
+export class Admission extends HttpApiMiddleware.Service<Admission, { provides: Admitted }>()("pic2video/Admission", {
   security: { bearer: HttpApiSecurity.bearer },
-  failure: Schema.Never
+  error: ApiFailure
 }) {}

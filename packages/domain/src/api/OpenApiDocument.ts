@@ -50,6 +50,10 @@ export const documentOperation = (
     op["x-required-scopes"] = [scope]
     op.description = `${op.description ?? ""}\n\nRequires an API key with the \`${scope}\` scope.`.trim()
   }
+  // a parameter is described by its schema's description, as Effect 3 wrote it (Effect 4 leaves it in the schema)
+  for (const p of (op.parameters ?? []) as Array<Json>) {
+    if (p.description === undefined && typeof p.schema?.description === "string") p.description = p.schema.description
+  }
   const replayable = (op.parameters ?? []).some((p: Json) => p.in === "header" && p.name === "idempotency-key")
   for (const [status, response] of Object.entries((op.responses ?? {}) as Json)) {
     const headers: Json = { "X-Request-Id": ref("X-Request-Id") }
@@ -90,8 +94,10 @@ export const apiFailureJsonSchema = {
 const withoutDecodeError = (spec: Json): Json => {
   // ApiFailure (any code, under 500) is there for the handlers' types; each endpoint lists its own codes
   const apiFailure = JSON.stringify(apiFailureJsonSchema)
+  // Effect 4 documents the middleware's error (ApiFailure, a declaration) as `ApiFailureEncoded`
   const isDecodeError = (s: Json | undefined) =>
-    (typeof s?.$ref === "string" && s.$ref.endsWith("/HttpApiDecodeError")) || JSON.stringify(s) === apiFailure
+    (typeof s?.$ref === "string" && /\/(HttpApiDecodeError|ApiFailure|ApiFailureEncoded)$/.test(s.$ref)) ||
+    JSON.stringify(s) === apiFailure
   for (const item of Object.values(spec.paths ?? {}) as Array<Json>) {
     for (const operation of Object.values(item)) {
       for (const [status, response] of Object.entries((operation?.responses ?? {}) as Json)) {
@@ -167,5 +173,66 @@ const documentApi = (spec: Json): Json => {
   return spec
 }
 
+/**
+ * Effect 3 wrote an object schema's `required` before its `properties`, Effect 4 after: the same
+ * document, but the served bytes (and their diffs) stay as they were by writing them in the old order.
+ */
+const inV3Order = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(inV3Order)
+  if (value === null || typeof value !== "object") return value
+  const o = value as Json
+  // and a record's empty `required` and `properties`
+  if (
+    o.type === "object" && o.additionalProperties !== undefined && o.properties === undefined &&
+    o.required === undefined
+  ) {
+    const { type, ...rest } = o
+    return inV3Order({ type, required: [], properties: {}, ...rest })
+  }
+  const keys = Object.keys(o)
+  // and a refinement's `description` and `title` right after its `type`
+  const refinement = typeof o.type === "string" && ["pattern", "title"].some((k) => keys.includes(k))
+  const ordered = Array.isArray(o.required) && keys.includes("properties")
+    ? keys.filter((k) => k !== "required").flatMap((k) => k === "properties" ? ["required", k] : [k])
+    : refinement
+    ? [
+      "type",
+      ...["description", "title"].filter((k) => keys.includes(k)),
+      ...keys.filter((k) => !["type", "description", "title"].includes(k))
+    ]
+    : keys
+  const out: Json = {}
+  // defineProperty: a key named `__proto__` (a schema's property) stays a key
+  for (const k of ordered) {
+    Object.defineProperty(out, k, { value: inV3Order(o[k]), enumerable: true, writable: true, configurable: true })
+  }
+  return out
+}
+
+/** Components in the order the document first refers to them (depth first), as Effect 3 listed them. */
+const componentsInReferenceOrder = (spec: Json): Json => {
+  const schemas: Json | undefined = spec.components?.schemas
+  if (schemas === undefined) return spec
+  const order: Array<string> = []
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit)
+    if (value === null || typeof value !== "object") return
+    for (const [k, v] of Object.entries(value)) {
+      const name = k === "$ref" && typeof v === "string" && v.startsWith("#/components/schemas/")
+        ? v.slice("#/components/schemas/".length)
+        : undefined
+      if (name !== undefined && Object.hasOwn(schemas, name) && !order.includes(name)) {
+        order.push(name)
+        visit(schemas[name])
+      } else visit(v)
+    }
+  }
+  visit(spec.paths)
+  for (const name of Object.keys(schemas)) if (!order.includes(name)) order.push(name)
+  spec.components.schemas = Object.fromEntries(order.map((name) => [name, schemas[name]]))
+  return spec
+}
+
 /** The whole document's transform (the API's `OpenApi.Transform`). */
-export const documentSpec = (spec: Json): Json => documentApi(withoutDecodeError(spec))
+export const documentSpec = (spec: Json): Json =>
+  inV3Order(componentsInReferenceOrder(documentApi(withoutDecodeError(spec)))) as Json

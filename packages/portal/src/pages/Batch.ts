@@ -1,10 +1,10 @@
-import { HttpServerResponse } from "@effect/platform"
 import { toFailure } from "@pic2video/api/ErrorResponse"
 import { isBatchId, PortalBatchesRepo } from "@pic2video/cluster/PortalBatches"
 import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import { Errors, Ids, Requests } from "@pic2video/domain"
-import { Effect, Either, Exit, Fiber } from "effect"
+import { Effect, Exit, Fiber, Result } from "effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Form, type Signed } from "../Context.ts"
 import { html, isolated } from "../Html.ts"
 import { alert, document, htmlResponse } from "../Layout.ts"
@@ -123,16 +123,20 @@ export const form = (s: Signed) => batchForm(s, chosenIds(s.url.searchParams.get
 const bodies = (form: Form, ids: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const shared = bodyOf(form)
-    if (Either.isLeft(shared)) return Either.left(Errors.fail("validation_failed", shared.left))
+    if (Result.isFailure(shared)) return Result.fail(Errors.fail("validation_failed", shared.failure))
     const out: Array<{ readonly mediaId: string; readonly body: Requests.CreateRenderBody }> = []
     for (const mediaId of ids) {
       const own = form.get(quoteField(mediaId))?.replace(/\r\n/g, "\n") ?? ""
-      const raw: Record<string, unknown> = { ...shared.right, media_id: mediaId, ...(own === "" ? {} : { quote: own }) }
-      const decoded = yield* Effect.either(decodeBody(raw))
-      if (Either.isLeft(decoded)) return Either.left(yield* decodeFailure(decoded.left))
-      out.push({ mediaId, body: decoded.right })
+      const raw: Record<string, unknown> = {
+        ...shared.success,
+        media_id: mediaId,
+        ...(own === "" ? {} : { quote: own })
+      }
+      const decoded = yield* Effect.result(decodeBody(raw))
+      if (Result.isFailure(decoded)) return Result.fail(yield* decodeFailure(decoded.failure))
+      out.push({ mediaId, body: decoded.success })
     }
-    return Either.right(out)
+    return Result.succeed(out)
   })
 
 /**
@@ -154,7 +158,7 @@ export const create = (s: Signed) =>
       return yield* refuse(Errors.fail("validation_failed", `at most ${maxBatch} photos go in one batch`))
     }
     const made = yield* bodies(s.form, ids)
-    if (Either.isLeft(made)) return yield* refuse(made.left)
+    if (Result.isFailure(made)) return yield* refuse(made.failure)
 
     const service = yield* RenderService
     const payer = { workspaceId: s.workspace.id, keyId: null, spendCap24h: null }
@@ -162,28 +166,28 @@ export const create = (s: Signed) =>
     if (refusal !== undefined) {
       return yield* refuse(Errors.fail(refusal.code, `${refusal.message}: nothing was created`))
     }
-    yield* PortalBatchesRepo.open(s.workspace.id, batchId)
+    yield* (yield* PortalBatchesRepo).open(s.workspace.id, batchId)
     // one at a time (each create prepares its caption, which is CPU work), and to the end once begun,
     // in a fiber of its own: a person who leaves the page meanwhile (the request is interrupted) still
     // gets every render, each recorded in the batch
-    const all = Effect.forEach(made.right, ({ body, mediaId }, position) =>
+    const all = Effect.forEach(made.success, ({ body, mediaId }, position) =>
       Effect.gen(function*() {
         const exit = yield* Effect.exit(
           service.create(payer, body, { key: batchKey(batchId, mediaId), recordId: null })
         )
         if (Exit.isSuccess(exit)) {
-          return yield* PortalBatchesRepo.record(s.workspace.id, batchId, mediaId, position, {
+          return yield* (yield* PortalBatchesRepo).record(s.workspace.id, batchId, mediaId, position, {
             renderId: exit.value.id
           })
         }
         // refused (the allowance changed meanwhile, the photo was archived…): said on the batch's list
         const { failure, unexpected } = toFailure(exit.cause)
         if (unexpected) yield* Effect.logError("portal batch: a render could not be created", exit.cause)
-        yield* PortalBatchesRepo.record(s.workspace.id, batchId, mediaId, position, {
+        yield* (yield* PortalBatchesRepo).record(s.workspace.id, batchId, mediaId, position, {
           code: failure.code,
           message: failure.message
         })
       }), { discard: true })
-    yield* Effect.flatMap(Effect.forkDaemon(all), Fiber.join)
+    yield* Effect.flatMap(Effect.forkDetach(all), Fiber.join)
     return HttpServerResponse.redirect(`/portal/renders?batch=${batchId}`, { status: 303 })
   })

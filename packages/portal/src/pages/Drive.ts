@@ -1,10 +1,10 @@
-import { HttpServerResponse } from "@effect/platform"
 import * as DriveConfig from "@pic2video/cluster/drive/DriveConfig"
 import { Integrations, toApiFailure } from "@pic2video/cluster/Integrations"
 import { ImportService } from "@pic2video/cluster/services/ImportService"
 import { IntegrationService } from "@pic2video/cluster/services/IntegrationService"
 import { Errors, ImportState, Requests } from "@pic2video/domain"
-import { Effect, Either, Option } from "effect"
+import { Effect, Option, Result } from "effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { orNotFound, type Signed } from "../Context.ts"
 import { dateTime, html, isolate } from "../Html.ts"
 import { alert, document, htmlResponse, notice } from "../Layout.ts"
@@ -60,7 +60,7 @@ export const page = (s: Signed) =>
     const connect = connectMessages[s.url.searchParams.get("connect") ?? ""]
     // the folder's name and children, or why they cannot be shown
     const browse = status.connected
-      ? yield* Effect.either(Effect.gen(function*() {
+      ? yield* Effect.result(Effect.gen(function*() {
         const name = folderId === "root"
           ? "My drive"
           : (yield* Effect.flatMap(integrations.open(s.workspace.id), (c) => c.getFolder(folderId)).pipe(
@@ -112,22 +112,22 @@ ${connect === undefined ? "" : connect.ok ? notice(connect.text) : alert(connect
 ${
       browse === undefined ?
         "" :
-        Either.isLeft(browse) ?
+        Result.isFailure(browse) ?
         html`<section class="card">${
-          alert(`${browse.left.message} (${browse.left.code})`)
+          alert(`${browse.failure.message} (${browse.failure.code})`)
         }<p><a href="/portal/drive">Back to My drive</a></p></section>` :
         html`<section class="card stack" aria-labelledby="folder-h">
-  <h2 id="folder-h">Folder: ${isolate(browse.right.name)}</h2>
+  <h2 id="folder-h">Folder: ${isolate(browse.success.name)}</h2>
   ${
           folderId === "root"
             ? ""
             : html`<p><a href="${here(trail[trail.length - 1] ?? "root", trail.slice(0, -1))}">Up</a></p>`
         }
   ${
-          browse.right.list.data.length === 0
+          browse.success.list.data.length === 0
             ? html`<p class="muted">No folders inside this one.</p>`
             : html`<ul class="folders" aria-label="Folders">${
-              browse.right.list.data.map((f) =>
+              browse.success.list.data.map((f) =>
                 html`<li><a href="${
                   here(f.id, folderId === "root" ? [] : [...trail, folderId])
                 }"><span aria-hidden="true">📁</span> ${isolate(f.name)}</a></li>`
@@ -139,7 +139,7 @@ ${
     <input type="hidden" name="folder_id" value="${folderId}">
     <button type="submit" class="button primary">Import this folder</button>
     <span class="muted small">Imports the photos directly in “${
-          isolate(browse.right.name)
+          isolate(browse.success.name)
         }”, not its sub-folders.</span>
   </form>
 </section>`

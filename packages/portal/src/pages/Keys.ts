@@ -1,7 +1,7 @@
-import { HttpServerResponse } from "@effect/platform"
 import * as ApiKeys from "@pic2video/cluster/ApiKeys"
 import { Errors, Plans, Scopes, Text } from "@pic2video/domain"
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { type Form, orNotFound, type Signed } from "../Context.ts"
 import { dateTime, flag, html, type Interpolated, isolate, plain } from "../Html.ts"
 import { alert, document, htmlResponse, notice } from "../Layout.ts"
@@ -210,14 +210,17 @@ export const mint = (s: Signed) =>
         uploadsPerMinute: yield* whole(form, "uploads_per_minute", "Uploads per minute"),
         expiresAt
       })
-    }).pipe(Effect.either)
-    if (created._tag === "Left") {
-      const e = created.left
+    }).pipe(Effect.result)
+    if (Result.isFailure(created)) {
+      const e = created.failure
       return yield* render(s, { error: `${e.message} (${e.code})`, values: form }, Errors.statusOf(e.code))
     }
-    if (formId !== "") minted.set(formId, { keyId: created.right.id, at: Date.now() })
+    if (formId !== "") minted.set(formId, { keyId: created.success.id, at: Date.now() })
     return yield* render(s, {
-      secret: { name: created.right.name === "" ? created.right.id : created.right.name, value: created.right.secret }
+      secret: {
+        name: created.success.name === "" ? created.success.id : created.success.name,
+        value: created.success.secret
+      }
     })
   })
 

@@ -1,12 +1,14 @@
-import { HttpApiError, HttpApiSchema, HttpServerResponse, Multipart } from "@effect/platform"
-import { failureHeaders, toFailure } from "@pic2video/api/ErrorResponse"
+import { failureHeaders, schemaFailure, toFailure } from "@pic2video/api/ErrorResponse"
+import * as RouteTable from "@pic2video/api/RouteTable"
 import * as UploadBody from "@pic2video/api/UploadBody"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
 import type { MediaRow } from "@pic2video/cluster/repositories/Media"
 import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { Cursor, Errors, Ids, Requests } from "@pic2video/domain"
 import { UploadPayload } from "@pic2video/domain/api/Api"
-import { Effect, Exit, Schema } from "effect"
+import { Effect, Exit, Option, Schema } from "effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Multipart from "effect/http/Multipart"
 import { orNotFound, type Signed } from "../Context.ts"
 import { bytes, dateTime, html, isolate, isolated, plain } from "../Html.ts"
 import { document, htmlResponse, notice } from "../Layout.ts"
@@ -17,8 +19,10 @@ import { document, htmlResponse, notice } from "../Layout.ts"
  * file is accepted or refused exactly as `POST /api/v1/media` would, with the same codes.
  */
 const pageSize = 24
-const limits = HttpApiSchema.getMultipart(UploadPayload.ast)
-const decodePayload = Schema.decodeUnknown(UploadPayload)
+const limits = Option.getOrUndefined(RouteTable.forEndpoint("uploadMedia")!.multipartLimits)
+const decodeStrict = Schema.decodeUnknownEffect(UploadPayload)
+/** The API's decode of an upload's parts: strict, the first problem only. */
+const decodePayload = (parts: unknown) => decodeStrict(parts, Requests.strict)
 
 export const page = (s: Signed) =>
   Effect.gen(function*() {
@@ -139,11 +143,8 @@ export const upload = (s: Signed) =>
       return outcome(400, "send the upload as multipart/form-data (invalid_request)")
     }
     const read = UploadBody.read(s.request).pipe(
-      (m) => limits === undefined ? m : Multipart.withLimits(m, limits),
-      Effect.flatMap((parts) =>
-        Effect.catchTag(decodePayload(parts), "ParseError", (e) =>
-          Effect.flatMap(HttpApiError.HttpApiDecodeError.fromParseError(e), Effect.fail))
-      ),
+      (m) => limits === undefined ? m : Effect.provideContext(m, Multipart.limitsServices(limits)),
+      Effect.flatMap((parts) => Effect.mapError(decodePayload(parts), schemaFailure)),
       Effect.flatMap((payload) =>
         Effect.flatMap(MediaService, (media) =>
           Effect.as(

@@ -1,6 +1,5 @@
-import { FileSystem, HttpApiError, HttpServerResponse } from "@effect/platform"
 import * as ByteRange from "@pic2video/api/ByteRange"
-import { toFailure } from "@pic2video/api/ErrorResponse"
+import { schemaFailure } from "@pic2video/api/ErrorResponse"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
 import { PortalBatchesRepo } from "@pic2video/cluster/PortalBatches"
 import type { RenderRow } from "@pic2video/cluster/Renders"
@@ -9,7 +8,8 @@ import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import { Errors, Idempotency, RenderState, Requests, Resources, Text } from "@pic2video/domain"
 import * as JsonBody from "@pic2video/domain/JsonBody"
-import { Cause, Effect, Either, ParseResult, Schema } from "effect"
+import { Effect, FileSystem, Result, Schema } from "effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Form, orNotFound, type Signed } from "../Context.ts"
 import { dateTime, flag, html, inertJson, isolate, isolated, type Markup, plain } from "../Html.ts"
 import { alert, document, htmlResponse, sentence } from "../Layout.ts"
@@ -23,7 +23,9 @@ import { alert, document, htmlResponse, sentence } from "../Layout.ts"
  */
 const pageSize = 25
 const running = (status: string) => (RenderState.activeStatuses as ReadonlyArray<string>).includes(status)
-export const decodeBody = Schema.decodeUnknown(Requests.CreateRenderBody)
+const decodeStrict = Schema.decodeUnknownEffect(Requests.CreateRenderBody)
+/** The API's decode of a create body: strict, the first problem only. */
+export const decodeBody = (body: unknown) => decodeStrict(body, Requests.strict)
 
 const renderOf = (s: Signed, id: string) =>
   Effect.flatMap(Effect.flatMap(RenderService, (renders) => renders.find(s.workspace.id, id)), orNotFound)
@@ -86,7 +88,7 @@ export const list = (s: Signed) =>
     const batchParam = s.url.searchParams.get("batch")
     const batch = batchParam === null
       ? undefined
-      : yield* Effect.flatMap(PortalBatchesRepo.find(s.workspace.id, batchParam), orNotFound)
+      : yield* Effect.flatMap((yield* PortalBatchesRepo).find(s.workspace.id, batchParam), orNotFound)
     const page = batch === undefined
       ? yield* (yield* RenderService).list(s.workspace.id, { status, limit: pageSize, before })
       : { rows: batch.renders.filter((r) => status === undefined || r.status === status), hasMore: false }
@@ -309,7 +311,7 @@ ${
 export const newForm = (s: Signed) => renderForm(s, undefined, undefined)
 
 /** The form as the API's JSON body: an empty field or "Default" is a field not sent. */
-export const bodyOf = (form: Form): Either.Either<Record<string, unknown>, string> => {
+export const bodyOf = (form: Form): Result.Result<Record<string, unknown>, string> => {
   const body: Record<string, unknown> = { media_id: form.get("media_id") ?? "" }
   for (
     const name of [
@@ -333,16 +335,15 @@ export const bodyOf = (form: Form): Either.Either<Record<string, unknown>, strin
   if (metadata !== undefined && metadata !== "") {
     // bounded like every JSON body of the API (docs/contract.md §10, H1)
     const parsed = JsonBody.parse(metadata)
-    if (parsed._tag === "Invalid") return Either.left("Metadata (JSON) is not valid JSON")
-    if (parsed._tag === "TooDeep") return Either.left(`Metadata (JSON): ${JsonBody.tooDeepMessage}`)
+    if (parsed._tag === "Invalid") return Result.fail("Metadata (JSON) is not valid JSON")
+    if (parsed._tag === "TooDeep") return Result.fail(`Metadata (JSON): ${JsonBody.tooDeepMessage}`)
     body.metadata = parsed.value
   }
-  return Either.right(body)
+  return Result.succeed(body)
 }
 
 /** The API's own words for a body it refuses (the same decode, the same message). */
-export const decodeFailure = (e: ParseResult.ParseError) =>
-  Effect.map(HttpApiError.HttpApiDecodeError.fromParseError(e), (d) => toFailure(Cause.fail(d)).failure)
+export const decodeFailure = (e: Schema.SchemaError) => Effect.succeed(schemaFailure(e))
 
 export const create = (s: Signed) =>
   Effect.gen(function*() {
@@ -354,18 +355,18 @@ export const create = (s: Signed) =>
       return yield* refuse(Errors.fail("validation_failed", "the form has lost its idempotency key; reload the page"))
     }
     const raw = bodyOf(form)
-    if (Either.isLeft(raw)) return yield* refuse(Errors.fail("validation_failed", raw.left))
-    const decoded = yield* Effect.either(decodeBody(raw.right))
-    if (Either.isLeft(decoded)) return yield* refuse(yield* decodeFailure(decoded.left))
+    if (Result.isFailure(raw)) return yield* refuse(Errors.fail("validation_failed", raw.failure))
+    const decoded = yield* Effect.result(decodeBody(raw.success))
+    if (Result.isFailure(decoded)) return yield* refuse(yield* decodeFailure(decoded.failure))
     const service = yield* RenderService
-    const created = yield* Effect.either(
-      service.create({ workspaceId: s.workspace.id, keyId: null, spendCap24h: null }, decoded.right, {
+    const created = yield* Effect.result(
+      service.create({ workspaceId: s.workspace.id, keyId: null, spendCap24h: null }, decoded.success, {
         key,
         recordId: null
       })
     )
-    if (Either.isLeft(created)) {
-      if (created.left.code !== "idempotency_conflict") return yield* refuse(created.left)
+    if (Result.isFailure(created)) {
+      if (created.failure.code !== "idempotency_conflict") return yield* refuse(created.failure)
       // the form's key already made a render from other values (sent again after going back and
       // editing): 409 as the API answers, in the form's words, with a fresh key to send these values
       const fresh = new Form([...form.entries.filter(([k]) => k !== "idempotency_key"), [
@@ -379,7 +380,7 @@ export const create = (s: Signed) =>
         409
       )
     }
-    return HttpServerResponse.redirect(`/portal/renders/${created.right.id}`, { status: 303 })
+    return HttpServerResponse.redirect(`/portal/renders/${created.success.id}`, { status: 303 })
   })
 
 const requestRows = (request: Record<string, unknown>): ReadonlyArray<Markup> => {

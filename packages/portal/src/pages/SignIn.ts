@@ -1,7 +1,8 @@
-import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
 import { WorkspacesRepo } from "@pic2video/cluster/Workspaces"
 import { Effect } from "effect"
+import type { HttpServerRequest } from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Form, readForm } from "../Context.ts"
 import { html, isolate } from "../Html.ts"
 import { document, expiredPage, formRefusal, htmlResponse, messagePage, securityHeaders } from "../Layout.ts"
@@ -24,7 +25,8 @@ const refused = messagePage(
 <p>Ask the operator of this service for a new link. If you are still signed in in this browser, <a href="/portal">open the portal</a>.</p>`
 )
 
-const nameOf = (workspaceId: string) => Effect.map(WorkspacesRepo.find(workspaceId), (w) => w?.name ?? workspaceId)
+const nameOf = (workspaceId: string) =>
+  WorkspacesRepo.use((repo) => Effect.map(repo.find(workspaceId), (w) => w?.name ?? workspaceId))
 
 /** The page a link opens: a form that POSTs its token here (sent by the script at once when `auto`). */
 const signInPage = (token: string, workspace: string, auto: boolean) =>
@@ -69,7 +71,7 @@ const single = (values: ReadonlyArray<string>) => (values.length === 1 ? values[
  * `Origin`, which they send with every POST); a client that sends neither is no browser, and no other
  * site's page can make a browser omit them.
  */
-const fromThisSite = (request: HttpServerRequest.HttpServerRequest, publicBaseUrl: string) => {
+const fromThisSite = (request: HttpServerRequest, publicBaseUrl: string) => {
   const site = request.headers["sec-fetch-site"]
   if (site !== undefined) return site === "same-origin"
   const origin = request.headers["origin"]
@@ -82,7 +84,7 @@ const fromThisSite = (request: HttpServerRequest.HttpServerRequest, publicBaseUr
 }
 
 /** GET (and HEAD) of a sign-in link: the page that signs in; nothing is spent. */
-export const open = (request: HttpServerRequest.HttpServerRequest, url: URL) =>
+export const open = (request: HttpServerRequest, url: URL) =>
   Effect.gen(function*() {
     const token = single(url.searchParams.getAll("token"))
     const link = token === undefined ? undefined : yield* PortalSessions.redeem(token, { spend: false })
@@ -96,7 +98,7 @@ export const open = (request: HttpServerRequest.HttpServerRequest, url: URL) =>
   })
 
 /** POST of the sign-in form: starts the session, or asks first (see the top of this file). */
-export const submit = (request: HttpServerRequest.HttpServerRequest, publicBaseUrl: string, secure: boolean) =>
+export const submit = (request: HttpServerRequest, publicBaseUrl: string, secure: boolean) =>
   Effect.gen(function*() {
     const form = yield* readForm(request)
     if (!(form instanceof Form)) return formRefusal(form)
@@ -125,7 +127,7 @@ export const submit = (request: HttpServerRequest.HttpServerRequest, publicBaseU
       status: 303,
       headers: { "cache-control": "no-store", ...securityHeaders }
     }).pipe(
-      HttpServerResponse.unsafeSetCookie(cookieName, redeemed.session, {
+      HttpServerResponse.setCookieUnsafe(cookieName, redeemed.session, {
         ...cookieOptions(secure),
         expires: redeemed.expiresAt
       })
@@ -143,10 +145,10 @@ export const signedOut = HttpServerResponse.redirect("/portal/signed-out", {
  * to end; a cookie is cleared only when the browser sent it (this site's request: another site's
  * never carries it, and its answer must not clear the cookie it could not see).
  */
-export const signOut = (request: HttpServerRequest.HttpServerRequest, secure: boolean) =>
+export const signOut = (request: HttpServerRequest, secure: boolean) =>
   Effect.gen(function*() {
     const token = request.cookies[cookieName]
-    const clear = HttpServerResponse.expireCookie(cookieName, cookieOptions(secure))
+    const clear = HttpServerResponse.expireCookieUnsafe(cookieName, cookieOptions(secure))
     const session = yield* PortalSessions.resolve(token)
     if (session === undefined) return token === undefined ? signedOut : clear(signedOut)
     const form = yield* readForm(request)

@@ -10,7 +10,7 @@ export const flushedWriter = (w: Writable): (bytes: Uint8Array) => Effect.Effect
   // Without a listener an EPIPE would be thrown as an uncaught 'error' event.
   w.on("error", () => {})
   return (bytes) =>
-    Effect.async<boolean>((resume) => {
+    Effect.callback<boolean>((resume) => {
       if (w.destroyed || w.writableEnded) return resume(Effect.succeed(false))
       w.write(bytes, (err) => resume(Effect.succeed(!err)))
     })
@@ -18,7 +18,7 @@ export const flushedWriter = (w: Writable): (bytes: Uint8Array) => Effect.Effect
 
 /** Ends the writable (EOF for the reader), once everything written has been flushed. */
 export const end = (w: Writable): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     if (w.destroyed || w.writableEnded) return resume(Effect.void)
     w.end(() => resume(Effect.void))
   })

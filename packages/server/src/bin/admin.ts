@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Errors } from "@pic2video/domain"
-import { Cause, Effect, Logger, LogLevel, Option } from "effect"
+import { Cause, Effect, Option, References } from "effect"
 import { help, run, wantsHelp } from "../AdminCli.ts"
 import { layerInfra } from "../Infra.ts"
 
@@ -10,9 +10,9 @@ import { layerInfra } from "../Infra.ts"
 const main = run(process.argv.slice(2)).pipe(
   Effect.flatMap((doc) => Effect.sync(() => process.stdout.write(JSON.stringify(doc) + "\n"))),
   Effect.provide(layerInfra),
-  Effect.catchAllCause((cause) =>
+  Effect.catchCause((cause) =>
     Effect.sync(() => {
-      const failure = Option.getOrUndefined(Cause.failureOption(cause))
+      const failure = Option.getOrUndefined(Cause.findErrorOption(cause))
       const error = failure instanceof Errors.ApiFailure
         ? { code: failure.code, message: failure.message }
         : { code: "internal_error", message: Cause.pretty(cause).split("\n")[0] }
@@ -20,7 +20,7 @@ const main = run(process.argv.slice(2)).pipe(
       process.exitCode = 1
     })
   ),
-  Effect.provide(Logger.minimumLogLevel(LogLevel.None))
+  Effect.provideService(References.MinimumLogLevel, "None")
 )
 
 if (wantsHelp(process.argv.slice(2))) process.stdout.write(help)

@@ -6,9 +6,10 @@ import { sizeThreadPool } from "../ThreadPool.ts"
 // generation (ProcessMemory.ts), and libuv's pool is sized before its first use (ThreadPool.ts)
 tuneMemory()
 sizeThreadPool()
-const { NodeRuntime } = await import("@effect/platform-node")
+const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
 const { Layer } = await import("effect")
+const { teardown } = await import("../Main.ts")
 const { layerApiOnly } = await import("../Server.ts")
 
 // HTTP API only (a client of the cluster): needs DATABASE_URL shared with `npm run runner` processes.
-Layer.launch(layerApiOnly).pipe(NodeRuntime.runMain)
+NodeRuntime.runMain(Layer.launch(layerApiOnly), { teardown })

@@ -6,7 +6,7 @@
  * Like the service, it first lets the vision model look at the photo (`--no-vision` skips that: no
  * subject, class from --image-class or the default); --image-class overrides the inferred class.
  */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { CaptionSpec, ImageClass, photoSize, prepareCaption, Renderer, renderVideo } from "@pic2video/renderer"
 import { framingInputs, makeVision } from "@pic2video/vision"
 import { Effect, Schema } from "effect"
@@ -50,7 +50,7 @@ const outPath = values.out ?? photo.replace(/\.[^./]+$/, "") + ".mp4"
 const seconds = Number(values.seconds ?? process.env.RENDER_SECONDS ?? 8)
 
 const program = Effect.gen(function*() {
-  const spec = yield* Schema.decodeUnknown(CaptionSpec)({
+  const spec = yield* Schema.decodeUnknownEffect(CaptionSpec)({
     quote: values.quote,
     caption_style: values["caption-style"],
     text_color: values["text-color"],
@@ -58,13 +58,15 @@ const program = Effect.gen(function*() {
     bold: values.bold,
     bold_outline: values["bold-outline"]
   })
-  const imageClass = values["image-class"] ? yield* Schema.decodeUnknown(ImageClass)(values["image-class"]) : undefined
+  const imageClass = values["image-class"]
+    ? yield* Schema.decodeUnknownEffect(ImageClass)(values["image-class"])
+    : undefined
   const size = yield* photoSize(photo)
   const inferred = values["no-vision"]
     ? null
     : yield* makeVision().infer(photo).pipe(
       Effect.tap((r) => Effect.sync(() => console.log(`vision: ${JSON.stringify(r, omitFeatures)}`))),
-      Effect.catchAll((e) => Effect.as(Effect.logWarning(`vision unavailable: ${e.message}`), null))
+      Effect.catch((e) => Effect.as(Effect.logWarning(`vision unavailable: ${e.message}`), null))
     )
   const chosen = framingInputs(imageClass, inferred)
   const started = performance.now()

@@ -6,10 +6,11 @@ import { sizeThreadPool } from "../ThreadPool.ts"
 // generation (ProcessMemory.ts), and libuv's pool is sized before its first use (ThreadPool.ts)
 tuneMemory()
 sizeThreadPool()
-const { NodeRuntime } = await import("@effect/platform-node")
+const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
 const { Layer } = await import("effect")
+const { teardown } = await import("../Main.ts")
 const { layerRunnerOnly } = await import("../Server.ts")
 
 // A cluster runner: hosts API key, render and import entities and executes renders. On SIGTERM it
 // hands its shards back; renders in flight are redelivered to another runner.
-Layer.launch(layerRunnerOnly).pipe(NodeRuntime.runMain)
+NodeRuntime.runMain(Layer.launch(layerRunnerOnly), { teardown })

@@ -6,10 +6,11 @@ import { sizeThreadPool } from "../ThreadPool.ts"
 // generation (ProcessMemory.ts), and libuv's pool is sized before its first use (ThreadPool.ts)
 tuneMemory()
 sizeThreadPool()
-const { NodeRuntime } = await import("@effect/platform-node")
+const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
 const { Layer } = await import("effect")
+const { teardown } = await import("../Main.ts")
 const { layerAllInOne } = await import("../Server.ts")
 
 // SIGTERM/SIGINT interrupt the main fiber: the server stops accepting, in-flight work finishes or is
 // handed back through the cluster, the database stops, and the process exits 0.
-Layer.launch(layerAllInOne).pipe(NodeRuntime.runMain)
+NodeRuntime.runMain(Layer.launch(layerAllInOne), { teardown })

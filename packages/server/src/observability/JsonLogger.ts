@@ -1,17 +1,4 @@
-import {
-  Cause,
-  Context,
-  Effect,
-  FiberId,
-  FiberRef,
-  FiberRefs,
-  HashMap,
-  HashSet,
-  Layer,
-  Logger,
-  Option,
-  Tracer
-} from "effect"
+import { Cause, Context, Logger, References, Tracer } from "effect"
 
 /**
  * LOG_FORMAT=json: one JSON object per line — `time`, `level`, `message`, the fiber, every log
@@ -53,30 +40,21 @@ const toJson = (entry: Record<string, unknown>) => {
 export const jsonLogger = Logger.make<unknown, void>((options) => {
   const entry: Record<string, unknown> = {
     time: options.date.toISOString(),
-    level: options.logLevel.label,
+    level: options.logLevel.toUpperCase(),
     message: messageOf(options.message),
-    fiber: FiberId.threadName(options.fiberId)
+    fiber: `#${options.fiber.id}`
   }
-  for (const [key, value] of HashMap.toEntries(options.annotations)) entry[key] = value
-  const span = Context.getOption(FiberRefs.getOrDefault(options.context, FiberRef.currentContext), Tracer.ParentSpan)
+  const annotations = options.fiber.getRef(References.CurrentLogAnnotations)
+  for (const key of Object.keys(annotations)) entry[key] = annotations[key]
+  const span = Context.getOrUndefined(options.fiber.context, Tracer.ParentSpan)
   // with tracing disabled the span's ids are "noop"
-  if (Option.isSome(span) && span.value.traceId !== "noop") {
-    entry.trace_id = span.value.traceId
-    entry.span_id = span.value.spanId
+  if (span !== undefined && span.traceId !== "noop") {
+    entry.trace_id = span.traceId
+    entry.span_id = span.spanId
   }
-  if (!Cause.isEmpty(options.cause)) entry.cause = Cause.pretty(options.cause, { renderErrorCause: true })
+  if (options.cause.reasons.length > 0) entry.cause = Cause.pretty(options.cause)
   globalThis.console.log(toJson(entry))
 })
 
-/** In place of the human loggers: Effect's default, and the pretty one NodeRuntime.runMain puts in its stead. */
-export const layer = Layer.scopedDiscard(
-  Effect.locallyScopedWith(
-    FiberRef.currentLoggers,
-    (loggers) =>
-      loggers.pipe(
-        HashSet.remove(Logger.defaultLogger),
-        HashSet.remove(Logger.prettyLoggerDefault),
-        HashSet.add(jsonLogger)
-      )
-  )
-)
+/** In place of the human logger (Effect's default); spans still get their log events. */
+export const layer = Logger.layer([jsonLogger, Logger.tracerLogger])

@@ -3,9 +3,10 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base"
 /**
  * Span names as the OpenTelemetry semantic conventions write them, fixed on the way out (the spans
  * are made by libraries whose names we do not choose):
- * - a statement's span (@effect/sql's `sql.execute`) becomes `{db.operation.name} {db.collection.name}`
- *   (`SELECT renders`), with those two attributes set from the statement; the text stays in
- *   `db.query.text`, with placeholders (`$1`) and never the values;
+ * - a statement's span (effect/sql names it after the database, `postgres`, or `sql.execute`: any span
+ *   with a `db.query.text`) becomes `{db.operation.name} {db.collection.name}` (`SELECT renders`),
+ *   with those two attributes set from the statement; the text stays in `db.query.text`, with
+ *   placeholders (`$1`) and never the values;
  * - an entity's span (`Render(rnd_…).Start`, the cluster's name with the entity's id in it) becomes
  *   `Render.Start`: span names must have few values; the id stays in the `entity.id` attribute.
  * The HTTP server's span is named `{method} {route}` while the request runs (Observability.ts).
@@ -25,9 +26,9 @@ export const databaseName = (
 }
 
 const renamed = (span: ReadableSpan): ReadableSpan => {
-  if (span.name === "sql.execute") {
-    const text = span.attributes["db.query.text"]
-    const db = typeof text === "string" ? databaseName(text) : undefined
+  const text = span.attributes["db.query.text"]
+  if (typeof text === "string") {
+    const db = databaseName(text)
     if (db === undefined) return span
     const attributes = {
       ...span.attributes,

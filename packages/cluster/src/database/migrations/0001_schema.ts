@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 
 /**
  * The whole v1 schema. PostgreSQL is the final arbiter of money: the constraints and conditional

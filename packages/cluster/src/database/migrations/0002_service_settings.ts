@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 
 /** What a running service tells the processes that share its database (the operator CLI). */
 export default Effect.gen(function*() {
