@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as Path from "node:path"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { type Prometheus, prometheusBinary, promtoolBinary, promtoolCheck, startPrometheus } from "../support/prometheus.ts"
+import { type Alert, type Prometheus, prometheusBinary, promtoolBinary, promtoolCheck, startPrometheus } from "../support/prometheus.ts"
 import { client, freePort, makeShared, root, type Service, type Shared, startService, waitFor } from "../support/service.ts"
 import { keyedWithPhoto } from "./support.ts"
 
@@ -13,8 +13,15 @@ import { keyedWithPhoto } from "./support.ts"
  * METRICS_PORT, scraped every second. Renders queue behind one slot per runner; then Prometheus is
  * asked, in PromQL through its HTTP API, how many finished, whether the queue rose and fell back to 0,
  * what the routes were called; promtool checks every process's exposition; every panel query of the
- * Grafana dashboard in the repo answers; and killing a runner shows in the survivor's shards.
+ * Grafana dashboard in the repo answers, and none answers NaN once the deployment is idle; and killing a
+ * runner shows in the survivor's shards.
+ *
+ * Issue 33 (6): this Prometheus evaluates the alerts of deploy/prometheus/alerts.yml (their `for`
+ * shortened to 2 s, so the test need not wait out minutes; the expressions are the file's). A healthy
+ * deployment fires none; a killed runner fires RunnerDown, and with the last runner killed too,
+ * NoRunnerHeartbeats fires from the api's scrape alone.
  */
+const alertRules = fs.readFileSync(Path.join(root, "deploy/prometheus/alerts.yml"), "utf8").replace(/for: \d+m$/gm, "for: 2s")
 const renders = 5
 
 let shared: Shared
@@ -53,11 +60,12 @@ it("a deployment of 1 api + 2 runners, scraped by Prometheus: renders, queue, ro
   const r2 = await startService(shared, { ...common, METRICS_PORT: String(ports["runner-2"]) }, "runner")
   services.push(r2)
 
+  expect(alertRules.match(/for: 2s$/gm)?.length, "every alert's `for` shortened").toBe(alertRules.match(/- alert: /g)?.length)
   prometheus = await startPrometheus([
     { job: "api", instance: "api", address: `127.0.0.1:${ports.api}` },
     { job: "runner", instance: "runner-1", address: `127.0.0.1:${ports["runner-1"]}` },
     { job: "runner", instance: "runner-2", address: `127.0.0.1:${ports["runner-2"]}` }
-  ])
+  ], 1, { rules: alertRules })
   const prom = prometheus
   const eventually = async (what: string, promql: string, ok: (v: number | undefined) => boolean, ms = 30_000) => {
     let last: unknown
@@ -164,8 +172,52 @@ it("a deployment of 1 api + 2 runners, scraped by Prometheus: renders, queue, ro
     expect(result.length, `panel "${panel}": ${promql} answered nothing`).toBeGreaterThan(0)
   }
 
-  // ---- a runner is killed: the survivor takes every shard, as its own gauge says
+  // ---- idle: no panel answers NaN. With a window shorter than the time since the last request and
+  // the last render (Grafana's $__rate_interval at low traffic), a quantile of nothing is NaN unless
+  // the query says otherwise
+  const window = "5s"
+  await eventually("no request and no render in the window", `sum(rate(http_server_request_duration_seconds_count[${window}])) + sum(rate(p2v_render_processing_seconds_count[${window}])) + sum(rate(p2v_vision_inference_seconds_count[${window}]))`, (v) => v === 0)
+  for (const { panel, expr } of queries) {
+    const promql = expr.replaceAll("$__rate_interval", window)
+    const result = await prom.query(promql)
+    for (const r of result) {
+      expect(Number.isFinite(Number(r.value[1])), `panel "${panel}" answered ${r.value[1]} for ${JSON.stringify(r.metric)} while idle: ${promql}`).toBe(true)
+    }
+    // the latency panels still draw their series (at 0), one per route for the routes' panels
+    if (expr.includes("histogram_quantile")) expect(result.length, `panel "${panel}": ${promql}`).toBeGreaterThan(0)
+  }
+  const idleP99 = await prom.query(queries.find((q: { panel: string }) => q.panel === "Request latency p99 by route")!.expr.replaceAll("$__rate_interval", window))
+  console.log(`idle p99 by route (${window} window): ${JSON.stringify(idleP99.map((r) => [r.metric.http_route, r.value[1]]))}`)
+
+  // ---- the alerts: a healthy deployment fires none; both runners heartbeat
+  const firing = async () => (await prom.alerts()).filter((a) => a.state === "firing")
+  const show = (alerts: Array<Alert>) => alerts.map((a) => `${a.labels.alertname}{${Object.entries(a.labels).filter(([k]) => k !== "alertname").map(([k, v]) => `${k}="${v}"`).join(",")}} ${a.state}: ${a.annotations.summary} (${a.annotations.runbook})`)
+  await eventually("both runners live", `max(p2v_cluster_runners_live)`, (v) => v === 2)
+  const rulesLoaded = await (await fetch(`${prom.url}/api/v1/rules`)).json() as { data: { groups: Array<{ rules: Array<{ name: string; health: string; lastError?: string }> }> } }
+  const loaded = rulesLoaded.data.groups.flatMap((g) => g.rules)
+  expect(loaded.length).toBe(alertRules.match(/- alert: /g)!.length)
+  for (const rule of loaded) expect(rule.health, `${rule.name}: ${rule.lastError}`).toBe("ok")
+  expect(show(await prom.alerts()), "no alert while healthy").toEqual([])
+
+  // ---- a runner is killed: the survivor takes every shard, as its own gauge says; RunnerDown fires for it
   await r1.stop("SIGKILL")
   await eventually("runner-1 down", `up{instance="runner-1"}`, (v) => v === 0)
   await eventually("runner-2 holding every shard", `p2v_runner_shards{instance="runner-2"}`, (v) => v === 300, 90_000)
+  await eventually("one runner live", `max(p2v_cluster_runners_live)`, (v) => v === 1, 30_000)
+  await waitFor(async () => (await firing()).some((a) => a.labels.alertname === "RunnerDown"), 30_000, "RunnerDown to fire")
+  const oneDown = await firing()
+  console.log(`alerts with runner-1 killed:\n${show(oneDown).join("\n")}`)
+  expect(oneDown.map((a) => [a.labels.alertname, a.labels.instance, a.labels.severity])).toEqual([["RunnerDown", "runner-1", "warning"]])
+  expect(oneDown[0].annotations.runbook).toBe("docs/operations.md#runnerdown")
+
+  // ---- the last runner is killed: no heartbeat is left, which the api's scrape alone shows
+  await r2.stop("SIGKILL")
+  await waitFor(async () => (await firing()).some((a) => a.labels.alertname === "NoRunnerHeartbeats"), 60_000, "NoRunnerHeartbeats to fire")
+  const allDown = await firing()
+  console.log(`alerts with both runners killed:\n${show(allDown).join("\n")}`)
+  expect(allDown.map((a) => [a.labels.alertname, a.labels.instance ?? "", a.labels.severity]).sort()).toEqual([
+    ["NoRunnerHeartbeats", "", "critical"],
+    ["RunnerDown", "runner-1", "warning"],
+    ["RunnerDown", "runner-2", "warning"]
+  ])
 }, 420_000)

@@ -21,8 +21,18 @@ export interface Target {
   readonly address: string
 }
 
+/** An alert as Prometheus' /api/v1/alerts lists it (pending or firing). */
+export interface Alert {
+  readonly labels: Record<string, string>
+  readonly annotations: Record<string, string>
+  readonly state: "pending" | "firing"
+  readonly value: string
+}
+
 export interface Prometheus {
   readonly url: string
+  /** the alerts pending or firing now (with `rules` given to startPrometheus) */
+  readonly alerts: () => Promise<Array<Alert>>
   /** an instant query's result vector (throws on a query error) */
   readonly query: (promql: string) => Promise<Array<{ metric: Record<string, string>; value: [number, string] }>>
   /** a query's single value, or undefined when the result is empty */
@@ -31,14 +41,25 @@ export interface Prometheus {
   readonly stop: () => Promise<void>
 }
 
-export const startPrometheus = async (targets: ReadonlyArray<Target>, scrapeSeconds = 1): Promise<Prometheus> => {
+/**
+ * `rules`: the text of a rule file, loaded and evaluated at every scrape interval (the test's
+ * Prometheus evaluates as often as it scrapes).
+ */
+export const startPrometheus = async (
+  targets: ReadonlyArray<Target>,
+  scrapeSeconds = 1,
+  options: { readonly rules?: string } = {}
+): Promise<Prometheus> => {
   const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-prometheus-"))
   const jobs = [...new Set(targets.map((t) => t.job))]
+  if (options.rules !== undefined) fs.writeFileSync(Path.join(dir, "rules.yml"), options.rules)
   // a static config per target so `instance` is a readable name, not host:port
   const config = [
     `global:`,
     `  scrape_interval: ${scrapeSeconds}s`,
     `  scrape_timeout: ${scrapeSeconds}s`,
+    `  evaluation_interval: ${scrapeSeconds}s`,
+    ...(options.rules === undefined ? [] : [`rule_files: ["${Path.join(dir, "rules.yml")}"]`]),
     `scrape_configs:`,
     ...jobs.flatMap((job) => [
       `  - job_name: ${job}`,
@@ -77,6 +98,10 @@ export const startPrometheus = async (targets: ReadonlyArray<Target>, scrapeSeco
   }
   return {
     url,
+    alerts: async () => {
+      const body = await (await fetch(`${url}/api/v1/alerts`)).json() as { data: { alerts: Array<Alert> } }
+      return body.data.alerts
+    },
     query,
     scalar: async (promql) => {
       const r = await query(promql)
@@ -94,6 +119,16 @@ export const startPrometheus = async (targets: ReadonlyArray<Target>, scrapeSeco
     }
   }
 }
+
+/** `promtool <args>` (e.g. `check rules FILE`): its exit code and what it said. */
+export const promtool = (...args: Array<string>) =>
+  new Promise<{ code: number | null; output: string }>((resolve) => {
+    const child = spawn(promtoolBinary, args, { stdio: ["ignore", "pipe", "pipe"] })
+    let output = ""
+    child.stdout.on("data", (d) => (output += d))
+    child.stderr.on("data", (d) => (output += d))
+    child.on("exit", (code) => resolve({ code, output }))
+  })
 
 /** `promtool check metrics` on an exposition: its exit code and what it said. */
 export const promtoolCheck = (exposition: string) =>

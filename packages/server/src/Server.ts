@@ -20,6 +20,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { answerClientErrors } from "./ClientError.ts"
 import * as HttpTimeouts from "./HttpTimeouts.ts"
 import { layerInfra } from "./Infra.ts"
+import * as Lifecycle from "./Lifecycle.ts"
 import * as Observability from "./Observability.ts"
 
 /**
@@ -98,29 +99,50 @@ export const layerEntities = Layer.mergeAll(
 /**
  * Every process: its telemetry beneath everything (logger, tracer, metric reader: Observability.ts),
  * and its /metrics listener (METRICS_PORT) beside its work; the all-in-one process has one for both parts.
+ * Its stop is logged step by step, and a listener that cannot bind ends its start in one line
+ * (Lifecycle.ts): the steps sit between the layers whose release they announce (released in the
+ * reverse order of this list: the work, the cluster, the database).
  */
+const allInOne = Lifecycle.steps("all-in-one")
+const apiOnly = Lifecycle.steps("api")
+const runnerOnly = Lifecycle.steps("runner")
 
 /** `npm start`: the HTTP API and a runner in one process (embedded PostgreSQL unless DATABASE_URL). */
-export const layerAllInOne = Layer.mergeAll(layerHttp, Observability.layerMetricsServer).pipe(
+export const layerAllInOne = allInOne.outermost.pipe(
+  Layer.provideMerge(Layer.mergeAll(layerHttp, Observability.layerMetricsServer)),
   Layer.provideMerge(layerEntities),
   Layer.provideMerge(layerDrive),
+  Layer.provideMerge(allInOne.beforeCluster),
   Layer.provideMerge(Sharding.layerRunner),
+  Layer.provideMerge(allInOne.beforeDatabase),
   Layer.provideMerge(layerInfra),
+  Layer.provideMerge(allInOne.afterDatabase),
+  Lifecycle.reportingListenFailures("all-in-one"),
   Layer.provide(Observability.layerTelemetry("all-in-one"))
 )
 
 /** `npm run api`: HTTP only, a client of the cluster; renders run on the runners. */
-export const layerApiOnly = Layer.mergeAll(layerHttp, Observability.layerMetricsServer).pipe(
+export const layerApiOnly = apiOnly.outermost.pipe(
+  Layer.provideMerge(Layer.mergeAll(layerHttp, Observability.layerMetricsServer)),
   Layer.provideMerge(layerDrive),
+  Layer.provideMerge(apiOnly.beforeCluster),
   Layer.provideMerge(Sharding.layerClientOnly),
+  Layer.provideMerge(apiOnly.beforeDatabase),
   Layer.provideMerge(layerInfra),
+  Layer.provideMerge(apiOnly.afterDatabase),
+  Lifecycle.reportingListenFailures("api"),
   Layer.provide(Observability.layerTelemetry("api"))
 )
 
 /** `npm run runner`: hosts entities and renders, serves no HTTP. */
-export const layerRunnerOnly = Layer.mergeAll(layerEntities, Observability.layerMetricsServer).pipe(
+export const layerRunnerOnly = runnerOnly.outermost.pipe(
+  Layer.provideMerge(Layer.mergeAll(layerEntities, Observability.layerMetricsServer)),
   Layer.provideMerge(layerDrive),
+  Layer.provideMerge(runnerOnly.beforeCluster),
   Layer.provideMerge(Sharding.layerRunner),
+  Layer.provideMerge(runnerOnly.beforeDatabase),
   Layer.provideMerge(layerInfra),
+  Layer.provideMerge(runnerOnly.afterDatabase),
+  Lifecycle.reportingListenFailures("runner"),
   Layer.provide(Observability.layerTelemetry("runner"))
 )

@@ -1,14 +1,15 @@
-import { Clock, Effect, Option } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
 import { ShardId, Sharding } from "effect/cluster"
 import { DatabasePool } from "../database/Database.ts"
 import { ClusterRole, failoverSettings } from "../entities/Sharding.ts"
 import { BacklogRepo } from "../repositories/Backlog.ts"
+import { ClusterRepo } from "../repositories/Cluster.ts"
 import * as M from "./Metric.ts"
 
 /**
- * Gauges read when /metrics is scraped, not kept up to date in between: the cluster's backlog (from
- * the database, at most once every `backlogEveryMillis` however often it is scraped), the shards this
- * runner holds, and the connection pool.
+ * Gauges read when /metrics is scraped, not kept up to date in between: the cluster's backlog and its
+ * live runners (from the database, at most once every `backlogEveryMillis` however often it is
+ * scraped), the shards this runner holds, and the connection pool.
  *
  * Every process that serves /metrics reports the backlog, and they all report the same cluster-wide
  * numbers: aggregate them with `max` (not `sum`) across processes, or read any one process. That way
@@ -34,6 +35,10 @@ const oldestQueued = M.gauge(
   "p2v_render_oldest_queued_seconds",
   "Age of the oldest queued render, 0 when none waits (cluster-wide: aggregate with max); the signal to add runners"
 ).of().register()
+const liveRunners = M.gauge(
+  "p2v_cluster_runners_live",
+  "Runners heartbeating within the shard lock expiration and healthy (cluster-wide: aggregate with max); 0: no shard is held"
+).of().register()
 const runnerShards = M.gauge("p2v_runner_shards", "Shards this runner holds (0 in a process that hosts no entities)")
   .of().register()
 const connections = M.each(
@@ -49,6 +54,8 @@ const pending = M.gauge("p2v_db_pool_pending_requests", "Queries waiting for a c
 /** The effect that brings these gauges up to date; run before each scrape's collection. */
 export const makeSampler = Effect.gen(function*() {
   const backlogRepo = yield* BacklogRepo
+  const clusterRepo = yield* ClusterRepo
+  const liveSeconds = Duration.toSeconds(failoverSettings.shardLockExpiration)
   const pool = yield* DatabasePool
   const sharding = yield* Sharding.Sharding
   const hostsEntities = Option.getOrUndefined(yield* Effect.serviceOption(ClusterRole)) !== "client"
@@ -64,6 +71,7 @@ export const makeSampler = Effect.gen(function*() {
     renders.processing.unsafeUpdate(b.renders.processing, [])
     imports.pending.unsafeUpdate(b.imports.pending, [])
     oldestQueued.unsafeUpdate(b.oldestQueuedSeconds, [])
+    liveRunners.unsafeUpdate(yield* clusterRepo.liveRunners(liveSeconds), [])
   })
 
   const local = Effect.sync(() => {

@@ -74,6 +74,15 @@ export class ClusterRepo extends Context.Service<ClusterRepo>()("pic2video/Clust
             (SELECT count(*)::int FROM renders WHERE status = 'processing') AS renders_processing,
             (SELECT count(*)::int FROM imports WHERE status = 'pending') AS imports_pending`
     })
+    // runners the cluster counts on: heartbeat within the shard lock expiration, not marked unhealthy
+    const live = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Count,
+      execute: (liveSeconds) =>
+        sql`
+          SELECT count(*)::int AS n FROM cluster_runners
+          WHERE healthy AND last_heartbeat > localtimestamp - make_interval(secs => ${liveSeconds})`
+    })
     const unprocessed = SqlSchema.findOne({
       Request: Schema.Void,
       Result: Count,
@@ -98,6 +107,12 @@ export class ClusterRepo extends Context.Service<ClusterRepo>()("pic2video/Clust
         )
     })
 
+    // the cluster's tables, once made, stay: no need to look for them again
+    let tablesSeen = false
+    const tablesPresent = Effect.suspend(() =>
+      tablesSeen ? Effect.succeed(true) : Effect.map(present(undefined), (r) => (tablesSeen = r.present))
+    )
+
     return {
       /** Everything `admin cluster status` shows, read from the tables (none yet: no runner has started). */
       snapshot: (liveSeconds: number) =>
@@ -112,6 +127,11 @@ export class ClusterRepo extends Context.Service<ClusterRepo>()("pic2video/Clust
             locks: (yield* locks(undefined)).n
           }
         }).pipe(operation("ClusterRepo.snapshot")),
+      /** Runners heartbeating within `liveSeconds` and healthy (0 before any runner has started). */
+      liveRunners: (liveSeconds: number) =>
+        Effect.gen(function*() {
+          return (yield* tablesPresent) ? (yield* live(liveSeconds)).n : 0
+        }).pipe(operation("ClusterRepo.liveRunners")),
       /** Forgets processed messages (and their replies) with snowflake ids below `cutoff`. */
       pruneMessages: (cutoff: string) => prune(cutoff).pipe(operation("ClusterRepo.pruneMessages"))
     } as const
