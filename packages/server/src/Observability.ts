@@ -1,5 +1,6 @@
 import { type App, ReadsTraced } from "@pic2video/api/Http"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
+import { AppConfig } from "@pic2video/cluster/AppConfig"
 import * as Gauges from "@pic2video/cluster/metrics/Gauges"
 import { Config, Context, Effect, Exit, Layer, Logger, Option, Tracer as EffectTracer } from "effect"
 import * as HttpServerError from "effect/http/HttpServerError"
@@ -8,8 +9,10 @@ import type { HttpServerResponse } from "effect/http/HttpServerResponse"
 import * as HttpTraceContext from "effect/http/HttpTraceContext"
 import { createServer } from "node:http"
 import { hostname } from "node:os"
+import * as ExportFailures from "./observability/ExportFailures.ts"
 import * as JsonLogger from "./observability/JsonLogger.ts"
 import * as ProcessMetrics from "./observability/ProcessMetrics.ts"
+import * as SpanRedaction from "./observability/SpanRedaction.ts"
 
 /**
  * What an operator sees of a process (docs/operations.md, "Observe and scale"):
@@ -32,7 +35,9 @@ const config = Config.all({
   otlp: Config.option(Config.NonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
   otlpTraces: Config.option(Config.NonEmptyString("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
   serviceName: Config.option(Config.NonEmptyString("OTEL_SERVICE_NAME")),
-  sdkDisabled: Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false))
+  sdkDisabled: Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false)),
+  // the batch processor's queue (the SDK's default); given to it here so the drops it makes are counted
+  maxQueueSize: Config.Int("OTEL_BSP_MAX_QUEUE_SIZE").pipe(Config.withDefault(2048))
 })
 
 /** The Prometheus exposition of this process's metrics, when METRICS_PORT is set. */
@@ -94,6 +99,8 @@ export const layerTelemetry = (role: Role) =>
       // while a span is open (its `context` hook, there so OpenTelemetry instrumentations of other
       // libraries see Effect's span; this service has none): that alone cost more than the spans.
       // Effect 4's Tracer takes no `context` hook at all when none is given.
+      // Spans that never reach the collector are counted and logged (ExportFailures.ts).
+      const failures = new ExportFailures.ExportFailures(c.maxQueueSize)
       const tracer = () =>
         Layer.effect(
           EffectTracer.Tracer,
@@ -101,7 +108,13 @@ export const layerTelemetry = (role: Role) =>
         ).pipe(
           Layer.provide(OtelTracer.layerTracer),
           Layer.provide(
-            NodeSdk.layerTracerProvider(new BatchSpanProcessor(new SemanticSpanNames(new OTLPTraceExporter())))
+            NodeSdk.layerTracerProvider(
+              failures.watch(
+                new BatchSpanProcessor(failures.exporter(new SemanticSpanNames(new OTLPTraceExporter())), {
+                  maxQueueSize: c.maxQueueSize
+                })
+              )
+            )
           )
         )
       const exposition = Option.map(c.metricsPort, (port) => ({
@@ -113,6 +126,7 @@ export const layerTelemetry = (role: Role) =>
       return Layer.mergeAll(
         tracing ? Layer.provideMerge(tracer(), sdk) : sdk,
         logger,
+        tracing ? Layer.provide(ExportFailures.layerReport(failures), logger) : Layer.empty,
         Layer.succeed(MetricsExposition, exposition),
         Layer.succeed(ReadsTraced, tracing),
         Layer.succeed(Observed, tracing ? "traces" : "metrics"),
@@ -175,10 +189,12 @@ export const layerMetricsServer = Layer.effectDiscard(Effect.gen(function*() {
  * Wraps the HTTP app (API and portal): each answer is counted in
  * `http_server_request_duration_seconds` under the route its router named (RouteMetrics.ts), and,
  * when traces are exported, the request gets its server span here, as the HTTP semantic conventions
- * make it: named `{method} {route}` once routed, with the method, path, scheme, query (credentials
- * redacted), client address, user agent, route and status, and no header (the platform's own span,
- * never made, had every header as an attribute: Pipeline.layerWithoutPlatformSpan). An incoming
- * `traceparent` (or b3) is continued. A process with neither metrics nor traces skips all of it.
+ * make it: named `{method} {route}` once routed, with the method, path, scheme, query (an allow-list
+ * of parameters, secrets redacted: SpanRedaction.ts), client address, user agent (cut short), route
+ * and status, and no other header (the platform's own span, never made, had every header as an
+ * attribute: Pipeline.layerWithoutPlatformSpan). An incoming `traceparent` (or b3) is continued only
+ * with TRACE_TRUST_INCOMING=true; by default every request starts its own trace, sampled here. A
+ * process with neither metrics nor traces skips all of it.
  */
 export const observed = <R>(app: App<R>): App<R> => {
   const measured = measure(app)
@@ -226,17 +242,21 @@ const serverSpan = <R>(app: App<R>): App<R> =>
       request.method,
       {
         kind: "server",
-        parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers))
+        // a trace context sent by the client (traceparent, b3) is followed only when the operator
+        // trusts it: otherwise anyone could force sampling, or choose the trace id (issue 30)
+        parent: trustsIncoming(fiber.context)
+          ? Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers))
+          : undefined,
+        root: true
       },
       (span) => {
         span.attribute("http.request.method", request.method)
-        span.attribute("url.path", q === -1 ? request.url : request.url.slice(0, q))
+        span.attribute("url.path", SpanRedaction.redactedPath(q === -1 ? request.url : request.url.slice(0, q)))
         span.attribute("url.scheme", "http")
-        if (q !== -1) span.attribute("url.query", redactedQuery(request.url.slice(q + 1)))
+        if (q !== -1) span.attribute("url.query", SpanRedaction.redactedQuery(request.url.slice(q + 1)))
         if (Option.isSome(request.remoteAddress)) span.attribute("client.address", request.remoteAddress.value)
-        if (request.headers["user-agent"] !== undefined) {
-          span.attribute("user_agent.original", request.headers["user-agent"])
-        }
+        const userAgent = request.headers["user-agent"]
+        if (userAgent !== undefined) span.attribute("user_agent.original", SpanRedaction.headerValue(userAgent))
         return Effect.onExit(Effect.withParentSpan(app, span), (exit) =>
           Effect.suspend(() => {
             const status = statusOf(exit)
@@ -251,21 +271,9 @@ const serverSpan = <R>(app: App<R>): App<R> =>
     )
   })
 
-/** Query parameters whose values are credentials (a sign-in link's token, an OAuth code and state). */
-const secretParameters = /^(token|code|state|key|secret|password|access_token|refresh_token)$/i
-
-/** The query as the span shows it: a credential's value is `REDACTED`. */
-export const redactedQuery = (query: string): string => {
-  const params = new URLSearchParams(query)
-  let changed = false
-  for (const name of [...new Set(params.keys())]) {
-    if (secretParameters.test(name)) {
-      params.set(name, "REDACTED")
-      changed = true
-    }
-  }
-  return changed ? params.toString() : query
-}
+/** TRACE_TRUST_INCOMING (AppConfig): whether a request's own trace context is continued. */
+const trustsIncoming = (context: Context.Context<never>): boolean =>
+  Context.getOrUndefined(context, AppConfig)?.traceTrustIncoming === true
 
 const renameOtelSpan =
   (currentOtelSpan: Effect.Effect<{ updateName(name: string): unknown }, unknown>) => (name: string) =>

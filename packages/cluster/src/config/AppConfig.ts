@@ -20,6 +20,13 @@ export interface AppConfigShape {
   /** where this process's cluster runner listens; other runners reach it there */
   readonly runnerHost: string
   readonly runnerPort: Option.Option<number>
+  /**
+   * TRACE_TRUST_INCOMING: whether a request's own trace context (`traceparent`, `b3`) is continued by
+   * its server span. Off by default: the public listener starts a trace of its own for every
+   * request, so no client can force sampling or choose a trace id; turn it on only behind a proxy
+   * that sets or strips those headers (docs/operations.md, "Traces").
+   */
+  readonly traceTrustIncoming: boolean
 }
 
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("pic2video/AppConfig") {}
@@ -39,7 +46,9 @@ export const config: Config.Config<AppConfigShape> = Config.all({
   renderTimeoutSeconds: Config.Number("RENDER_TIMEOUT_SECONDS").pipe(Config.withDefault(1200)),
   // the address other runners use to reach this one
   runnerHost: Config.String("RUNNER_HOST").pipe(Config.withDefault("127.0.0.1")),
-  runnerPort: Config.option(Config.Int("RUNNER_PORT"))
+  runnerPort: Config.option(Config.Int("RUNNER_PORT")),
+  // continue an incoming traceparent/b3 (trusted clients or proxy only)
+  traceTrustIncoming: Config.Boolean("TRACE_TRUST_INCOMING").pipe(Config.withDefault(false))
 }).pipe(
   Config.map((c) => {
     const port = Option.getOrElse(c.port, () => 8080)
