@@ -123,6 +123,19 @@ describe.each(backends)("BlobStore: $name", ({ make }) => {
     }
   })
 
+  it("lists every stored blob with its size and time (admin doctor's view), not a write under way", async () => {
+    await run(store.putBytes("list/media/w/a", new Uint8Array([1, 2, 3])))
+    await run(store.putBytes("list/renders/b.mp4", new Uint8Array(10)))
+    const pending = await run(store.tempPath(".part"))
+    fs.writeFileSync(pending, "not stored yet")
+    const listed = (await run(store.list)).filter((b) => b.key.startsWith("list/"))
+    expect(listed.map((b) => [b.key, b.size])).toEqual([["list/media/w/a", 3], ["list/renders/b.mp4", 10]])
+    for (const b of listed) expect(Math.abs(b.lastModified.getTime() - Date.now())).toBeLessThan(60_000)
+    await run(store.remove("list/media/w/a"))
+    expect((await run(store.list)).filter((b) => b.key.startsWith("list/")).map((b) => b.key)).toEqual(["list/renders/b.mp4"])
+    fs.rmSync(pending)
+  })
+
   it("tempPath is a fresh writable path each time", async () => {
     const a = await run(store.tempPath(".x"))
     const b = await run(store.tempPath(".x"))

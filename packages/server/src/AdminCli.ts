@@ -101,6 +101,17 @@ Each command prints one JSON document on stdout and exits 0; on failure
       a single-use sign-in link to the account portal (default 15 minutes)
   cluster status
       runners, shards, renders and imports in flight, queue depth
+  backup create DIR [--with-secrets true|false]
+      the database (one snapshot) and the blobs its rows name, into a new
+      DIR with a manifest of row counts and SHA-256s (docs/operations.md,
+      "Backup and restore"); DATA_DIR/secrets too with --with-secrets true
+  backup verify DIR
+      recomputes the manifest's counts and hashes from DIR's files
+  backup restore DIR
+      into an empty database and blob store (a new installation)
+  doctor [--min-age-seconds N]
+      rows whose blob is missing, blobs no row names (older than N s, 60);
+      exits 1 when it finds one, as backup verify does on a mismatch
 
 Scopes: ${Scopes.scopes.join(", ")}.
 Plans: ${Plans.plans.join(", ")}.
@@ -226,7 +237,7 @@ export const run = (argv: ReadonlyArray<string>) =>
       }
       default:
         return yield* Effect.fail(usage(
-          "commands: workspace create|update|show, key create|revoke|list, media archive|show, render cancel, portal link, cluster status"
+          "commands: workspace create|update|show, key create|revoke|list, media archive|show, render cancel, portal link, cluster status, backup create|verify|restore, doctor"
         ))
     }
   })

@@ -28,6 +28,13 @@ export interface OpenedBlob {
   readonly lastModified: Date | undefined
 }
 
+/** A stored blob as a listing names it. */
+export interface ListedBlob {
+  readonly key: string
+  readonly size: number
+  readonly lastModified: Date
+}
+
 export interface BlobStoreShape {
   /** moves (or copies) a local file into the store under `key`, streaming it */
   readonly putFile: (key: string, from: string) => Effect.Effect<void, Unavailable>
@@ -46,6 +53,8 @@ export interface BlobStoreShape {
   readonly remove: (key: string) => Effect.Effect<void>
   /** a local scratch path, for work that ends in `putFile` */
   readonly tempPath: (suffix: string) => Effect.Effect<string>
+  /** every stored blob (not writes under way): what `admin doctor` holds the database's references against */
+  readonly list: Effect.Effect<ReadonlyArray<ListedBlob>, Unavailable>
 }
 
 export class BlobStore extends Context.Service<BlobStore, BlobStoreShape>()("pic2video/BlobStore") {}
@@ -116,7 +125,27 @@ export const makeLocal = (root: string): BlobStoreShape => {
         }
       }),
     remove: (key) => Effect.promise(() => fs.rm(pathOf(key), { force: true })),
-    tempPath: makeTempPath(tmpDir)
+    tempPath: makeTempPath(tmpDir),
+    list: Effect.promise(async () => {
+      const found: Array<ListedBlob> = []
+      const walk = async (dir: string, prefix: string): Promise<void> => {
+        const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => [])
+        for (const entry of entries) {
+          // .tmp holds writes under way (they land by rename); keys never start with a dot
+          if (entry.name.startsWith(".")) continue
+          const path = Path.join(dir, entry.name)
+          if (entry.isDirectory()) await walk(path, `${prefix}${entry.name}/`)
+          else if (entry.isFile()) {
+            const stat = await fs.stat(path).catch(() => undefined)
+            if (stat !== undefined) {
+              found.push({ key: `${prefix}${entry.name}`, size: stat.size, lastModified: stat.mtime })
+            }
+          }
+        }
+      }
+      await walk(root, "")
+      return found.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+    })
   }
 }
 
@@ -162,7 +191,15 @@ export const makeMemory = (scratch: string): BlobStoreShape => {
         blobs.delete(safeKey(key))
         await fs.rm(copyOf(key), { force: true })
       }),
-    tempPath: makeTempPath(Path.join(scratch, "tmp"))
+    tempPath: makeTempPath(Path.join(scratch, "tmp")),
+    // (it keeps no write times: its blobs list as written long ago)
+    list: Effect.sync(() =>
+      [...blobs.entries()].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([key, bytes]) => ({
+        key,
+        size: bytes.byteLength,
+        lastModified: new Date(0)
+      }))
+    )
   }
 }
 

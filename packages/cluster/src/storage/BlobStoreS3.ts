@@ -3,6 +3,7 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   S3Client
 } from "@aws-sdk/client-s3"
@@ -19,6 +20,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import {
   BlobStore,
   type BlobStoreShape,
+  type ListedBlob,
   makeTempPath,
   type S3Settings,
   safeKey,
@@ -234,7 +236,36 @@ export const make = (settings: S3Settings, dataDir: string) =>
               )),
               Effect.ignore
             )),
-      tempPath: makeTempPath(Path.join(dataDir, "scratch"))
+      tempPath: makeTempPath(Path.join(dataDir, "scratch")),
+      list: call("list the bucket", async (signal) => {
+        const found: Array<ListedBlob> = []
+        let token: string | undefined
+        do {
+          const page = await s3.send(
+            new ListObjectsV2Command({ Bucket, Prefix: settings.prefix, ContinuationToken: token }),
+            { abortSignal: signal }
+          ).catch((e) => {
+            if (e?.name === "NoSuchBucket") {
+              return undefined // nothing stored yet
+            }
+            throw e
+          })
+          for (const o of page?.Contents ?? []) {
+            if (o.Key === undefined) {
+              continue
+            }
+            found.push({
+              key: o.Key.slice(settings.prefix.length),
+              size: o.Size ?? 0,
+              lastModified: o.LastModified ?? new Date(0)
+            })
+          }
+          token = page?.IsTruncated === true ? page.NextContinuationToken : undefined
+        } while (token !== undefined)
+        return found.sort((a, b) =>
+          a.key < b.key ? -1 : a.key > b.key ? 1 : 0
+        )
+      })
     }
 
     // a store that is down now only delays this to the first write
