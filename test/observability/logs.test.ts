@@ -11,9 +11,10 @@ import { useDeployment } from "./support.ts"
  * service's own keys, then looks for every one of them in everything the process printed.
  */
 const deployment = useDeployment()
+// the installation's secrets: every process on the file's database holds the same ones (issue 33)
+const keys = { API_KEY_HASH_KEY: randomBytes(32).toString("base64"), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString("base64") }
 
 it("LOG_FORMAT=json: a JSON object per line with request and trace ids; no secret, token, key or sign-in link in the output", async () => {
-  const keys = { API_KEY_HASH_KEY: randomBytes(32).toString("base64"), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString("base64") }
   const svc = await startService(deployment.shared, {
     ...keys,
     LOG_FORMAT: "json",
@@ -129,7 +130,7 @@ it("LOG_FORMAT=json: a JSON object per line with request and trace ids; no secre
 }, 240_000)
 
 it("the default log format stays the human one", async () => {
-  const svc = await startService(deployment.shared, { API_KEY_HASH_KEY: randomBytes(32).toString("base64"), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString("base64") })
+  const svc = await startService(deployment.shared, keys)
   deployment.services.push(svc)
   const listening = svc.output().split("\n").find((l) => l.includes("Listening on"))
   expect(listening).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO \(#\d+\): Listening on: 127\.0\.0\.1:\d+$/)

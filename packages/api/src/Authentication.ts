@@ -89,11 +89,19 @@ export const authenticate = (
     const known = verified.get(tokenDigest)
     if (known === undefined || row === undefined || !sameBytes(known, row.secret_hash)) {
       if (known !== undefined) verified.delete(tokenDigest)
-      if (!hasher.verify(parsed?.secret ?? "", row?.secret_hash) || row === undefined) {
+      const matched = hasher.check(parsed?.secret ?? "", row?.secret_hash)
+      if (matched === undefined || row === undefined) {
         return yield* Effect.fail(invalid)
       }
+      let storedHash = row.secret_hash
+      if (matched === "previous") {
+        // a rotation's window: the key is stored again under the current secret (keys are only
+        // stored hashed, so only their use can move them), and works once the previous one is dropped
+        storedHash = hasher.hash(parsed?.secret ?? "")
+        yield* keys.rehash(row.id, row.secret_hash, storedHash)
+      }
       if (verified.size >= verifiedMax) verified.delete(verified.keys().next().value!)
-      verified.set(tokenDigest, row.secret_hash)
+      verified.set(tokenDigest, storedHash)
     }
     const now = new Date()
     const refusal = Access.refusal(

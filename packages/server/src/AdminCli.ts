@@ -1,5 +1,7 @@
 import * as ApiKeys from "@pic2video/cluster/ApiKeys"
 import * as ClusterStatus from "@pic2video/cluster/ClusterStatus"
+import * as InstallationSecrets from "@pic2video/cluster/InstallationSecrets"
+import * as Integrations from "@pic2video/cluster/Integrations"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
 import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
@@ -77,7 +79,8 @@ const one = (positional: ReadonlyArray<string>, what: string) =>
  * not fit continues under its first option). Add a line here with each new command.
  */
 export const help = `Usage: npm run admin -- COMMAND [OPTIONS]
-Environment: DATABASE_URL or DATA_DIR, as the service.
+Environment: DATABASE_URL and DATA_DIR (or API_KEY_HASH_KEY and
+TOKEN_ENCRYPTION_KEY), as the installation's service processes have them.
 
 Each command prints one JSON document on stdout and exits 0; on failure
 {"error":{"code","message"}} on stderr, exit 1.
@@ -101,6 +104,9 @@ Each command prints one JSON document on stdout and exits 0; on failure
       a single-use sign-in link to the account portal (default 15 minutes)
   cluster status
       runners, shards, renders and imports in flight, queue depth
+  secrets reencrypt
+      stored drive tokens encrypted again under TOKEN_ENCRYPTION_KEY (the end
+      of a rotation: docs/operations.md, "Rotating secrets")
   backup create DIR [--with-secrets true|false]
       the database (one snapshot) and the blobs its rows name, into a new
       DIR with a manifest of row counts and SHA-256s (docs/operations.md,
@@ -235,9 +241,14 @@ export const run = (argv: ReadonlyArray<string>) =>
         }
         return yield* PortalSessions.issueLink(workspaceId, ttl, yield* PublicBaseUrl.forOperator)
       }
+      case "secrets reencrypt": {
+        yield* known(flags, [])
+        if (positional.length !== 2) return yield* Effect.fail(usage("secrets reencrypt takes no positional arguments"))
+        return yield* Integrations.reencryptAll.pipe(Effect.provide(InstallationSecrets.layerTokenCipher))
+      }
       default:
         return yield* Effect.fail(usage(
-          "commands: workspace create|update|show, key create|revoke|list, media archive|show, render cancel, portal link, cluster status, backup create|verify|restore, doctor"
+          "commands: workspace create|update|show, key create|revoke|list, media archive|show, render cancel, portal link, cluster status, secrets reencrypt, backup create|verify|restore, doctor"
         ))
     }
   })

@@ -5,8 +5,8 @@ import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import * as ApiKeyEntity from "@pic2video/cluster/ApiKeyEntity"
 import * as AppConfig from "@pic2video/cluster/AppConfig"
 import * as DriveApi from "@pic2video/cluster/drive/DriveApi"
-import * as TokenCipher from "@pic2video/cluster/drive/TokenCipher"
 import * as ImportEntity from "@pic2video/cluster/ImportEntity"
+import * as InstallationSecrets from "@pic2video/cluster/InstallationSecrets"
 import * as Integrations from "@pic2video/cluster/Integrations"
 import * as Maintenance from "@pic2video/cluster/Maintenance"
 import * as RenderEntity from "@pic2video/cluster/RenderEntity"
@@ -77,11 +77,14 @@ export { layerInfra }
 
 /**
  * The drive integration (contract §1, §7): the provider client (GOOGLE_* variables), the key that
- * encrypts stored tokens (TOKEN_ENCRYPTION_KEY or a key generated into DATA_DIR), the retry policy
+ * encrypts stored tokens (the installation's: TOKEN_ENCRYPTION_KEY or a key generated into DATA_DIR,
+ * checked against the database by layerInfra), the retry policy
  * (DRIVE_RETRY_*), and the connection store on top of them.
  */
 export const layerDrive = Integrations.layer.pipe(
-  Layer.provide(Layer.mergeAll(DriveApi.layerConfig, TokenCipher.layerConfig, Integrations.layerRetryPolicy)),
+  Layer.provide(
+    Layer.mergeAll(DriveApi.layerConfig, InstallationSecrets.layerTokenCipher, Integrations.layerRetryPolicy)
+  ),
   Layer.provide(NodeServices.layer)
 )
 

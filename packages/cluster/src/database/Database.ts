@@ -1,5 +1,6 @@
 import { PgClient, PgConnection, PgPool, PgTypes } from "@effect/sql-pg"
 import { Clock, Context, Effect, Layer, Option, Predicate, Redacted, Result, Scope, Stream } from "effect"
+import { SqlMessageStorage, SqlRunnerStorage } from "effect/cluster"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { Connection } from "effect/sql/SqlConnection"
@@ -265,16 +266,47 @@ export const layerClient = Layer.unwrap(
 )
 
 /**
+ * The session-level advisory lock every process takes around its schema set-up (one bigint key, so
+ * it never meets the cluster's shard locks, which use the two-int form). Any 64-bit number would do.
+ */
+const schemaLockKey = "7021850425164105"
+
+/**
+ * Runs `effect` while holding the installation's schema lock, on a connection reserved for it, so
+ * processes started at the same instant set the schema up one after the other (issue 33). The lock
+ * is released at the end, or by PostgreSQL if the process dies holding it.
+ */
+export const withSchemaLock = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const conn = yield* (yield* SqlClient.SqlClient).reserve
+    yield* Effect.acquireRelease(
+      conn.executeRaw(`SELECT pg_advisory_lock(${schemaLockKey})`, []),
+      () => Effect.ignore(conn.executeRaw(`SELECT pg_advisory_unlock(${schemaLockKey})`, []))
+    )
+    return yield* effect
+  }))
+
+/**
  * Migrations are static imports (fromRecord): file loaders break under test runners. The table and
  * its rows are the ones Effect 3's migrator wrote, so a database made by 0.1.0 carries on from
- * where it is; the migrator takes the table's exclusive lock for the run, as before.
+ * where it is.
+ *
+ * The cluster's tables (its runner and message storage) are made here too, under the same lock and
+ * with the cluster's own migrations and history tables: when the cluster's layers run them again at
+ * start they find nothing to do, so no two processes ever run DDL at once. Each migrator also locks
+ * its history table, but creating that table, and the first migrations of a fresh database, raced
+ * (`relation "pic2video_migrations" already exists`, `pg_type_typname_nsp_index`).
  */
-export const layerMigrations = Layer.effectDiscard(
-  Migrator.make({})({
+export const migrateAll = withSchemaLock(Effect.gen(function*() {
+  yield* Migrator.make({})({
     loader: Migrator.fromRecord(migrations),
     table: "pic2video_migrations"
   })
-)
+  yield* Migrator.make({})({ loader: SqlRunnerStorage.migrations({}), table: "cluster_runner_migrations" })
+  yield* Migrator.make({})({ loader: SqlMessageStorage.migrations({}), table: "cluster_migrations" })
+}))
+
+export const layerMigrations = Layer.effectDiscard(migrateAll)
 
 /** Client with the schema brought up to date before anything else uses it. */
 export const layer = layerMigrations.pipe(Layer.provideMerge(layerClient))

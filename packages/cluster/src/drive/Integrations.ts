@@ -212,7 +212,7 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const row = yield* load(workspaceId)
       if (row === undefined) return yield* Effect.fail(new NotConnected())
-      const decrypted = yield* cipher.decryptTokens(row.tokens_ciphertext, workspaceId).pipe(Effect.result)
+      const decrypted = yield* cipher.openTokens(row.tokens_ciphertext, workspaceId).pipe(Effect.result)
       if (Result.isFailure(decrypted)) {
         yield* Effect.logError(
           `the stored drive tokens of workspace ${workspaceId} cannot be decrypted (${decrypted.failure.reason}); is TOKEN_ENCRYPTION_KEY the one they were stored with?`
@@ -232,7 +232,9 @@ export const make = Effect.gen(function*() {
           Effect.logWarning(`the drive provider ended the connection of workspace ${workspaceId} (invalid_grant)`)
         )
       )
-      const session = yield* drive.session({ tokens: decrypted.success, onRefresh: persist })
+      // a rotation's window: tokens stored under the previous key are stored again under the current one
+      if (decrypted.success.underPrevious) yield* persist(decrypted.success.tokens)
+      const session = yield* drive.session({ tokens: decrypted.success.tokens, onRefresh: persist })
 
       /** invalid_grant: the grant is over, so is the connection; a refused token is reported as not connected. */
       const guard = <A, E>(effect: Effect.Effect<A, E>) =>
@@ -253,6 +255,34 @@ export const make = Effect.gen(function*() {
     })
 
   return { status, startConnect, completeConnect, disconnect, open } satisfies IntegrationsShape
+})
+
+/**
+ * `admin secrets reencrypt`: every connection's stored tokens encrypted under the current key (the
+ * end of a rotation's window, before `TOKEN_ENCRYPTION_KEY_PREVIOUS` is dropped). Tokens that neither
+ * key decrypts are left as they are and named: their workspaces connect the drive again.
+ */
+export const reencryptAll = Effect.gen(function*() {
+  const repo = yield* IntegrationsRepo
+  const cipher = yield* TokenCipher
+  const rows = yield* repo.all
+  let reencrypted = 0
+  const undecryptable: Array<string> = []
+  for (const row of rows) {
+    const opened = yield* cipher.openTokens(row.tokens_ciphertext, row.workspace_id).pipe(Effect.option)
+    if (Option.isNone(opened)) undecryptable.push(row.workspace_id)
+    else if (opened.value.underPrevious) {
+      const ciphertext = yield* cipher.encryptTokens(opened.value.tokens, row.workspace_id)
+      // a row changed meanwhile was written by a process that encrypts under the current key already
+      if (yield* repo.reencrypt(row.workspace_id, row.tokens_ciphertext, ciphertext)) reencrypted++
+    }
+  }
+  return {
+    object: "token_reencryption" as const,
+    drive_connections: rows.length,
+    reencrypted,
+    undecryptable_workspaces: undecryptable
+  }
 })
 
 /** Needs the drive client (`DriveApi`, `DriveOAuth`), `TokenCipher` and the database. */

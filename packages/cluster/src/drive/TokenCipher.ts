@@ -31,6 +31,14 @@ export interface TokenCipherShape {
   readonly decrypt: (ciphertext: string, associatedData?: string) => Effect.Effect<string, TokenDecryptionFailed>
   readonly encryptTokens: (tokens: Tokens, associatedData?: string) => Effect.Effect<string>
   readonly decryptTokens: (ciphertext: string, associatedData?: string) => Effect.Effect<Tokens, TokenDecryptionFailed>
+  /**
+   * As `decryptTokens`, saying whether the bundle was encrypted under the previous key (a rotation's
+   * window, `TOKEN_ENCRYPTION_KEY_PREVIOUS`): the caller then stores it again under the current one.
+   */
+  readonly openTokens: (
+    ciphertext: string,
+    associatedData?: string
+  ) => Effect.Effect<{ readonly tokens: Tokens; readonly underPrevious: boolean }, TokenDecryptionFailed>
 }
 
 /**
@@ -68,12 +76,16 @@ export const generateKey = (): Redacted.Redacted<string> => Redacted.make(random
  * @since 0.1.0
  * @category constructors
  */
-export const make = (key: Redacted.Redacted<Uint8Array>): Effect.Effect<TokenCipherShape, InvalidTokenKey> =>
-  Redacted.value(key).length === KEY_BYTES
-    ? Effect.succeed(unsafeMake(Redacted.value(key)))
+export const make = (
+  key: Redacted.Redacted<Uint8Array>,
+  previousKey?: Redacted.Redacted<Uint8Array>
+): Effect.Effect<TokenCipherShape, InvalidTokenKey> =>
+  Redacted.value(key).length === KEY_BYTES &&
+    (previousKey === undefined || Redacted.value(previousKey).length === KEY_BYTES)
+    ? Effect.succeed(unsafeMake(Redacted.value(key), previousKey && Redacted.value(previousKey)))
     : Effect.fail(new InvalidTokenKey({ source: "key" }))
 
-const unsafeMake = (keyBytes: Uint8Array): TokenCipherShape => {
+const unsafeMake = (keyBytes: Uint8Array, previousKeyBytes?: Uint8Array): TokenCipherShape => {
   const encrypt: TokenCipherShape["encrypt"] = (plaintext, associatedData) =>
     Effect.sync(() => {
       const iv = randomBytes(IV_BYTES)
@@ -83,27 +95,42 @@ const unsafeMake = (keyBytes: Uint8Array): TokenCipherShape => {
       return Buffer.concat([Buffer.of(VERSION), iv, cipher.getAuthTag(), body]).toString("base64url")
     })
 
-  const decrypt: TokenCipherShape["decrypt"] = (ciphertext, associatedData) =>
+  const decryptUnder = (key: Uint8Array, bytes: Uint8Array, associatedData: string | undefined) =>
+    Effect.try({
+      try: () => {
+        const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(1, 1 + IV_BYTES), {
+          authTagLength: TAG_BYTES
+        })
+        decipher.setAAD(aad(associatedData))
+        decipher.setAuthTag(bytes.subarray(1 + IV_BYTES, HEADER_BYTES))
+        const plain = Buffer.concat([decipher.update(bytes.subarray(HEADER_BYTES)), decipher.final()])
+        return plain.toString("utf8")
+      },
+      // Wrong key, wrong associated data and any flipped bit all fail the tag check alike.
+      catch: () => new TokenDecryptionFailed({ reason: "authentication_failed" })
+    })
+
+  /** The plaintext, and whether it took the previous key. */
+  const open = (ciphertext: string, associatedData: string | undefined) =>
     Effect.suspend(() => {
       const bytes = Result.getOrUndefined(Base64Url.decode(ciphertext))
       if (bytes === undefined || bytes.length < HEADER_BYTES) {
         return Effect.fail(new TokenDecryptionFailed({ reason: "malformed" }))
       }
       if (bytes[0] !== VERSION) return Effect.fail(new TokenDecryptionFailed({ reason: "unsupported_version" }))
-      return Effect.try({
-        try: () => {
-          const decipher = createDecipheriv("aes-256-gcm", keyBytes, bytes.subarray(1, 1 + IV_BYTES), {
-            authTagLength: TAG_BYTES
-          })
-          decipher.setAAD(aad(associatedData))
-          decipher.setAuthTag(bytes.subarray(1 + IV_BYTES, HEADER_BYTES))
-          const plain = Buffer.concat([decipher.update(bytes.subarray(HEADER_BYTES)), decipher.final()])
-          return plain.toString("utf8")
-        },
-        // Wrong key, wrong associated data and any flipped bit all fail the tag check alike.
-        catch: () => new TokenDecryptionFailed({ reason: "authentication_failed" })
-      })
+      const underCurrent = Effect.map(decryptUnder(keyBytes, bytes, associatedData), (plain) => ({
+        plain,
+        underPrevious: false
+      }))
+      return previousKeyBytes === undefined ? underCurrent : underCurrent.pipe(
+        Effect.catch(() =>
+          Effect.map(decryptUnder(previousKeyBytes, bytes, associatedData), (plain) => ({ plain, underPrevious: true }))
+        )
+      )
     })
+
+  const decrypt: TokenCipherShape["decrypt"] = (ciphertext, associatedData) =>
+    Effect.map(open(ciphertext, associatedData), ({ plain }) => plain)
 
   const encodeTokens = Schema.encodeEffect(TokensFromJson)
   const decodeTokens = Schema.decodeEffect(TokensFromJson)
@@ -121,6 +148,15 @@ const unsafeMake = (keyBytes: Uint8Array): TokenCipherShape => {
       decrypt(ciphertext, associatedData).pipe(
         Effect.flatMap((json) =>
           Effect.mapError(decodeTokens(json), () => new TokenDecryptionFailed({ reason: "invalid_payload" }))
+        )
+      ),
+    openTokens: (ciphertext, associatedData) =>
+      open(ciphertext, associatedData).pipe(
+        Effect.flatMap(({ plain, underPrevious }) =>
+          decodeTokens(plain).pipe(
+            Effect.map((tokens) => ({ tokens, underPrevious })),
+            Effect.mapError(() => new TokenDecryptionFailed({ reason: "invalid_payload" }))
+          )
         )
       )
   }

@@ -93,7 +93,30 @@ export class IntegrationsRepo extends Context.Service<IntegrationsRepo>()("pic2v
         sql`DELETE FROM integrations WHERE workspace_id = ${c.workspaceId} AND connected_at = ${c.connectedAt}`
     })
 
+    const selectAll = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: IntegrationRow,
+      execute: () =>
+        sql`SELECT workspace_id, tokens_ciphertext, scopes, connected_at FROM integrations ORDER BY workspace_id`
+    })
+
+    const swapCiphertext = SqlSchema.findAll({
+      Request: Schema.Struct({ workspaceId: Schema.String, from: Schema.String, to: Schema.String }),
+      Result: Schema.Struct({ workspace_id: Schema.String }),
+      execute: (r) =>
+        sql`UPDATE integrations SET tokens_ciphertext = ${r.to}
+          WHERE workspace_id = ${r.workspaceId} AND tokens_ciphertext = ${r.from} RETURNING workspace_id`
+    })
+
     return {
+      /** Every connection (a rotation re-encrypts them all). */
+      all: selectAll(undefined).pipe(operation("IntegrationsRepo.all")),
+      /** The same tokens under another key; false when the row changed meanwhile (a refresh, a reconnect). */
+      reencrypt: (workspaceId: string, from: string, to: string) =>
+        swapCiphertext({ workspaceId, from, to }).pipe(
+          Effect.map((rows) => rows.length > 0),
+          operation("IntegrationsRepo.reencrypt")
+        ),
       find: (workspaceId: string) =>
         select(workspaceId).pipe(Effect.map(Option.getOrUndefined), operation("IntegrationsRepo.find")),
       /** Stores a consent's state, forgetting the lapsed ones (their 10 minutes are over). */

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { InstallationSecretRefused } from "@pic2video/cluster/InstallationSecrets"
 import { Errors } from "@pic2video/domain"
 import { Cause, Effect, Option, References } from "effect"
 import { help, run, wantsHelp } from "../AdminCli.ts"
@@ -26,6 +27,9 @@ const main = command.pipe(
       const failure = Option.getOrUndefined(Cause.findErrorOption(cause))
       const error = failure instanceof Errors.ApiFailure
         ? { code: failure.code, message: failure.message }
+        : failure instanceof InstallationSecretRefused
+        // not the installation's secrets: nothing this CLI prints would work (a key the API refuses)
+        ? { code: "service_unavailable", message: failure.message }
         : { code: "internal_error", message: Cause.pretty(cause).split("\n")[0] }
       process.stderr.write(JSON.stringify({ error }) + "\n")
       process.exitCode = 1
