@@ -55,6 +55,8 @@ export const steps = (role: Role) => {
     Layer.effectDiscard(Effect.addFinalizer(() => (state.started ? Effect.logInfo(message()) : Effect.void)))
 
   const draining = Effect.gen(function*() {
+    // the signal's other listeners run in the same emit: let them (Deno calls ours after the runtime's)
+    yield* Effect.yieldNow
     state.shards = yield* heldShards
     const parts: Array<string> = []
     if (serves) parts.push("the HTTP server takes no new connections, requests in flight finish")
