@@ -82,6 +82,11 @@ it("keys and drive tokens from before a rotation keep working through it", async
   expect(await status(used.secret)).toBe(200)
   // stored again under the new secret by its use
   expect(await hashOf(used.id)).not.toBe(hashBefore)
+  // and its use recorded with it (the operator's list of keys not yet moved: docs, step 5)
+  const lastUsed = (await db.query("SELECT last_used_at FROM api_keys WHERE id = $1", [used.id])).rows[0].last_used_at
+  const switched = (await db.query("SELECT updated_at FROM service_settings WHERE name = 'api_key_hash_key_fingerprint'"))
+    .rows[0].updated_at
+  expect(lastUsed.getTime()).toBeGreaterThanOrEqual(switched.getTime())
   expect(await status(used.secret)).toBe(200)
   const minted = await adminOk(svc.env, "key", "create", ws.id, "--scopes", "media:read", "--name", "minted in the window")
   expect(await status(minted.secret)).toBe(200)

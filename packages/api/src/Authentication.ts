@@ -98,7 +98,7 @@ export const authenticate = (
         // a rotation's window: the key is stored again under the current secret (keys are only
         // stored hashed, so only their use can move them), and works once the previous one is dropped
         storedHash = hasher.hash(parsed?.secret ?? "")
-        yield* keys.rehash(row.id, row.secret_hash, storedHash)
+        yield* keys.rehash(row.id, row.secret_hash, storedHash, new Date())
       }
       if (verified.size >= verifiedMax) verified.delete(verified.keys().next().value!)
       verified.set(tokenDigest, storedHash)

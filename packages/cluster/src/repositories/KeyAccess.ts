@@ -95,11 +95,14 @@ export class KeyAccessRepo extends Context.Service<KeyAccessRepo>()("pic2video/K
         return { key, render: row.id === null ? undefined : yield* decodeRender(row) }
       }).pipe(Effect.orDie),
 
-    /** A key's secret hashed again (a rotation's window), unless its hash changed meanwhile. */
-    rehash: (keyId: string, from: Uint8Array, to: Uint8Array) =>
-      Effect.asVoid(sql`UPDATE api_keys SET secret_hash = ${to} WHERE id = ${keyId} AND secret_hash = ${from}`).pipe(
-        Effect.orDie
-      ),
+    /**
+     * A key's secret hashed again (a rotation's window), unless its hash changed meanwhile; its use
+     * recorded with it, so keys not yet moved are those not used since the switch.
+     */
+    rehash: (keyId: string, from: Uint8Array, to: Uint8Array, now: Date) =>
+      Effect.asVoid(
+        sql`UPDATE api_keys SET secret_hash = ${to}, last_used_at = ${now} WHERE id = ${keyId} AND secret_hash = ${from}`
+      ).pipe(Effect.orDie),
 
     /** Sets last_used_at unless it is already more recent than `unlessSince`. */
     touchLastUsed: (keyId: string, now: Date, unlessSince: Date) =>
