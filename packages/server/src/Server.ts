@@ -88,15 +88,20 @@ export const layerDrive = Integrations.layer.pipe(
   Layer.provide(NodeServices.layer)
 )
 
-/** Entities this process hosts when it is a runner, and the runner's background duties. */
-export const layerEntities = Layer.mergeAll(
-  ApiKeyEntity.layer,
-  RenderEntity.layer,
-  ImportEntity.layer,
-  Maintenance.layer
-).pipe(
-  Layer.provide(RenderEntity.layerSlots),
-  Layer.provide(Renderer.layerFromEnv)
+/**
+ * Entities this process hosts when it is a runner, and the runner's background duties; once they
+ * are registered, the runner takes its shards (Sharding.entitiesRegistered).
+ */
+export const layerEntities = Sharding.entitiesRegistered(
+  Layer.mergeAll(
+    ApiKeyEntity.layer,
+    RenderEntity.layer,
+    ImportEntity.layer,
+    Maintenance.layer
+  ).pipe(
+    Layer.provide(RenderEntity.layerSlots),
+    Layer.provide(Renderer.layerFromEnv)
+  )
 )
 
 /**
