@@ -9,8 +9,10 @@ import { ApiError, InvalidRequest, TransportError, UnexpectedAnswer, WaitTimeout
 import { downloadToFile, uploadFile } from "./Files.ts"
 import { size as sizeText } from "./Guard.ts"
 import * as Help from "./Help.ts"
+import type * as Launch from "./Launch.ts"
 import { printable } from "./Printable.ts"
 import * as Progress from "./Progress.ts"
+import * as Version from "./Version.ts"
 
 /**
  * `p2v`: the API from a shell, for API users (the operator's commands are `npm run admin`).
@@ -639,7 +641,7 @@ export const p2v = root.pipe(
   Command.withSubcommands(commands)
 )
 
-const version = "0.1.0"
+const version = Version.client
 
 /** After the commands in `p2v --help`. */
 const footer = `Environment:
@@ -699,7 +701,7 @@ const presenter: CliOutput.Presenter = {
     Effect.sync(() => {
       switch (event._tag) {
         case "Version":
-          process.stdout.write(`${version}\n\n`)
+          process.stdout.write(`${Version.text}\n\n`)
           return
         case "Help":
           process.stdout.write(`${helpText(Help.find(tree, event.commandPath.slice(1)))}\n`)
@@ -759,9 +761,30 @@ const helpText = (path: ReadonlyArray<Help.Node>) =>
 export const helpFor = (
   args: ReadonlyArray<string>
 ): { readonly text: string; readonly missing: boolean } | undefined => {
-  const asked = Help.requested(tree, args, ["--first-byte-timeout", "--idle-timeout"])
+  const asked = Help.requested(tree, args, valued)
   if (asked === undefined) return undefined
   return { text: helpText(asked.path), missing: asked.missing }
+}
+
+/** The root's options that take a value. */
+const valued = ["--first-byte-timeout", "--idle-timeout"]
+
+/**
+ * Every help `p2v` can print, with the commands' names: what the bundled `p2v` answers `--help` from
+ * without loading the CLI (Launch.ts).
+ */
+export const helpTable = (): Launch.HelpTable => {
+  const texts: Record<string, string> = {}
+  const entry = (path: ReadonlyArray<Help.Node>): Launch.Entry => {
+    const node = path[path.length - 1]
+    texts[path.slice(1).map((n) => n.command.name).join(" ")] = helpText(path)
+    return {
+      name: node.command.name,
+      alias: node.command.alias,
+      children: node.children.map((child) => entry([...path, child]))
+    }
+  }
+  return { tree: entry([tree]), valued, texts }
 }
 
 /** Runs `p2v` with these arguments (`process.argv`): the help is ours, everything else effect/cli's. */

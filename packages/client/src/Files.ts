@@ -19,7 +19,7 @@ export const uploadFile = (
   client: Client,
   path: string,
   options: Omit<UploadInput, "file" | "filename"> = {}
-): Effect.Effect<Media, unknown> =>
+): Effect.Effect<Media, TransportError | Effect.Error<ReturnType<Client["upload"]>>> =>
   Effect.flatMap(
     Effect.tryPromise({
       try: () => fs.promises.readFile(path),

@@ -1,5 +1,6 @@
 import { Option } from "effect"
 import { type Command, Param, Primitive } from "effect/cli"
+import * as Launch from "./Launch.ts"
 
 /**
  * `p2v --help` and `p2v COMMAND --help`, laid out for an 80-column terminal. effect/cli's own help
@@ -337,35 +338,13 @@ export const find = (tree: Node, names: ReadonlyArray<string>): Array<Node> => {
 }
 
 /**
- * What the arguments ask for: the help of a command (`--help` / `-h` anywhere before `--`), or the
- * help of a command that needs a subcommand and was given nothing (shown with exit 2), or nothing
- * (effect/cli runs the command). `valued` lists the root's options that take a value.
+ * What the arguments ask for: the help of a command, of a command that needs a subcommand and was
+ * given none (`missing`), or nothing (effect/cli runs the command); see `Launch.requested`, which
+ * the bundled `p2v` runs on its ready-made table. `valued` lists the root's options that take a value.
  */
 export const requested = (
   tree: Node,
   args: ReadonlyArray<string>,
   valued: ReadonlyArray<string>
-): { readonly path: ReadonlyArray<Node>; readonly missing: boolean } | undefined => {
-  const end = args.indexOf("--")
-  const own = end === -1 ? args : args.slice(0, end)
-  const help = own.includes("--help") || own.includes("-h")
-  const path: Array<Node> = [tree]
-  let rest = 0
-  for (let i = 0; i < own.length; i++) {
-    const arg = own[i]
-    if (arg.startsWith("-")) {
-      if (path.length === 1 && valued.includes(arg)) i++
-      continue
-    }
-    const child = path[path.length - 1].children.find((c) => c.command.name === arg || c.command.alias === arg)
-    if (child === undefined) break
-    path.push(child)
-    rest = i + 1
-  }
-  if (help) return { path, missing: false }
-  const last = path[path.length - 1]
-  if (last.children.length > 0 && own.slice(rest).length === 0 && (path.length > 1 || own.length === 0)) {
-    return { path, missing: true }
-  }
-  return undefined
-}
+): { readonly path: ReadonlyArray<Node>; readonly missing: boolean } | undefined =>
+  Launch.requested(tree, (node, name) => node.command.name === name || node.command.alias === name, args, valued)

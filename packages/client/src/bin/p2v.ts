@@ -1,26 +1,14 @@
 #!/usr/bin/env node
-import { NodeServices } from "@effect/platform-node"
-import { Cause, Effect, Exit, Fiber } from "effect"
-import { exitCodes, outcome, run } from "../Cli.ts"
+import * as Module from "node:module"
+import * as HelpTable from "../HelpTable.ts"
+import * as Launch from "../Launch.ts"
 
 /**
- * `p2v` (root package.json "bin"). Ctrl-C interrupts the command: a wait stops and says how to look
- * again, and nothing is canceled on the service (no request is sent for it).
+ * `p2v` (the package's "bin"; bundled by scripts/build-client.ts). The version and the help are
+ * answered without loading the CLI; any other command loads it (Main.ts, in the package bin/cli.js).
  */
-const fiber = Effect.runFork(run(process.argv).pipe(Effect.provide(NodeServices.layer)))
-let interrupted = false
-const stop = () => {
-  if (interrupted) process.exit(exitCodes.interrupted)
-  interrupted = true
-  Effect.runFork(Fiber.interrupt(fiber))
-}
-process.on("SIGINT", stop)
-process.on("SIGTERM", stop)
-
-fiber.addObserver((exit) => {
-  if (Exit.isSuccess(exit)) return void (process.exitCode = exitCodes.ok)
-  if (interrupted || Cause.hasInterruptsOnly(exit.cause)) return void (process.exitCode = exitCodes.interrupted)
-  const { code, message } = outcome(Cause.squash(exit.cause))
-  if (message !== undefined) process.stderr.write(`${message}\n`)
-  process.exitCode = code
+void Launch.start(process.argv, HelpTable.load, () => {
+  // V8's compilation of the CLI is kept on disk (Node 22.1+, in TMPDIR): later starts skip it
+  if (typeof Module.enableCompileCache === "function") Module.enableCompileCache()
+  return import("../Main.ts").then((m) => m.main)
 })
