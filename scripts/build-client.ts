@@ -285,12 +285,12 @@ const standalone = async () => {
   const exe = Path.join(dir, "p2v")
   fs.copyFileSync(process.execPath, exe)
   fs.chmodSync(exe, 0o755)
-  run("npx", [
-    "--yes",
-    "postject@1.0.0-alpha.6",
+  // postject (a devDependency) writes the blob into the copy of node
+  run(process.execPath, [
+    Path.join(root, "node_modules/postject/dist/cli.js"),
     exe,
     "NODE_SEA_BLOB",
-    Path.join(dir, "p2v.blob"), // absolute: npx runs in the nearest package's directory
+    Path.join(dir, "p2v.blob"),
     "--sentinel-fuse",
     "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2"
   ], dir)
