@@ -37,6 +37,9 @@
  *   7. the cost of observability (bench/observability.ts; BENCH_OBSERVABILITY=0 skips it): the poll
  *      with metrics off, on, and on with traces at 100 % sampling, side by side;
  *      `--observability` runs only this part (one photo, one render, then BENCH_OBSERVABILITY_ROUNDS rounds).
+ *   8. `--scrape-loop` (bench/scrape-loop.ts): only the poll, alone and with one local client scraping
+ *      /metrics in a tight loop (on one keep-alive connection; a new connection per scrape), side by
+ *      side with their ratio to the poll alone, over BENCH_ROUNDS (3) rounds in rotating order.
  *   The service runs with metrics on (METRICS_PORT, its /metrics scraped every second), as deployed.
  *   6. `--soak [--minutes N]` (default 10): steps 1 and 4 only, the mixed load for N minutes,
  *      printing each minute the service's RSS, the minute's p50/p99/errors and the sizes of the
@@ -58,6 +61,7 @@ import * as Path from "node:path"
 import { freePort, waitFor } from "../test/support/net.ts"
 import { observabilityCost } from "./observability.ts"
 import { decode, type Statement } from "./query-log.ts"
+import { scrapeLoopCost } from "./scrape-loop.ts"
 
 // BENCH_ROOT: run another checkout's service (an A/B against this tree) with this benchmark
 const root = Path.resolve(process.env.BENCH_ROOT ?? Path.join(import.meta.dirname, ".."))
@@ -906,6 +910,27 @@ if (process.argv[2] === "--bare") {
     await waitFor(async () => (await (await fetch(`${s.base}/api/v1/renders/${renderId}`, { headers: auth })).json()).status === "completed", 300_000, "the poll target render")
     console.log(`bench:api --observability  ${connections} keep-alive connections, closed loop, ${warmupSeconds} s warm-up + ${durationSeconds} s measured each; load average now ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`)
     await measureObservability(s, renderId)
+  } finally {
+    await stopChildren(children, dataDir)
+  }
+} else if (process.argv[2] === "--scrape-loop") {
+  const dataDir = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-bench-scrape-loop-"))
+  const children: Array<ChildProcess> = []
+  try {
+    const s = await setup(root, dataDir, children, 1)
+    const auth = { authorization: `Bearer ${s.secrets[0]}` }
+    const renderId = await createRender(s.base, s.secrets[0], s.mediaIds[0], "A poll target")
+    await waitFor(async () => (await (await fetch(`${s.base}/api/v1/renders/${renderId}`, { headers: auth })).json()).status === "completed", 300_000, "the poll target render")
+    console.log(`bench:api --scrape-loop  GET /api/v1/renders/{id}, ${connections} keep-alive connections, closed loop, ${warmupSeconds} s warm-up + ${durationSeconds} s measured each; ${os.cpus().length} CPUs, load average now ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`)
+    await scrapeLoopCost({
+      pollUrl: `${s.base}/api/v1/renders/${renderId}`,
+      metricsUrl: `http://127.0.0.1:${s.env.METRICS_PORT}/metrics`,
+      auth,
+      pid: s.service.pid,
+      load: (name, url, headers, pid) => load(name, url, headers, pid),
+      quantile,
+      children
+    })
   } finally {
     await stopChildren(children, dataDir)
   }

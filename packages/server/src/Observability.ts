@@ -2,14 +2,16 @@ import { type App, ReadsTraced } from "@pic2video/api/Http"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import { AppConfig } from "@pic2video/cluster/AppConfig"
 import * as Gauges from "@pic2video/cluster/metrics/Gauges"
-import { Config, Context, Effect, Exit, Layer, Logger, Option, Tracer as EffectTracer } from "effect"
+import { Clock, Config, Context, Effect, Exit, Layer, Logger, Option, Tracer as EffectTracer } from "effect"
 import * as HttpServerError from "effect/http/HttpServerError"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import type { HttpServerResponse } from "effect/http/HttpServerResponse"
 import * as HttpTraceContext from "effect/http/HttpTraceContext"
 import { createServer } from "node:http"
+import type { Socket } from "node:net"
 import { hostname } from "node:os"
 import * as ExportFailures from "./observability/ExportFailures.ts"
+import { type Exposition, ExpositionCache } from "./observability/ExpositionCache.ts"
 import * as JsonLogger from "./observability/JsonLogger.ts"
 import * as ProcessMetrics from "./observability/ProcessMetrics.ts"
 import * as SpanRedaction from "./observability/SpanRedaction.ts"
@@ -138,7 +140,9 @@ export const layerTelemetry = (role: Role) =>
 /**
  * `GET /metrics` on METRICS_HOST:METRICS_PORT: samples the gauges read at scrape time (the cluster's
  * backlog, this runner's shards, the pool, the process), then writes every metric in Prometheus'
- * text format 0.0.4. Anything else on that port is 404 (405 for another method on /metrics).
+ * text format 0.0.4; the answer is at most 1 s old and shared by every scrape in that second, and a
+ * connection that scrapes again within it waits for the next one (ExpositionCache.ts).
+ * Anything else on that port is 404 (405 for another method on /metrics).
  */
 export const layerMetricsServer = Layer.effectDiscard(Effect.gen(function*() {
   const exposition = yield* MetricsExposition
@@ -147,9 +151,17 @@ export const layerMetricsServer = Layer.effectDiscard(Effect.gen(function*() {
   const sampleCluster = yield* Gauges.makeSampler
   const sampleProcess = yield* ProcessMetrics.make
   const services = yield* Effect.context<never>()
+  const clock = yield* Clock.Clock
   // a scrape makes no spans of its own (its backlog query would otherwise be traced every 15 s)
   const sample = () =>
     Effect.runPromiseWith(services)(Effect.withTracerEnabled(Effect.andThen(sampleProcess, sampleCluster), false))
+  // rendered at most once a second, one rendering at a time, whoever scrapes how often (ExpositionCache.ts)
+  const expositions = new ExpositionCache(() => sample().then(collect), {
+    now: () => Number(clock.monotonicTimeNanosUnsafe() / 1_000_000n),
+    sleep: (millis) => Effect.runPromise(Effect.sleep(millis))
+  })
+  // the rendering each connection was last sent: its next scrape gets a newer one
+  const sent = new WeakMap<Socket, Exposition>()
   const server = createServer((req, res) => {
     const path = (req.url ?? "").split("?")[0]
     if (path !== "/metrics") {
@@ -160,11 +172,15 @@ export const layerMetricsServer = Layer.effectDiscard(Effect.gen(function*() {
       res.writeHead(405, { allow: "GET, HEAD" }).end()
       return
     }
-    sample().then(collect).then(
-      (text) =>
-        res.writeHead(200, { "content-type": contentType, "cache-control": "no-store" }).end(
-          req.method === "HEAD" ? undefined : text
-        ),
+    expositions.after(sent.get(req.socket)).then(
+      (exposition) => {
+        sent.set(req.socket, exposition)
+        res.writeHead(200, {
+          "content-type": contentType,
+          "content-length": exposition.body.length,
+          "cache-control": "no-store"
+        }).end(req.method === "HEAD" ? undefined : exposition.body)
+      },
       (e) =>
         res.writeHead(500, { "content-type": "text/plain" }).end(
           `metrics could not be collected: ${e instanceof Error ? e.message : String(e)}\n`
