@@ -164,6 +164,25 @@ const createRender = (
   )
 
 /**
+ * A request the contract's client cannot make (a body that is not JSON, a route that is not there),
+ * sent as it is on the same test server.
+ */
+const raw = (
+  method: "POST" | "DELETE" | "GET",
+  path: string,
+  options: { readonly secret?: string; readonly headers?: Record<string, string>; readonly body?: string } = {}
+) =>
+  Effect.gen(function*() {
+    let request = HttpClientRequest.make(method)(path).pipe(HttpClientRequest.setHeaders(options.headers ?? {}))
+    if (options.secret !== undefined) request = HttpClientRequest.bearerToken(request, options.secret)
+    if (options.body !== undefined) {
+      request = HttpClientRequest.bodyText(request, options.body, options.headers?.["content-type"])
+    }
+    const response = yield* (yield* HttpClient.HttpClient).execute(request)
+    return { ...(yield* read(response)), allow: response.headers["allow"] }
+  })
+
+/**
  * A photo's row in the workspace's library, its inference stored as failed (as with no vision model),
  * so a create does not wait for one. No file behind it: its render fails, after the answers read here.
  */
@@ -293,6 +312,38 @@ layer(layerService(Layer.empty), { excludeTestServices: true, timeout: "120 seco
         expect((yield* usage(client)).rateLimit).toMatchObject({ limit: "600", remaining: "599" })
         const refused = yield* createRender(client, { media_id: randomUUID() }, "x".repeat(256))
         expectRefusal(refused, 429, "rate_limit_exceeded")
+        const notJson = yield* raw("POST", "/api/v1/renders", {
+          secret,
+          headers: { "content-type": "application/json" },
+          body: "{"
+        })
+        expectRefusal(notJson, 429, "rate_limit_exceeded")
+      }))
+
+    it.effect("the route comes before the key (404, 405 with Allow); the idempotency key before the body (400)", () =>
+      Effect.gen(function*() {
+        expectRefusal(yield* raw("GET", "/api/v1/nowhere"), 404, "invalid_request")
+        const wrongMethod = yield* raw("DELETE", "/api/v1/usage")
+        expectRefusal(wrongMethod, 405, "invalid_request")
+        expect(wrongMethod.allow).toBe("GET")
+        const { secret } = yield* keyed()
+        const json = { "content-type": "application/json" }
+        expectRefusal(
+          yield* raw("POST", "/api/v1/renders", { secret, headers: json, body: "{" }),
+          400,
+          "invalid_request"
+        )
+        expectRefusal(
+          yield* raw("POST", "/api/v1/renders", { secret, headers: { "content-type": "text/plain" }, body: "{}" }),
+          400,
+          "invalid_request"
+        )
+        const badKeyAndBody = yield* raw("POST", "/api/v1/renders", {
+          secret,
+          headers: { ...json, "idempotency-key": "x".repeat(256) },
+          body: "{"
+        })
+        expectRefusal(badKeyAndBody, 422, "validation_failed")
       }))
 
     it.effect("an Idempotency-Key that is not 1–255 printable ASCII characters is 422 validation_failed", () =>
