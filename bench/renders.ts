@@ -23,7 +23,6 @@
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { freePort, waitFor } from "../test/support/net.ts"

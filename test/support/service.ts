@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as Path from "node:path"
 import pg from "pg"

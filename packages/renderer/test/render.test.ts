@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, layer } from "@effect/vitest"
+import { afterAll, beforeAll, expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Ref } from "effect"
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"

@@ -1,4 +1,4 @@
-import { Errors, RateLimit } from "@pic2video/domain"
+import { RateLimit } from "@pic2video/domain"
 import { Clock, Effect, Schema } from "effect"
 import { Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
