@@ -15,7 +15,7 @@ export interface RendererShape {
   /**
    * Worker threads making frames per render (each holds a copy of the base). Default 1: a yuv420p frame
    * costs ~5.4 ms of CPU, so one thread makes them faster than x264 encodes them on two cores, and a
-   * second one only added ~60 MB of peak RSS (measured, issue 13).
+   * second one only added ~60 MB of peak RSS (measured).
    */
   readonly frameConcurrency: number
   /**

@@ -3,7 +3,7 @@ import type { CaptionStyle, ResolvedCaption, TextColor, TextSize } from "./Capti
 import type { Framing } from "./framing.ts"
 import { type Box, boxHeight, SAFE_BOX } from "./output.ts"
 
-/** Em size in px (at 1080 wide) per style and step; measured readable on a phone (spike §5). */
+/** Em size in px (at 1080 wide) per style and step; measured readable on a phone. */
 export const TEXT_SIZES: Record<CaptionStyle, Record<TextSize, number>> = {
   quote: { tiny: 38, smallest: 46, smaller: 56, default: 68, larger: 84 },
   meme: { tiny: 56, smallest: 66, smaller: 78, default: 92, larger: 110 }

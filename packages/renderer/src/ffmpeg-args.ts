@@ -56,7 +56,7 @@ export interface EncodeJob {
   /**
    * What arrives on stdin: yuv420p, BT.709 limited range with the caption already burned in (the
    * renderer: its frame workers do both, so ffmpeg only encodes), or rgb24 for ffmpeg to overlay and
-   * convert (the pipeline before issue 13, kept as the benchmark's floor). Default rgb24.
+   * convert (the older, slower pipeline, kept as the benchmark's floor). Default rgb24.
    */
   readonly inputPixFmt?: "rgb24" | "yuv420p"
 }
@@ -73,7 +73,7 @@ export const SILENCE = "anullsrc=r=48000:cl=stereo"
  * The filter graph: nothing to do for yuv420p input (the renderer's; see yuv.ts). For rgb24 input the
  * caption is burned in while still in RGB (planar gbrp, so no chroma is lost
  * under the text edges), then ONE conversion to limited-range BT.709 YUV: ffmpeg's default matrix is
- * BT.601, and tagging 709 without converting makes colours worse than no tags at all (spike §4).
+ * BT.601, and tagging 709 without converting makes colours worse than no tags at all.
  * Outputs [v], and [a]: the silence.
  */
 export const filterGraph = (hasOverlay: boolean, inputPixFmt: "rgb24" | "yuv420p" = "rgb24"): string => {

@@ -17,7 +17,7 @@ export interface CaptionFont {
 
 const PLAYFAIR = "@expo-google-fonts/playfair-display"
 export const FONTS = {
-  // SemiBold as the "regular" weight: the regular italic was hard to read on busy photos (spike §5).
+  // SemiBold as the "regular" weight: the regular italic was hard to read on busy photos.
   quote: {
     description: "Playfair Display SemiBold Italic",
     file: fontFile(`${PLAYFAIR}/600SemiBold_Italic/PlayfairDisplay_600SemiBold_Italic.ttf`)

@@ -1,7 +1,7 @@
 import { OUTPUT } from "./output.ts"
 
 /**
- * What ffmpeg used to do to every frame after the resampler (issue 13, item 4): burn the caption in
+ * What ffmpeg used to do to every frame after the resampler: burn the caption in
  * while still in RGB, then convert to limited-range BT.709 yuv420p. Now the base is converted once per
  * render (`basePlanes`), each frame is resampled plane by plane (`hplane` in assembly/resample.ts, half
  * the work of RGB) and the caption blended per plane (`blend`), so ffmpeg only encodes and the pipe

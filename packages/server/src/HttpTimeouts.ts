@@ -21,7 +21,7 @@ import type { Socket } from "node:net"
  *   Agent closes it a second early, fetch/undici a second or two early, browsers likewise) stops
  *   using it well before the server closes it, so it never sends a request on a connection the server
  *   is closing: with Node's default (advertise 5, close at 6) one poll in ~15,000 failed at the
- *   socket under load (issue 26).
+ *   socket under load.
  * A connection past any of these is closed without an answer (there is no status a client that
  * stopped sending would read). Tests set small values.
  */

@@ -259,7 +259,7 @@ const serverSpan = <R>(app: App<R>): App<R> =>
       {
         kind: "server",
         // a trace context sent by the client (traceparent, b3) is followed only when the operator
-        // trusts it: otherwise anyone could force sampling, or choose the trace id (issue 30)
+        // trusts it: otherwise anyone could force sampling, or choose the trace id
         parent: trustsIncoming(fiber.context)
           ? Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers))
           : undefined,

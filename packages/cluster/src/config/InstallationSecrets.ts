@@ -11,7 +11,7 @@ import { AppConfig } from "./AppConfig.ts"
 import { loadOrCreateSecret } from "./Secrets.ts"
 
 /**
- * The installation's two secrets (issue 33): the key-hashing secret (API keys and portal tokens are
+ * The installation's two secrets: the key-hashing secret (API keys and portal tokens are
  * stored as its HMAC) and the drive-token encryption key. Every process of an installation must hold
  * the same ones, or keys minted by one are refused by another: the database records a fingerprint of
  * each when the installation is first set up, and a process whose secret does not match refuses to

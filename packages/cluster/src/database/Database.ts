@@ -273,7 +273,7 @@ const schemaLockKey = "7021850425164105"
 
 /**
  * Runs `effect` while holding the installation's schema lock, on a connection reserved for it, so
- * processes started at the same instant set the schema up one after the other (issue 33). The lock
+ * processes started at the same instant set the schema up one after the other. The lock
  * is released at the end, or by PostgreSQL if the process dies holding it.
  */
 export const withSchemaLock = <A, E, R>(effect: Effect.Effect<A, E, R>) =>

@@ -75,7 +75,7 @@ const refuses = (address: RunnerAddress.RunnerAddress) =>
 
 /**
  * The cluster's SQL runner storage as a starting runner uses it. Two things differ, both for a
- * (re)start, where Effect's own timing left queued renders waiting (issue 30):
+ * (re)start, where Effect's own timing left queued renders waiting:
  * - no shard is acquired before this process's entities are registered (`EntitiesRegistered`):
  *   the storage read loop would meet stored messages for entity types it does not have yet, and
  *   Effect logs a multi-line warning per message and read for each (181 after one restart);

@@ -52,7 +52,7 @@ export class KeyAccessRepo extends Context.Service<KeyAccessRepo>()("pic2video/K
 
     /**
      * The same, with the render `renderId` names in the key's workspace read in the same statement
-     * (one round trip for a poll, issue 26). The key's columns are those of `findKeyAndAccount` and
+     * (one round trip for a poll). The key's columns are those of `findKeyAndAccount` and
      * decide as they do; the render is undefined when the key is unknown, its workspace has no render
      * by that id, or `renderId` is null (not a render id: the same statement, matching nothing, so a
      * poll costs the same whatever it names).

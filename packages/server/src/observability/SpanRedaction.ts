@@ -1,7 +1,7 @@
 /**
  * What a request's server span may record of its URL and headers (docs/operations.md, "Traces").
  * Spans leave the process for a collector that more people read than the service's database, so
- * the rule is an allow-list, not a deny-list (issue 30: `?api_key=`, `?amp;token=`, `?%20token=` and
+ * the rule is an allow-list, not a deny-list (`?api_key=`, `?amp;token=`, `?%20token=` and
  * `?token%00=` all slipped past a list of exact secret names):
  * - `url.query` keeps a parameter's value only when its name is one of the service's own
  *   non-secret parameters; any other value is `REDACTED`, and so is a name that is not a plain word;
