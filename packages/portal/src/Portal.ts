@@ -4,7 +4,7 @@ import { AppConfig } from "@pic2video/cluster/AppConfig"
 import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
 import { WorkspacesRepo } from "@pic2video/cluster/Workspaces"
 import { Errors, RateLimit } from "@pic2video/domain"
-import { Cause, Effect } from "effect"
+import { Cause, Clock, Effect } from "effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { createHash } from "node:crypto"
@@ -50,12 +50,13 @@ const statics: Record<string, ReturnType<typeof staticFile>> = {
 export const isPortalPath = (pathname: string) => pathname === "/portal" || pathname.startsWith("/portal/")
 
 const windows = new Map<string, RateLimit.Window>()
-const admit = (bucket: string, limit: number) => {
-  const decision = RateLimit.admit(windows.get(bucket), limit, Date.now())
+/** `now`: the request's Clock reading, so the windows run on the composition's clock. */
+const admit = (bucket: string, limit: number, now: number) => {
+  const decision = RateLimit.admit(windows.get(bucket), limit, now)
   windows.set(bucket, decision.window)
   // a window past its minute is as good as none: keep the map from growing without bound
   if (windows.size > 10_000) {
-    for (const [k, w] of windows) if (Date.now() - w.startedAt >= RateLimit.windowMillis) windows.delete(k)
+    for (const [k, w] of windows) if (now - w.startedAt >= RateLimit.windowMillis) windows.delete(k)
   }
   return decision
 }
@@ -192,8 +193,9 @@ export const app = Effect.gen(function*() {
   const frame: Signed["frame"] = (section) => ({ csrf: session.csrf, workspaceName: workspace.name, section })
 
   const mutation = method !== "GET"
-  const overall = admit(`all:${workspace.id}`, requestsPerMinute)
-  const writes = mutation ? admit(`mutations:${workspace.id}`, mutationsPerMinute) : overall
+  const now = yield* Clock.currentTimeMillis
+  const overall = admit(`all:${workspace.id}`, requestsPerMinute, now)
+  const writes = mutation ? admit(`mutations:${workspace.id}`, mutationsPerMinute, now) : overall
   if (!overall.allowed || !writes.allowed) {
     RouteMetrics.rateLimited.portal.unsafeUpdate(1, [])
     const wait = Math.max(overall.allowed ? 0 : overall.resetSeconds, writes.allowed ? 0 : writes.resetSeconds)

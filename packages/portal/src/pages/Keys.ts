@@ -1,6 +1,6 @@
 import * as ApiKeys from "@pic2video/cluster/ApiKeys"
 import { Errors, Plans, Scopes, Text } from "@pic2video/domain"
-import { Effect, Result } from "effect"
+import { Clock, Effect, Result } from "effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { type Form, orNotFound, type Signed } from "../Context.ts"
 import { dateTime, flag, html, type Interpolated, isolate, plain } from "../Html.ts"
@@ -36,7 +36,7 @@ const render = (s: Signed, view: View, status = 200) =>
     const canHold = Plans.planDefaults[plan].canHoldKeys
     const v = view.values
     const creates = s.workspace.included !== 0
-    const now = Date.now()
+    const now = yield* Clock.currentTimeMillis
     const expired = (k: (typeof keys)[number]) => k.expires_at !== null && new Date(k.expires_at).getTime() <= now
     const body = html`<h1>API keys</h1>
 ${
@@ -179,7 +179,8 @@ export const mint = (s: Signed) =>
   Effect.gen(function*() {
     const form = s.form
     const formId = form.get("form_id") ?? ""
-    for (const [id, m] of minted) if (Date.now() - m.at > rememberMillis) minted.delete(id)
+    const now = yield* Clock.currentTimeMillis
+    for (const [id, m] of minted) if (now - m.at > rememberMillis) minted.delete(id)
     const earlier = minted.get(formId)
     if (earlier !== undefined) {
       return yield* render(s, {
@@ -196,7 +197,7 @@ export const mint = (s: Signed) =>
         return yield* Effect.fail(Errors.fail("validation_failed", "Expires at must be a date and time"))
       }
       // the operator CLI may set a past expiry (contract); a person minting here means a usable key
-      if (expiresAt !== undefined && expiresAt.getTime() <= Date.now()) {
+      if (expiresAt !== undefined && expiresAt.getTime() <= now) {
         return yield* Effect.fail(Errors.fail("validation_failed", "Expiry must be in the future"))
       }
       const name = form.text("name") ?? ""
@@ -215,7 +216,7 @@ export const mint = (s: Signed) =>
       const e = created.failure
       return yield* render(s, { error: `${e.message} (${e.code})`, values: form }, Errors.statusOf(e.code))
     }
-    if (formId !== "") minted.set(formId, { keyId: created.success.id, at: Date.now() })
+    if (formId !== "") minted.set(formId, { keyId: created.success.id, at: yield* Clock.currentTimeMillis })
     return yield* render(s, {
       secret: {
         name: created.success.name === "" ? created.success.id : created.success.name,
