@@ -1,12 +1,12 @@
-import type { KeyHasher } from "@pic2video/cluster/KeyHasher"
+import { AppConfig } from "@pic2video/cluster/AppConfig"
+import { KeyHasher } from "@pic2video/cluster/KeyHasher"
 import * as RateWindows from "@pic2video/cluster/RateWindows"
 import type { RenderRow } from "@pic2video/cluster/Renders"
-import type { KeyAccessRepo } from "@pic2video/cluster/repositories/KeyAccess"
+import { KeyAccessRepo } from "@pic2video/cluster/repositories/KeyAccess"
 import { Access, ApiKeyToken, Errors } from "@pic2video/domain"
 import type { PrincipalShape } from "@pic2video/domain/api/Annotations"
-import { Effect } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import * as crypto from "node:crypto"
-import { env } from "node:process"
 
 /**
  * contract §4.2–4.3: who is calling. Malformed, unknown and wrong-secret keys are one answer
@@ -27,9 +27,7 @@ const invalid = Errors.fail("invalid_api_key", "the API key is not valid")
 const decoyKeyId = "key_0000000000000000"
 
 // last_used_at is kept without a write per request: at most one write per key per minute per process
-const lastUsedFlush = new Map<string, number>()
 const lastUsedEvery = 60_000
-let lastUsedSweptAt = 0
 
 /**
  * A secret that has verified need not be verified again (contract §14): the digest of the whole
@@ -39,7 +37,6 @@ let lastUsedSweptAt = 0
  * both. Bounded: the oldest entry makes way once it is full.
  */
 const verifiedMax = 10_000
-const verified = new Map<string, Uint8Array>()
 const digest: (token: string) => string = typeof crypto.hash === "function"
   ? (token) => crypto.hash("sha256", token, "base64")
   : (token) => crypto.createHash("sha256").update(token).digest("base64")
@@ -51,88 +48,107 @@ const sameBytes = (a: Uint8Array, b: Uint8Array) => {
 }
 
 /**
- * Sizes of the per-key tables of the request path, logged at most every P2V_TABLE_STATS_SECONDS
- * when that is set (`npm run bench:soak` watches them stay bounded).
+ * Authenticates a request's key. Its per-key tables (verified secrets, last-used writes) live in the
+ * service, one pair per composition (a process, or a test's layer). The key reads and the hasher are
+ * taken once, when the layer is built, not from the request's context: providing them per request
+ * copied the request's whole context (a Map of every service) twice per request.
  */
-export const tableSizes = () => ({
-  verifiedSecrets: verified.size,
-  lastUsed: lastUsedFlush.size,
-  rateWindows: RateWindows.size()
-})
-const statsEvery = Number(env.P2V_TABLE_STATS_SECONDS ?? 0) * 1000
-let statsAt = 0
+export class Authentication extends Context.Service<Authentication>()("pic2video/api/Authentication", {
+  make: Effect.gen(function*() {
+    const hasher = yield* KeyHasher
+    const keys = yield* KeyAccessRepo
+    const { tableStatsSeconds } = yield* AppConfig
+    const lastUsedFlush = new Map<string, number>()
+    let lastUsedSweptAt = 0
+    const verified = new Map<string, Uint8Array>()
+    const statsEvery = tableStatsSeconds * 1000
+    let statsAt = 0
 
-/**
- * The key reads and the hasher come as arguments, not from the context: providing them per request
- * copied the request's whole context (a Map of every service) twice per request (issue 15).
- * `withRender`: the render id the path names (null: not a render id), read in the key's statement.
- */
-export const authenticate = (
-  authorization: string | undefined,
-  hasher: KeyHasher["Service"],
-  keys: KeyAccessRepo["Service"],
-  withRender?: string | null
-) =>
-  Effect.gen(function*() {
-    // an empty header sends no key, as much as an absent one
-    if (authorization === undefined || authorization.trim() === "") {
-      return yield* Effect.fail(Errors.fail("missing_api_key", "send the key as `Authorization: Bearer <API_KEY>`"))
-    }
-    const token = Access.bearerToken(authorization)
-    const parsed = token === undefined ? undefined : ApiKeyToken.parseToken(token)
-    const tokenDigest = digest(token ?? "")
-    const keyId = parsed?.keyId ?? decoyKeyId
-    const found = withRender === undefined
-      ? { key: yield* keys.findKeyAndAccount(keyId), render: undefined }
-      : yield* keys.findKeyAccountAndRender(keyId, withRender)
-    const row = parsed === undefined ? undefined : found.key
-    const known = verified.get(tokenDigest)
-    if (known === undefined || row === undefined || !sameBytes(known, row.secret_hash)) {
-      if (known !== undefined) verified.delete(tokenDigest)
-      const matched = hasher.check(parsed?.secret ?? "", row?.secret_hash)
-      if (matched === undefined || row === undefined) {
-        return yield* Effect.fail(invalid)
-      }
-      let storedHash = row.secret_hash
-      if (matched === "previous") {
-        // a rotation's window: the key is stored again under the current secret (keys are only
-        // stored hashed, so only their use can move them), and works once the previous one is dropped
-        storedHash = hasher.hash(parsed?.secret ?? "")
-        yield* keys.rehash(row.id, row.secret_hash, storedHash, new Date())
-      }
-      if (verified.size >= verifiedMax) verified.delete(verified.keys().next().value!)
-      verified.set(tokenDigest, storedHash)
-    }
-    const now = new Date()
-    const refusal = Access.refusal(
-      { revokedAt: row.revoked_at, expiresAt: row.expires_at },
-      { status: row.ws_status, apiEnabled: row.ws_api_enabled, plan: row.ws_plan },
-      now
-    )
-    if (refusal !== undefined) return yield* Effect.fail(Errors.fail(refusal, refusalMessages[refusal] ?? refusal))
-    if (statsEvery > 0 && now.getTime() - statsAt >= statsEvery) {
-      statsAt = now.getTime()
-      yield* Effect.logInfo(`request-path tables ${JSON.stringify(tableSizes())}`)
-    }
-    const flushed = lastUsedFlush.get(row.id) ?? 0
-    if (now.getTime() - flushed >= lastUsedEvery) {
-      if (now.getTime() - lastUsedSweptAt >= lastUsedEvery) {
-        // keys not seen for a minute would write anyway: forget them, so the table stays bounded
-        lastUsedSweptAt = now.getTime()
-        for (const [keyId, at] of lastUsedFlush) if (now.getTime() - at >= lastUsedEvery) lastUsedFlush.delete(keyId)
-      }
-      lastUsedFlush.set(row.id, now.getTime())
-      yield* keys.touchLastUsed(row.id, now, new Date(now.getTime() - lastUsedEvery))
-    }
-    return {
-      keyId: row.id,
-      workspaceId: row.workspace_id,
-      scopes: row.scopes,
-      limits: { reads: row.reads_per_minute, creates: row.creates_per_minute, uploads: row.uploads_per_minute },
-      spendCap24h: row.spend_cap_24h,
-      render: found.render
-    } satisfies Caller
+    /**
+     * Sizes of the per-key tables of the request path, logged at most every P2V_TABLE_STATS_SECONDS
+     * (AppConfig) when that is set (`npm run bench:soak` watches them stay bounded).
+     */
+    const tableSizes = () => ({
+      verifiedSecrets: verified.size,
+      lastUsed: lastUsedFlush.size,
+      rateWindows: RateWindows.size()
+    })
+
+    /** `withRender`: the render id the path names (null: not a render id), read in the key's statement. */
+    const authenticate = (authorization: string | undefined, withRender?: string | null) =>
+      Effect.gen(function*() {
+        // an empty header sends no key, as much as an absent one
+        if (authorization === undefined || authorization.trim() === "") {
+          return yield* Effect.fail(
+            Errors.fail("missing_api_key", "send the key as `Authorization: Bearer <API_KEY>`")
+          )
+        }
+        const token = Access.bearerToken(authorization)
+        const parsed = token === undefined ? undefined : ApiKeyToken.parseToken(token)
+        const tokenDigest = digest(token ?? "")
+        const keyId = parsed?.keyId ?? decoyKeyId
+        const found = withRender === undefined
+          ? { key: yield* keys.findKeyAndAccount(keyId), render: undefined }
+          : yield* keys.findKeyAccountAndRender(keyId, withRender)
+        const row = parsed === undefined ? undefined : found.key
+        // expiry and the per-minute tables read the fiber's Clock (a TestClock in the in-process tests)
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const known = verified.get(tokenDigest)
+        if (known === undefined || row === undefined || !sameBytes(known, row.secret_hash)) {
+          if (known !== undefined) verified.delete(tokenDigest)
+          const matched = hasher.check(parsed?.secret ?? "", row?.secret_hash)
+          if (matched === undefined || row === undefined) {
+            return yield* Effect.fail(invalid)
+          }
+          let storedHash = row.secret_hash
+          if (matched === "previous") {
+            // a rotation's window: the key is stored again under the current secret (keys are only
+            // stored hashed, so only their use can move them), and works once the previous one is dropped
+            storedHash = hasher.hash(parsed?.secret ?? "")
+            yield* keys.rehash(row.id, row.secret_hash, storedHash, now)
+          }
+          if (verified.size >= verifiedMax) verified.delete(verified.keys().next().value!)
+          verified.set(tokenDigest, storedHash)
+        }
+        const refusal = Access.refusal(
+          { revokedAt: row.revoked_at, expiresAt: row.expires_at },
+          { status: row.ws_status, apiEnabled: row.ws_api_enabled, plan: row.ws_plan },
+          now
+        )
+        if (refusal !== undefined) {
+          return yield* Effect.fail(Errors.fail(refusal, refusalMessages[refusal] ?? refusal))
+        }
+        if (statsEvery > 0 && now.getTime() - statsAt >= statsEvery) {
+          statsAt = now.getTime()
+          yield* Effect.logInfo(`request-path tables ${JSON.stringify(tableSizes())}`)
+        }
+        const flushed = lastUsedFlush.get(row.id) ?? 0
+        if (now.getTime() - flushed >= lastUsedEvery) {
+          if (now.getTime() - lastUsedSweptAt >= lastUsedEvery) {
+            // keys not seen for a minute would write anyway: forget them, so the table stays bounded
+            lastUsedSweptAt = now.getTime()
+            for (const [keyId, at] of lastUsedFlush) {
+              if (now.getTime() - at >= lastUsedEvery) lastUsedFlush.delete(keyId)
+            }
+          }
+          lastUsedFlush.set(row.id, now.getTime())
+          yield* keys.touchLastUsed(row.id, now, new Date(now.getTime() - lastUsedEvery))
+        }
+        return {
+          keyId: row.id,
+          workspaceId: row.workspace_id,
+          scopes: row.scopes,
+          limits: { reads: row.reads_per_minute, creates: row.creates_per_minute, uploads: row.uploads_per_minute },
+          spendCap24h: row.spend_cap_24h,
+          render: found.render
+        } satisfies Caller
+      })
+
+    return { authenticate, tableSizes }
   })
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}
 
 const refusalMessages: Partial<Record<Errors.ErrorCode, string>> = {
   api_key_revoked: "the API key has been revoked",

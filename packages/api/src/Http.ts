@@ -10,6 +10,7 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import type { HttpServerResponse } from "effect/http/HttpServerResponse"
+import { Authentication } from "./Authentication.ts"
 import * as Docs from "./Docs.ts"
 import * as ImportsHandlers from "./handlers/Imports.ts"
 import * as IntegrationsHandlers from "./handlers/Integrations.ts"
@@ -36,7 +37,8 @@ const layerHandlers = Layer.mergeAll(
   OAuthHandlers.layer
 ).pipe(
   Layer.provide(Pipeline.layerAdmission),
-  Layer.provide(ImportsHandlers.layerCurrentImport)
+  Layer.provide(ImportsHandlers.layerCurrentImport),
+  Layer.provide(Authentication.layer)
 )
 
 /**

@@ -1,6 +1,4 @@
 import * as KeyAdmission from "@pic2video/cluster/KeyAdmission"
-import { KeyHasher } from "@pic2video/cluster/KeyHasher"
-import { KeyAccessRepo } from "@pic2video/cluster/repositories/KeyAccess"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import { Errors, Idempotency as IdempotencyPolicy, Ids, RateLimit, Scopes } from "@pic2video/domain"
 import { Admission, Admitted, type AdmittedShape, CurrentImport } from "@pic2video/domain/api/Annotations"
@@ -14,7 +12,7 @@ import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Multipart from "effect/http/Multipart"
 import * as FindMyWay from "find-my-way-ts"
-import { authenticate, type Caller } from "./Authentication.ts"
+import { Authentication, type Caller } from "./Authentication.ts"
 import { causeToResponse, errorResponse } from "./ErrorResponse.ts"
 import * as Idempotency from "./Idempotency.ts"
 import * as JsonBody from "./JsonBody.ts"
@@ -84,9 +82,8 @@ const rateLimitHeadersFor = new WeakMap<object, Record<string, string>>()
 export const layerAdmission = Layer.effect(
   Admission,
   Effect.gen(function*() {
-    const keys = yield* KeyAccessRepo
     const records = yield* Idempotency.IdempotencyRepo
-    const hasher = yield* KeyHasher
+    const { authenticate } = yield* Authentication
     const admitTo = yield* KeyAdmission.make
     const renders = yield* RenderService
     // the services a ReplayCurrent annotation names (checked here, at start, for every endpoint)
@@ -215,7 +212,7 @@ export const layerAdmission = Layer.effect(
         // steps 2–4: who is calling, may the account act, does the key hold the scope; a poll's render
         // is read in the key's statement (contract §14), and answered only once every check has passed
         const renderId = route.readsRenderWithKey ? renderIdOf(matched.params.id) : undefined
-        const caller = yield* authenticate(request.headers.authorization, hasher, keys, renderId)
+        const caller = yield* authenticate(request.headers.authorization, renderId)
         if (route.scope !== undefined && !Scopes.grants(caller.scopes, route.scope)) {
           return yield* Effect.fail(Errors.fail("insufficient_scope", `this endpoint needs the ${route.scope} scope`))
         }

@@ -425,6 +425,19 @@ layer(layerService(layerTestRequestClock), { excludeTestServices: true, timeout:
         expect(again.rateLimit).toEqual({ limit: "2", remaining: "1", reset: "60" })
       }))
 
+    it.effect("a key's expiry is decided by the request path's clock: valid until expires_at, then 401 api_key_expired", () =>
+      Effect.gen(function*() {
+        const expiresAt = new Date((yield* Clock.currentTimeMillis) + 60 * 60_000)
+        const { secret } = yield* keyed({ expiresAt })
+        const client = yield* bearer(secret)
+        expect((yield* usage(client)).status).toBe(200)
+        yield* TestClock.adjust("59 minutes")
+        expect((yield* usage(client)).status).toBe(200)
+        // the wall clock is still an hour short of expires_at; only the test clock has passed it
+        yield* TestClock.adjust("1 minute")
+        expectRefusal(yield* usage(client), 401, "api_key_expired")
+      }))
+
     it.effect("an idempotency record lives 24 hours: then the same key with another body is a new request", () =>
       Effect.gen(function*() {
         const { secret } = yield* keyed()

@@ -27,6 +27,12 @@ export interface AppConfigShape {
    * that sets or strips those headers (docs/operations.md, "Traces").
    */
   readonly traceTrustIncoming: boolean
+  /**
+   * P2V_TABLE_STATS_SECONDS: how often the request path logs the sizes of its per-key tables (verified
+   * secrets, last-used writes, rate windows); 0, the default, logs none. `npm run bench:soak` sets it
+   * to watch them stay bounded.
+   */
+  readonly tableStatsSeconds: number
 }
 
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("pic2video/AppConfig") {}
@@ -48,7 +54,9 @@ export const config: Config.Config<AppConfigShape> = Config.all({
   runnerHost: Config.String("RUNNER_HOST").pipe(Config.withDefault("127.0.0.1")),
   runnerPort: Config.option(Config.Int("RUNNER_PORT")),
   // continue an incoming traceparent/b3 (trusted clients or proxy only)
-  traceTrustIncoming: Config.Boolean("TRACE_TRUST_INCOMING").pipe(Config.withDefault(false))
+  traceTrustIncoming: Config.Boolean("TRACE_TRUST_INCOMING").pipe(Config.withDefault(false)),
+  // seconds between logs of the request path's per-key table sizes (0: never)
+  tableStatsSeconds: Config.Number("P2V_TABLE_STATS_SECONDS").pipe(Config.withDefault(0))
 }).pipe(
   Config.map((c) => {
     const port = Option.getOrElse(c.port, () => 8080)
