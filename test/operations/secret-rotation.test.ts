@@ -115,11 +115,17 @@ it("keys and drive tokens from before a rotation keep working through it", async
     "authentication_failed"
   )
   expect(await adminOk(svc.env, "secrets", "reencrypt")).toMatchObject({ drive_connections: 1, reencrypted: 0 })
+  // a process still on the first step's settings stores under the installation's (new) value, not
+  // back under its old one: nothing flips between the two while processes of both steps run
+  const firstStepEnv = { ...svc.env, ...oldOnly, API_KEY_HASH_KEY_PREVIOUS: next.hash, TOKEN_ENCRYPTION_KEY_PREVIOUS: next.token }
+  expect(await adminOk(firstStepEnv, "secrets", "reencrypt")).toMatchObject({ drive_connections: 1, reencrypted: 0 })
+  const mintedByFirstStep = await adminOk(firstStepEnv, "key", "create", ws.id, "--scopes", "media:read", "--name", "first step")
 
   // the window closed: the previous values dropped
   await start(newOnly)
   expect(await status(used.secret)).toBe(200)
   expect(await status(minted.secret)).toBe(200)
+  expect(await status(mintedByFirstStep.secret)).toBe(200)
   // never used during the window: still hashed under the old secret, which no process holds now
   const refused = await client(service!.baseUrl, idle.secret).get("/api/v1/media")
   expect(refused.status).toBe(401)

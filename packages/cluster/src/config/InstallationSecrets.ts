@@ -160,8 +160,10 @@ const settle = (spec: Spec, dataDir: string) =>
     if (previous !== undefined && fingerprint(previous) === recorded) {
       if (fingerprint(given) === (yield* system.setting(recordedPreviousName))) {
         // the switch was made, and this process has the first step's settings (the old value current,
-        // the new one accepted): it accepts both as well, and records nothing, so the switch stands
-        return values
+        // the new one accepted): it accepts both and records nothing, so the switch stands, and it
+        // takes the recorded (new) value as its current one — keys and tokens it stores again then go
+        // under the installation's value, not back under the old one, while processes of both steps run
+        return { current: previous, previous: given } satisfies SecretValues
       }
       // the rotation's switch: from now on the new value is the installation's
       yield* system.setSetting(recordedPreviousName, recorded)
