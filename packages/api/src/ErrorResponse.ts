@@ -69,7 +69,7 @@ const withoutActual = (message: string) => {
 }
 
 /** The first issue of a decode failure as the error body says it: `field: what is wrong` (contract §4.8). */
-export const describeSchemaError = (error: Schema.SchemaError): string => {
+const describeSchemaError = (error: Schema.SchemaError): string => {
   const first = IssueMessage.first(error.issue)
   if (first === undefined) return "the request is not valid"
   const field = first.path.map(String).join(".")
@@ -136,7 +136,7 @@ export const toFailure = (
  * Never the cause itself: formatting it walks whatever value it carries (a client's body, nested
  * thousands deep, overflowed the stack while being logged).
  */
-export const summarize = (cause: Cause.Cause<unknown>): string => {
+const summarize = (cause: Cause.Cause<unknown>): string => {
   const e = Cause.squash(cause)
   const text = e instanceof Error
     ? e.stack ?? `${e.name}: ${e.message}`

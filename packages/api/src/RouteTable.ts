@@ -86,12 +86,7 @@ const build = (): ReadonlyArray<Route> => {
 
 export const routes = build()
 
-const byRoute = new Map(routes.map((r) => [`${r.method} ${r.path}`, r]))
 const byName = new Map(routes.map((r) => [r.name, r]))
-
-/** The endpoint behind the route the router matched (HEAD is routed as GET). */
-export const forRoute = (route: { readonly method: string; readonly path: string }): Route | undefined =>
-  byRoute.get(`${route.method} ${route.path}`)
 
 /** The endpoint the middleware runs for, by its name in the definition. */
 export const forEndpoint = (name: string): Route | undefined => byName.get(name)

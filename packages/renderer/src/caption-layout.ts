@@ -4,12 +4,12 @@ import type { Framing } from "./framing.ts"
 import { type Box, boxHeight, SAFE_BOX } from "./output.ts"
 
 /** Em size in px (at 1080 wide) per style and step; measured readable on a phone. */
-export const TEXT_SIZES: Record<CaptionStyle, Record<TextSize, number>> = {
+const TEXT_SIZES: Record<CaptionStyle, Record<TextSize, number>> = {
   quote: { tiny: 38, smallest: 46, smaller: 56, default: 68, larger: 84 },
   meme: { tiny: 56, smallest: 66, smaller: 78, default: 92, larger: 110 }
 }
 
-export const TEXT_COLORS: Record<TextColor, string> = {
+const TEXT_COLORS: Record<TextColor, string> = {
   white: "#FFFFFF",
   yellow: "#FFD60A",
   "pastel-yellow": "#FFF2A8"

@@ -67,7 +67,7 @@ export interface EncodeJob {
  * of its own through a queue of 8 packets, i.e. 8 raw frames (25 MB) buffered ahead of the encoder;
  * with stdin as the only input it reads in step with the encoder (−40 MB peak RSS, measured).
  */
-export const SILENCE = "anullsrc=r=48000:cl=stereo"
+const SILENCE = "anullsrc=r=48000:cl=stereo"
 
 /**
  * The filter graph: nothing to do for yuv420p input (the renderer's; see yuv.ts). For rgb24 input the

@@ -16,7 +16,7 @@ export interface CaptionFont {
 }
 
 const PLAYFAIR = "@expo-google-fonts/playfair-display"
-export const FONTS = {
+const FONTS = {
   // SemiBold as the "regular" weight: the regular italic was hard to read on busy photos.
   quote: {
     description: "Playfair Display SemiBold Italic",

@@ -40,7 +40,7 @@ export const easeInOut = (t: number): number => (1 - Math.cos(Math.PI * Math.min
 const clamp = (v: number, lo: number, hi: number) => (lo > hi ? (lo + hi) / 2 : Math.min(hi, Math.max(lo, v)))
 
 /** Move a key so its window lies inside the base. */
-export const clampKey = (f: Pick<Framing, "base" | "anchorOut" | "kMin" | "kMax">, key: CameraKey): CameraKey => {
+const clampKey = (f: Pick<Framing, "base" | "anchorOut" | "kMin" | "kMax">, key: CameraKey): CameraKey => {
   const k = clamp(key.k, f.kMin, f.kMax)
   const { x: ox, y: oy } = f.anchorOut
   return {

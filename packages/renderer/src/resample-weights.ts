@@ -36,7 +36,7 @@ export const cubic = (x: number): number => {
 const SUPPORT = 2
 
 /** Taps an axis needs at this step (before padding): the whole pixels strictly inside the kernel's reach. */
-export const tapsFor = (step: number): number => Math.ceil(2 * SUPPORT * Math.max(1, step))
+const tapsFor = (step: number): number => Math.ceil(2 * SUPPORT * Math.max(1, step))
 
 /**
  * @param origin source position of output pixel 0's centre

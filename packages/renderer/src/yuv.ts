@@ -33,7 +33,7 @@ export interface PreparedOverlay {
   readonly chromaKeep: Uint8Array
 }
 
-export const OVERLAY_TAIL = 16
+const OVERLAY_TAIL = 16
 
 // BT.709 limited range, as floats (the overlay is prepared once per render).
 const lumaOf = (r: number, g: number, b: number) => 16 + (219 / 255) * (0.2126 * r + 0.7152 * g + 0.0722 * b)

@@ -16,7 +16,7 @@ import type { Duplex } from "node:stream"
  * minute, then one line saying how many more there were. Every one, logged or not, goes to
  * `onProtocolError` — the point where the metric counting client protocol errors is fed.
  */
-export const logsPerMinute = 10
+const logsPerMinute = 10
 
 export interface ClientErrorOptions {
   /** Called for every refused request, logged or not, with the parser's code (`HPE_INVALID_METHOD`, …). */

@@ -146,7 +146,7 @@ const findListenError = (cause: Cause.Cause<unknown>): ListenError | undefined =
 }
 
 /** The one line for a listener that could not bind. */
-export const listenFailureLine = (error: ListenError, role: Role) =>
+const listenFailureLine = (error: ListenError, role: Role) =>
   Effect.gen(function*() {
     const ports = yield* Effect.orElseSucceed(portVariables, () => undefined)
     const candidates: Array<[string, Option.Option<number>]> = ports === undefined ? [] : [

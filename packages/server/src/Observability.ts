@@ -43,7 +43,7 @@ const config = Config.all({
 })
 
 /** The Prometheus exposition of this process's metrics, when METRICS_PORT is set. */
-export class MetricsExposition extends Context.Service<
+class MetricsExposition extends Context.Service<
   MetricsExposition,
   Option.Option<{ readonly host: string; readonly port: number; readonly collect: () => Promise<string> }>
 >()("pic2video/MetricsExposition") {}

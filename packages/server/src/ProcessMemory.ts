@@ -34,7 +34,7 @@ import process from "node:process"
  * re-execution added to the environment is removed again, except the compile cache, so the processes
  * the service starts (PostgreSQL, ffmpeg) get the environment the operator gave.
  */
-export const semiSpaceMiB = 4
+const semiSpaceMiB = 4
 
 /**
  * jemalloc's settings when MALLOC_CONF is unset: its background thread, and freed pages returned
@@ -43,7 +43,7 @@ export const semiSpaceMiB = 4
  * resident through the encode: the render's peak (node + ffmpeg) was ~20 MB higher (measured,
  * packages/renderer/README.md).
  */
-export const mallocConf = "background_thread:true,dirty_decay_ms:1000"
+const mallocConf = "background_thread:true,dirty_decay_ms:1000"
 
 const libraryPaths = (arch: string) => {
   const triplet = arch === "x64" ? "x86_64-linux-gnu" : arch === "arm64" ? "aarch64-linux-gnu" : undefined

@@ -13,7 +13,7 @@ import process from "node:process"
  * libuv reads the variable when the pool starts (the first async file or crypto call), so a service
  * entry sets it before loading anything else. Deno has no libuv pool: nothing to do there.
  */
-export const defaultThreads = 16
+const defaultThreads = 16
 
 export const sizeThreadPool = (): void => {
   if ((process.env.UV_THREADPOOL_SIZE ?? "").trim() === "") process.env.UV_THREADPOOL_SIZE = String(defaultThreads)

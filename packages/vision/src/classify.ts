@@ -110,12 +110,12 @@ export const MIN_CONFIDENCE = 0.45
  * (training/classify-set) and the test fixtures, the least spread is 8.7 (a doll rendered on a plain
  * backdrop; studio shots of a figure come next at 9.7–10.8) and the smallest shorter side 126 px.
  */
-export const MIN_SIGNAL = { side: 32, spread: 4 } as const
+const MIN_SIGNAL = { side: 32, spread: 4 } as const
 
 /** What a photo with too little signal is: `other`, a confidence that says nothing was seen, no subject. */
-export const NO_SIGNAL: Inference = { image_class: "other", confidence: 0, subject: null }
+const NO_SIGNAL: Inference = { image_class: "other", confidence: 0, subject: null }
 
-export const tooLittleSignal = (stats: Pick<SceneStats, "spread">, photo: Size): boolean =>
+const tooLittleSignal = (stats: Pick<SceneStats, "spread">, photo: Size): boolean =>
   Math.min(photo.width, photo.height) < MIN_SIGNAL.side || stats.spread < MIN_SIGNAL.spread
 
 /**

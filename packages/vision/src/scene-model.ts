@@ -39,8 +39,8 @@ export const SCENE_CLASSES: ReadonlyArray<ImageClass> = [
   "other"
 ]
 /** Chosen by leave-one-scene-out over the 84 dev photos (docs/vision-research.md). */
-export const LAMBDA = 0.01
-export const RULE_WEIGHT = 0.3
+const LAMBDA = 0.01
+const RULE_WEIGHT = 0.3
 const STEPS = 300
 const STEP_SIZE = 0.5
 

@@ -52,7 +52,7 @@ const Reference = Schema.Struct({ table: Schema.String, column: Schema.String, i
 const SecretEntry = Schema.Struct({ name: Schema.String, sha256: Schema.String })
 type SecretEntry = Schema.Schema.Type<typeof SecretEntry>
 
-export const Manifest = Schema.Struct({
+const Manifest = Schema.Struct({
   object: Schema.Literal("backup"),
   format: Schema.Literal(format),
   created_at: Schema.String,
@@ -65,7 +65,7 @@ export const Manifest = Schema.Struct({
   rows_without_blobs: Schema.Array(Reference),
   secrets: Schema.NullOr(Schema.Array(SecretEntry))
 })
-export type Manifest = Schema.Schema.Type<typeof Manifest>
+type Manifest = Schema.Schema.Type<typeof Manifest>
 
 const decodeManifest = Schema.decodeUnknownResult(Schema.fromJsonString(Manifest))
 

@@ -297,7 +297,7 @@ export const withSchemaLock = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
  * its history table, but creating that table, and the first migrations of a fresh database, raced
  * (`relation "pic2video_migrations" already exists`, `pg_type_typname_nsp_index`).
  */
-export const migrateAll = withSchemaLock(Effect.gen(function*() {
+const migrateAll = withSchemaLock(Effect.gen(function*() {
   yield* Migrator.make({})({
     loader: Migrator.fromRecord(migrations),
     table: "pic2video_migrations"
@@ -306,7 +306,7 @@ export const migrateAll = withSchemaLock(Effect.gen(function*() {
   yield* Migrator.make({})({ loader: SqlMessageStorage.migrations({}), table: "cluster_migrations" })
 }))
 
-export const layerMigrations = Layer.effectDiscard(migrateAll)
+const layerMigrations = Layer.effectDiscard(migrateAll)
 
 /** Client with the schema brought up to date before anything else uses it. */
 export const layer = layerMigrations.pipe(Layer.provideMerge(layerClient))

@@ -46,7 +46,7 @@ export class DriveConfig
  * @since 0.1.0
  * @category constants
  */
-export const DRIVE_READONLY_SCOPE = "https://www.googleapis.com/auth/drive.readonly"
+const DRIVE_READONLY_SCOPE = "https://www.googleapis.com/auth/drive.readonly"
 
 /**
  * @since 0.1.0

@@ -38,7 +38,7 @@ import type { Tokens } from "./Tokens.ts"
  * error built here carries one.
  */
 
-export const stateTtlMillis = 10 * 60_000
+const stateTtlMillis = 10 * 60_000
 
 /** The connection is gone (never made, disconnected, ended by the provider, or unreadable). */
 export class NotConnected extends Data.TaggedError("NotConnected")<{}> {}
@@ -292,7 +292,7 @@ export const layer = Layer.effect(Integrations, make)
  * The drive retry policy from the environment: `DRIVE_RETRY_BASE_MS` (first backoff cap, default
  * 500) and `DRIVE_RETRY_MAX_ATTEMPTS` (attempts in all, default 5). Tests shrink the delays.
  */
-export const retryPolicyConfig: Config.Config<DriveRetryPolicyShape> = Config.all({
+const retryPolicyConfig: Config.Config<DriveRetryPolicyShape> = Config.all({
   // the first backoff cap of drive calls, in milliseconds (doubles per attempt)
   baseMs: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "DRIVE_RETRY_BASE_MS").pipe(
     Config.withDefault(Duration.toMillis(retryDefaults.baseDelay))

@@ -103,7 +103,7 @@ const makeProviderClient = (config: DriveConfigShape) => {
  * @since 0.1.0
  * @category constructors
  */
-export const makePkce = (): Pkce => {
+const makePkce = (): Pkce => {
   const verifier = randomBytes(32).toString("base64url")
   return { verifier: Redacted.make(verifier), challenge: pkceChallenge(verifier) }
 }
@@ -112,7 +112,7 @@ export const makePkce = (): Pkce => {
  * @since 0.1.0
  * @category constructors
  */
-export const pkceChallenge = (verifier: string): string => createHash("sha256").update(verifier).digest("base64url")
+const pkceChallenge = (verifier: string): string => createHash("sha256").update(verifier).digest("base64url")
 
 const oauthFailure = (operation: string) => (error: unknown): InvalidGrant | ProviderRejected | Transient => {
   const failure = describeFailure(error)

@@ -122,7 +122,7 @@ export const describeFailure = (error: unknown): HttpFailure => {
  * @since 0.1.0
  * @category classification
  */
-export const isRateLimited = (failure: HttpFailure): boolean =>
+const isRateLimited = (failure: HttpFailure): boolean =>
   failure.status === 429 || (failure.status === 403 && RATE_LIMIT_REASONS.has(failure.code))
 
 /**
@@ -196,4 +196,4 @@ export const retrying = <A, E, R>(
  * @since 0.1.0
  * @category refinements
  */
-export const isTransient = (u: unknown): u is Transient => Predicate.isTagged(u, "Transient")
+const isTransient = (u: unknown): u is Transient => Predicate.isTagged(u, "Transient")

@@ -200,7 +200,7 @@ export const loadOrCreateKeyFile = (
  * @since 0.1.0
  * @category layers
  */
-export const layerKeyFile = (
+const layerKeyFile = (
   keyPath: string
 ): Layer.Layer<TokenCipher, InvalidTokenKey | PlatformError, FileSystem.FileSystem | Path.Path> =>
   Layer.unwrap(Effect.map(loadOrCreateKeyFile(keyPath), layer))

@@ -50,7 +50,7 @@ const labelOf = (name: string) => Array.from(name).slice(0, 200).join("")
 const listingRetry = Schedule.max([Schedule.spaced("30 seconds"), Schedule.recurs(20)])
 
 /** Runs one import to a terminal state and returns it. Only interruption (shutdown, shard move) leaves it pending. */
-export const runImport = (importId: string) =>
+const runImport = (importId: string) =>
   Effect.gen(function*() {
     const integrations = yield* Integrations
     const blobs = yield* BlobStore

@@ -43,7 +43,7 @@ export const RenderEntity = Entity.make("Render", [
 ])
 
 /** Renders this runner executes at once (RENDER_CONCURRENCY); the rest wait their turn queued. */
-export class RenderSlots extends Context.Service<RenderSlots, Semaphore.Semaphore>()("pic2video/RenderSlots") {}
+class RenderSlots extends Context.Service<RenderSlots, Semaphore.Semaphore>()("pic2video/RenderSlots") {}
 
 export const layerSlots = Layer.effect(
   RenderSlots,
@@ -74,7 +74,7 @@ export const outputKeys = (renderId: string) => ({
  * Removes a render's stored files, the poster with the video: every place that deletes a render's
  * video comes here (today one: a render that ended, canceled, while its files were being stored).
  */
-export const removeOutputs = (keys: { readonly video: string; readonly poster: string | null }) =>
+const removeOutputs = (keys: { readonly video: string; readonly poster: string | null }) =>
   Effect.flatMap(
     BlobStore,
     (blobs) =>
@@ -116,7 +116,7 @@ export const storeOutputs = (
   })
 
 /** Runs one render to a terminal state; never fails (a fault ends the render as failed and refunded). */
-export const runRender = (renderId: string) =>
+const runRender = (renderId: string) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
     const blobs = yield* BlobStore

@@ -43,7 +43,7 @@ export class ClusterRole extends Context.Service<ClusterRole, "runner" | "client
  * Opened once this process's entities are registered (`entitiesRegistered`, after the entity layers):
  * until then the runner takes no shard (`startingStorage`).
  */
-export class EntitiesRegistered extends Context.Service<EntitiesRegistered, Deferred.Deferred<void>>()(
+class EntitiesRegistered extends Context.Service<EntitiesRegistered, Deferred.Deferred<void>>()(
   "pic2video/EntitiesRegistered"
 ) {}
 

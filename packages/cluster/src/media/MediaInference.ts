@@ -14,7 +14,7 @@ import { BlobStore } from "../storage/BlobStore.ts"
 export type { Inferred } from "../repositories/Media.ts"
 
 /** Infers and stores; never fails. */
-export const inferAndStore = (mediaId: string, blobKey: string) =>
+const inferAndStore = (mediaId: string, blobKey: string) =>
   Effect.gen(function*() {
     const repo = yield* MediaRepo
     const vision = yield* Vision

@@ -12,12 +12,12 @@ import * as M from "./Metric.ts"
 export const rendersCreated = M.counter("p2v_renders_created_total", "Renders accepted and charged").of().register()
 
 /** By terminal status, counted once per render where the transition is written (RendersRepo.apply). */
-export const rendersFinished = M.each(
+const rendersFinished = M.each(
   RenderState.terminalStatuses,
   (status) => M.counter("p2v_renders_finished_total", "Renders that reached a terminal status").of({ status })
 )
 
-export const renderQueueSeconds = M.histogram(
+const renderQueueSeconds = M.histogram(
   "p2v_render_queue_seconds",
   "Seconds from a render's acceptance to the start of its processing (first attempt)",
   M.workBuckets
@@ -37,7 +37,7 @@ export const spendCapRefusals = M.counter(
   "Render creates refused by the key's 24-hour spend cap"
 ).of().register()
 
-export const mediaSources = ["api", "portal", "import"] as const
+const mediaSources = ["api", "portal", "import"] as const
 export type MediaSource = (typeof mediaSources)[number]
 export const mediaUploaded = M.each(
   mediaSources,

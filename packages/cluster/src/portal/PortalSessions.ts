@@ -17,9 +17,9 @@ import { WorkspacesRepo } from "../repositories/Workspaces.ts"
 export const defaultLinkTtlMinutes = 15
 export const maxLinkTtlMinutes = 24 * 60
 /** A session unused this long ends (idle expiry)… */
-export const sessionIdleMillis = 30 * 60_000
+const sessionIdleMillis = 30 * 60_000
 /** …and every session ends this long after sign-in, however busy (absolute expiry). */
-export const sessionAbsoluteMillis = 12 * 3600_000
+const sessionAbsoluteMillis = 12 * 3600_000
 /** last_seen_at is written at most this often per session. */
 const touchEvery = 60_000
 

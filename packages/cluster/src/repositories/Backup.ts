@@ -13,11 +13,11 @@ import { operation } from "./Repository.ts"
  * microseconds and offset, bytea as hex, json verbatim, float8 shortest-exact), and
  * `json_populate_recordset` reads that form back, so a restored row is the row that was saved.
  */
-export const Table = Schema.Struct({ name: Schema.String, columns: Schema.Array(Schema.String) })
-export interface Table extends Schema.Schema.Type<typeof Table> {}
+const Table = Schema.Struct({ name: Schema.String, columns: Schema.Array(Schema.String) })
+interface Table extends Schema.Schema.Type<typeof Table> {}
 
-export const Sequence = Schema.Struct({ name: Schema.String, last_value: Schema.NullOr(Schema.Number) })
-export interface Sequence extends Schema.Schema.Type<typeof Sequence> {}
+const Sequence = Schema.Struct({ name: Schema.String, last_value: Schema.NullOr(Schema.Number) })
+interface Sequence extends Schema.Schema.Type<typeof Sequence> {}
 
 /** A row that names a stored blob: its table, its id and the column holding the key. */
 export const BlobReference = Schema.Struct({

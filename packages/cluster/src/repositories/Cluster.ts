@@ -8,7 +8,7 @@ import { operation } from "./Repository.ts"
  * judged on the database's own clock (`localtimestamp`): the runners write them with it, so the
  * database is the arbiter of how old one is.
  */
-export const RunnerRow = Schema.Struct({
+const RunnerRow = Schema.Struct({
   machine_id: Schema.Number,
   address: Schema.String,
   runner: Schema.String,
@@ -17,7 +17,7 @@ export const RunnerRow = Schema.Struct({
   live: Schema.Boolean,
   age: Schema.Number
 })
-export interface RunnerRow extends Schema.Schema.Type<typeof RunnerRow> {}
+interface RunnerRow extends Schema.Schema.Type<typeof RunnerRow> {}
 
 const Count = Schema.Struct({ n: Schema.Number })
 const InFlight = Schema.Struct({

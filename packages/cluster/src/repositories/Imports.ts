@@ -11,7 +11,7 @@ import { operation } from "./Repository.ts"
 const Timestamp = Schema.Date
 
 /** The imports row, decoded with the domain's own literals. */
-export const ImportRow = Schema.Struct({
+const ImportRow = Schema.Struct({
   id: Schema.String,
   workspace_id: Schema.String,
   api_key_id: Schema.NullOr(Schema.String),
@@ -25,9 +25,9 @@ export const ImportRow = Schema.Struct({
   updated_at: Timestamp,
   completed_at: Schema.NullOr(Timestamp)
 })
-export interface ImportRow extends Schema.Schema.Type<typeof ImportRow> {}
+interface ImportRow extends Schema.Schema.Type<typeof ImportRow> {}
 
-export const ItemRow = Schema.Struct({
+const ItemRow = Schema.Struct({
   import_id: Schema.String,
   position: Schema.Number,
   source_ref: Schema.String,
@@ -36,7 +36,7 @@ export const ItemRow = Schema.Struct({
   media_id: Schema.NullOr(Schema.String),
   reason: Schema.NullOr(Schema.Literals(ImportState.itemReasons))
 })
-export interface ItemRow extends Schema.Schema.Type<typeof ItemRow> {}
+interface ItemRow extends Schema.Schema.Type<typeof ItemRow> {}
 
 /** The state machine's view of a row. */
 export const stateOf = (r: ImportRow): ImportState.State => ({
@@ -62,7 +62,7 @@ const countsOf = (row: ImportRow, tally: Tally) => ({
 })
 
 /** The creation shape (spec: no stopped_reason, items, completed_at), also used for replays. */
-export const toCreatedDocument = (row: ImportRow, tally: Tally) => ({
+const toCreatedDocument = (row: ImportRow, tally: Tally) => ({
   object: "media_import" as const,
   id: row.id,
   status: row.status,
@@ -73,7 +73,7 @@ export const toCreatedDocument = (row: ImportRow, tally: Tally) => ({
 })
 
 /** Keys that do not apply to an item are left out: media_id only on imported, reason only otherwise. */
-export const toItemDocument = (item: ItemRow) => ({
+const toItemDocument = (item: ItemRow) => ({
   source_ref: item.source_ref,
   name: item.name,
   status: item.status,
@@ -91,7 +91,7 @@ export const toDocument = (row: ImportRow, items: ReadonlyArray<ItemRow>) => {
   }
 }
 
-export const tallyOf = (items: ReadonlyArray<Pick<ItemRow, "status">>): Tally => ({
+const tallyOf = (items: ReadonlyArray<Pick<ItemRow, "status">>): Tally => ({
   imported: items.filter((i) => i.status === "imported").length,
   skipped: items.filter((i) => i.status === "skipped").length,
   failed: items.filter((i) => i.status === "failed").length
@@ -107,7 +107,7 @@ export interface NewImport {
 }
 
 /** An import with its item counts, as the portal lists them. */
-export const ImportWithCounts = Schema.Struct({
+const ImportWithCounts = Schema.Struct({
   ...ImportRow.fields,
   imported: Schema.Number,
   skipped: Schema.Number,

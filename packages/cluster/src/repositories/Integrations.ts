@@ -9,15 +9,15 @@ import { operation } from "./Repository.ts"
  */
 const Timestamp = Schema.Date
 
-export const IntegrationRow = Schema.Struct({
+const IntegrationRow = Schema.Struct({
   workspace_id: Schema.String,
   tokens_ciphertext: Schema.String,
   scopes: Schema.Array(Schema.String),
   connected_at: Timestamp
 })
-export interface IntegrationRow extends Schema.Schema.Type<typeof IntegrationRow> {}
+interface IntegrationRow extends Schema.Schema.Type<typeof IntegrationRow> {}
 
-export const NewState = Schema.Struct({
+const NewState = Schema.Struct({
   state_hash: Schema.String,
   workspace_id: Schema.String,
   verifier_ciphertext: Schema.String,

@@ -23,7 +23,7 @@ export const Inferred = Schema.Struct({
 export interface Inferred extends Schema.Schema.Type<typeof Inferred> {}
 
 /** Why the model could not look at a photo. */
-export const InferenceFailed = Schema.Struct({ error: Schema.String })
+const InferenceFailed = Schema.Struct({ error: Schema.String })
 
 export const MediaRow = Schema.Struct({
   id: Schema.String,
@@ -49,7 +49,7 @@ export const InferenceRow = MediaRow.mapFields(Struct.pick(["inference_status", 
 export interface InferenceRow extends Schema.Schema.Type<typeof InferenceRow> {}
 
 /** A photo entering the library: the row as inserted, and the bytes it takes from the budget. */
-export const NewMedia = Schema.Struct({
+const NewMedia = Schema.Struct({
   id: Schema.String,
   workspaceId: Schema.String,
   label: Schema.String,
@@ -62,7 +62,7 @@ export const NewMedia = Schema.Struct({
   /** the drive file id, for imports (unique per workspace) */
   sourceRef: Schema.NullOr(Schema.String)
 })
-export interface NewMedia extends Schema.Schema.Type<typeof NewMedia> {}
+interface NewMedia extends Schema.Schema.Type<typeof NewMedia> {}
 
 export type Added =
   | { readonly _tag: "Inserted"; readonly row: MediaRow }

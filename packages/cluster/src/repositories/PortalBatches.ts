@@ -13,14 +13,14 @@ import { operation } from "./Repository.ts"
 export const isBatchId = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)
 
 /** One photo of a batch: the render it made, or why none was made. */
-export const BatchItem = Schema.Struct({
+const BatchItem = Schema.Struct({
   media_id: Schema.String,
   position: Schema.Number,
   render_id: Schema.NullOr(Schema.String),
   error_code: Schema.NullOr(Schema.String),
   error_message: Schema.NullOr(Schema.String)
 })
-export interface BatchItem extends Schema.Schema.Type<typeof BatchItem> {}
+interface BatchItem extends Schema.Schema.Type<typeof BatchItem> {}
 
 export const Batch = Schema.Struct({ id: Schema.String, created_at: Schema.Date })
 export interface Batch extends Schema.Schema.Type<typeof Batch> {}

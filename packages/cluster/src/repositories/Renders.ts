@@ -19,7 +19,7 @@ import { operation } from "./Repository.ts"
 const Timestamp = Schema.Date
 
 /** The request as stored: the create body without its metadata (kept apart, verbatim). */
-export const StoredRequest = Schema.Struct(Requests.CreateRenderBody.fields).mapFields(Struct.omit(["metadata"]))
+const StoredRequest = Schema.Struct(Requests.CreateRenderBody.fields).mapFields(Struct.omit(["metadata"]))
 
 /** The renders row, decoded with the domain's own literals (status, error codes). */
 export const RenderRow = Schema.Struct({

@@ -65,7 +65,7 @@ export const safeKey = (key: string) => {
 }
 
 /** A file's bytes as a stream, read in 64 KiB chunks; the file is opened only when the stream runs. */
-export const fileStream = (path: string): Stream.Stream<Uint8Array> =>
+const fileStream = (path: string): Stream.Stream<Uint8Array> =>
   Stream.suspend(() => Stream.fromAsyncIterable(createReadStream(path, { highWaterMark: 64 * 1024 }), (e) => e)).pipe(
     Stream.orDie
   )
@@ -154,7 +154,7 @@ export const makeLocal = (root: string): BlobStoreShape => {
  * as the real stores write them), and the local paths it hands out are copies in its own scratch
  * directory, as the object store's cache hands them out.
  */
-export const makeMemory = (scratch: string): BlobStoreShape => {
+const makeMemory = (scratch: string): BlobStoreShape => {
   const blobs = new Map<string, Uint8Array>()
   const copyOf = (key: string) => Path.join(scratch, "copies", createHash("sha256").update(safeKey(key)).digest("hex"))
   const read = (key: string) => blobs.get(safeKey(key))
@@ -215,7 +215,7 @@ export const layerMemory = Layer.effect(
   )
 )
 
-export const layerLocal = Layer.effect(
+const layerLocal = Layer.effect(
   BlobStore,
   Effect.map(AppConfig, (c) => makeLocal(Path.join(c.dataDir, "blobs")))
 )

@@ -14,7 +14,7 @@ export type FrameFormat = { readonly pixFmt: "rgb24" } | {
   readonly overlay: PreparedOverlay | null
 }
 
-export const frameBytes = (f: FrameFormat): number => (f.pixFmt === "rgb24" ? FRAME_BYTES : YUV_FRAME_BYTES)
+const frameBytes = (f: FrameFormat): number => (f.pixFmt === "rgb24" ? FRAME_BYTES : YUV_FRAME_BYTES)
 
 export interface WorkerInit {
   readonly format: FrameFormat

@@ -1,5 +1,5 @@
 import { Effect, type Scope } from "effect"
-import { copyFile, mkdtemp, rename, rm, writeFile } from "node:fs/promises"
+import { copyFile, mkdtemp, rename, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { basename, dirname, join } from "node:path"
 import process from "node:process"
@@ -26,9 +26,6 @@ export const partialFile = (finalPath: string): Effect.Effect<string, never, Sco
     ),
     (p) => Effect.promise(() => rm(p, { force: true }))
   )
-
-export const writeBytes = (path: string, bytes: Uint8Array): Effect.Effect<void, unknown> =>
-  Effect.tryPromise({ try: () => writeFile(path, bytes), catch: (e) => e })
 
 export const moveInto = (from: string, to: string): Effect.Effect<void, unknown> =>
   Effect.tryPromise({

@@ -24,7 +24,7 @@ const spansDropped = M.counter(
   "Sampled spans never delivered to the OTLP endpoint (their export failed, or the export queue was full)"
 ).of().register()
 
-export const reportEveryMillis = 60_000
+const reportEveryMillis = 60_000
 
 /** SpanContext's sampled flag (TraceFlags.SAMPLED), as the batch processor tests it. */
 const sampledFlag = 1

@@ -37,7 +37,7 @@ const toJson = (entry: Record<string, unknown>) => {
   }
 }
 
-export const jsonLogger = Logger.make<unknown, void>((options) => {
+const jsonLogger = Logger.make<unknown, void>((options) => {
   const entry: Record<string, unknown> = {
     time: options.date.toISOString(),
     level: options.logLevel.toUpperCase(),

@@ -16,7 +16,7 @@ const statement =
 const target = /\b(?:FROM|INTO|UPDATE|TABLE|JOIN)\s+("?[A-Za-z_][A-Za-z0-9_]*"?(?:\."?[A-Za-z_][A-Za-z0-9_]*"?)?)/i
 const entityCall = /^([A-Za-z]+)\([^)]*\)\.([A-Za-z]+)$/
 
-export const databaseName = (
+const databaseName = (
   queryText: string
 ): { readonly operation: string; readonly collection: string | undefined } | undefined => {
   const op = statement.exec(queryText)?.[1]?.toUpperCase()

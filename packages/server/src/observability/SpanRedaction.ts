@@ -50,7 +50,7 @@ const randomLooking = (run: string): boolean => {
 }
 
 /** Whether a (decoded) value may be a credential. */
-export const looksSecret = (value: string): boolean => {
+const looksSecret = (value: string): boolean => {
   if (apiKey.test(value)) return true
   if (ownId.test(value)) return false
   for (const run of value.match(tokenRun) ?? []) {
@@ -86,7 +86,7 @@ export const redactedPath = (path: string): string =>
   path.split("/").map((segment) => (looksSecret(decoded(segment)) ? redacted : segment)).join("/")
 
 /** Header values longer than this are cut (a 12,000-character User-Agent was once exported whole). */
-export const maxHeaderLength = 256
+const maxHeaderLength = 256
 
 /** A header value as a span records it: at most `maxHeaderLength` characters, API keys redacted. */
 export const headerValue = (value: string): string =>
