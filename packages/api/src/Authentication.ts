@@ -1,6 +1,6 @@
 import { AppConfig } from "@pic2video/cluster/AppConfig"
 import { KeyHasher } from "@pic2video/cluster/KeyHasher"
-import * as RateWindows from "@pic2video/cluster/RateWindows"
+import { RateWindows } from "@pic2video/cluster/RateWindows"
 import type { RenderRow } from "@pic2video/cluster/Renders"
 import { KeyAccessRepo } from "@pic2video/cluster/repositories/KeyAccess"
 import { Access, ApiKeyToken, Errors } from "@pic2video/domain"
@@ -58,6 +58,7 @@ export class Authentication extends Context.Service<Authentication>()("pic2video
     const hasher = yield* KeyHasher
     const keys = yield* KeyAccessRepo
     const { tableStatsSeconds } = yield* AppConfig
+    const rateWindows = yield* RateWindows
     const lastUsedFlush = new Map<string, number>()
     let lastUsedSweptAt = 0
     const verified = new Map<string, Uint8Array>()
@@ -71,7 +72,7 @@ export class Authentication extends Context.Service<Authentication>()("pic2video
     const tableSizes = () => ({
       verifiedSecrets: verified.size,
       lastUsed: lastUsedFlush.size,
-      rateWindows: RateWindows.size()
+      rateWindows: rateWindows.size()
     })
 
     /** `withRender`: the render id the path names (null: not a render id), read in the key's statement. */

@@ -9,6 +9,7 @@ import { makeDatabase } from "../../../test/support/service.ts"
 import * as AppConfig from "../src/config/AppConfig.ts"
 import * as Database from "../src/database/Database.ts"
 import { ApiKeyEntity, layer as apiKeyEntityLayer } from "../src/entities/ApiKeyEntity.ts"
+import { RateWindows } from "../src/entities/RateWindows.ts"
 import { IdempotencyRepo } from "../src/repositories/IdempotencyRecords.ts"
 import * as Imports from "../src/repositories/Imports.ts"
 import { ImportsRepo } from "../src/repositories/Imports.ts"
@@ -34,6 +35,7 @@ type Env =
   | ImportsRepo
   | WorkspacesRepo
   | IdempotencyRepo
+  | RateWindows
 let runtime: ManagedRuntime.ManagedRuntime<Env, never>
 /** holds the entity test clients until the end of the file */
 const clients = Scope.makeUnsafe()
@@ -46,7 +48,8 @@ beforeAll(async () => {
         Layer.provideMerge(Database.layer),
         Layer.provide(AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(url)) }))
       ),
-      ShardingConfig.layerDefaults
+      ShardingConfig.layerDefaults,
+      RateWindows.layer
     ).pipe(Layer.orDie)
   )
   await runtime.runPromise(Effect.void)

@@ -4,7 +4,7 @@ import { Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import * as Renders from "../repositories/Renders.ts"
 import { RendersRepo } from "../repositories/Renders.ts"
-import * as RateWindows from "./RateWindows.ts"
+import { RateWindows } from "./RateWindows.ts"
 
 /**
  * One entity per API key: the owner of the key's per-minute windows, and the way a key's charges
@@ -56,11 +56,12 @@ export const layer = ApiKeyEntity.toLayer(
     const address = yield* Entity.CurrentAddress
     const keyId = address.entityId
     const renders = yield* RendersRepo
+    const windows = yield* RateWindows
 
     return ApiKeyEntity.of({
       // the window table is shared with KeyAdmission's local path (RateWindows.ts)
       Admit: ({ payload }) =>
-        Effect.map(Clock.currentTimeMillis, (now) => RateWindows.admit(keyId, payload.bucket, payload.limit, now)),
+        Effect.map(Clock.currentTimeMillis, (now) => windows.admit(keyId, payload.bucket, payload.limit, now)),
       Charge: ({ payload }) =>
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis

@@ -2,7 +2,7 @@ import type { RateLimit } from "@pic2video/domain"
 import { Clock, Effect, Option } from "effect"
 import { EntityId, Sharding } from "effect/cluster"
 import { ApiKeyEntity } from "./ApiKeyEntity.ts"
-import * as RateWindows from "./RateWindows.ts"
+import { type Admission, RateWindows } from "./RateWindows.ts"
 import { ClusterRole } from "./Sharding.ts"
 
 /**
@@ -18,12 +18,13 @@ import { ClusterRole } from "./Sharding.ts"
  */
 export const make = Effect.gen(function*() {
   const sharding = yield* Sharding.Sharding
+  const windows = yield* RateWindows
   const client = yield* ApiKeyEntity.client
   const clientOnly = Option.getOrUndefined(yield* Effect.serviceOption(ClusterRole)) === "client"
-  return (keyId: string, bucket: RateLimit.Bucket, limit: number): Effect.Effect<RateWindows.Admission, unknown> => {
+  return (keyId: string, bucket: RateLimit.Bucket, limit: number): Effect.Effect<Admission, unknown> => {
     const entityId = EntityId.make(keyId)
     if (sharding.hasShardId(sharding.getShardId(entityId, ApiKeyEntity.getShardGroup(entityId)))) {
-      return Effect.map(Clock.currentTimeMillis, (now) => RateWindows.admit(keyId, bucket, limit, now))
+      return Effect.map(Clock.currentTimeMillis, (now) => windows.admit(keyId, bucket, limit, now))
     }
     // the request path runs uninterruptibly: without `interruptible` the pipeline's timeout cannot stop
     // a send that never arrives (no live runner), and the request was held until the HTTP timeout
