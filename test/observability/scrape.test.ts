@@ -4,14 +4,14 @@ import { afterAll, beforeAll, expect, it } from "vitest"
 import { freePort, makeShared, type Service, startService } from "../support/service.ts"
 
 /**
- * Issue 30, item 10: /metrics under a scrape loop and under junk. A scrape is answered from an
- * exposition rendered at most 1 s before, one rendering at a time: scrapes at once share one
- * rendering, scrapes within the second get its bytes, and a client scraping back to back on one
- * connection gets each rendering once, waiting for the next (so it renders at most once a second and
- * is answered about once a second). Each body says which rendering it is
- * (p2v_metrics_renderings_total). Then unauthenticated junk (unknown paths and methods, every kind of
- * route without a key) grows the exposition to a bound it does not pass: unknown paths fold into
- * `unmatched`, unknown methods into `_OTHER`, and more junk of the same kinds adds no series.
+ * Issue 30, item 10: /metrics under a scrape loop and under junk. Every scrape is answered by a
+ * rendering that started after it arrived (so it shows what the scraper did just before), at most one
+ * rendering a second and one at a time: scrapes at once share one or two renderings, and a client
+ * scraping back to back waits for the next one (it renders at most once a second and is answered
+ * about once a second). Each body says which rendering it is (p2v_metrics_renderings_total). Then
+ * unauthenticated junk (unknown paths and methods, every kind of route without a key) grows the
+ * exposition to a bound it does not pass: unknown paths fold into `unmatched`, unknown methods into
+ * `_OTHER`, and more junk of the same kinds adds no series.
  */
 let service: Service
 let metrics: string
@@ -42,12 +42,23 @@ const scrape = (agent?: http.Agent) =>
     }).on("error", reject)
   })
 
-it("scrapes share one rendering, at most 1 s old; one connection scraping back to back gets each rendering once", async () => {
-  await sleep(1_200) // past any earlier rendering's second: the next scrape renders
+/** Requests answered so far whose path nothing routes, as the exposition counts them. */
+const unmatchedCount = (body: string) =>
+  [...body.matchAll(/^http_server_request_duration_seconds_count\{[^}]*http_route="unmatched"[^}]*\} (\d+)$/gm)]
+    .reduce((n, m) => n + Number(m[1]), 0)
+
+it("every scrape shows what happened before it; renderings at most one a second, shared; a tight loop waits", async () => {
+  // fresh: a request, then at once a scrape on a connection of its own, which counts it
+  const before = unmatchedCount((await scrape()).body)
+  expect((await fetch(`${service.baseUrl}/no-such-path-${randomBytes(4).toString("hex")}`)).status).toBe(404)
+  const after = await scrape()
+  expect(unmatchedCount(after.body), "the request just answered is in the next scrape").toBe(before + 1)
+
   const together = await Promise.all(Array.from({ length: 20 }, () => scrape()))
   expect(together[0].rendering, "each exposition says which rendering it is").toBeGreaterThan(0)
-  expect(new Set(together.map((s) => s.rendering)).size, "20 scrapes at once, 20 connections: one rendering").toBe(1)
-  expect(new Set(together.map((s) => s.body)).size, "and the same bytes").toBe(1)
+  const shared = [...new Set(together.map((s) => s.rendering))].sort((a, b) => a - b)
+  expect(shared.length, `20 scrapes at once, 20 connections: ${shared.join(", ")}`).toBeLessThanOrEqual(2)
+  expect(shared[0]).toBeGreaterThan(after.rendering)
 
   // one keep-alive connection, back to back for 3.5 s: each answer a newer rendering, about one a second
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
@@ -56,18 +67,12 @@ it("scrapes share one rendering, at most 1 s old; one connection scraping back t
   while (performance.now() - start < 3_500) seen.push({ at: performance.now() - start, ...(await scrape(agent)) })
   agent.destroy()
   console.log(`tight loop on one connection: ${seen.length} scrapes in 3.5 s, renderings ${seen.map((s) => s.rendering).join(", ")}, waits ${seen.map((s) => s.ms.toFixed(0)).join(", ")} ms`)
-  expect(seen.length).toBeGreaterThanOrEqual(3)
+  expect(seen.length).toBeGreaterThanOrEqual(2)
   expect(seen.length).toBeLessThanOrEqual(5)
   for (let i = 1; i < seen.length; i++) {
     expect(seen[i].rendering, "a newer rendering each time").toBeGreaterThan(seen[i - 1].rendering)
-    expect(seen[i].ms, "about a second's wait, no more").toBeLessThan(1_500)
+    expect(seen[i].ms, "about a second's wait").toBeLessThan(3_000)
   }
-
-  // meanwhile another connection is answered at once, from the last rendering (at most 1 s old)
-  const last = seen[seen.length - 1].rendering
-  const other = await scrape()
-  expect(other.rendering === last || other.rendering === last + 1, `${other.rendering} after ${last}`).toBe(true)
-  expect(other.ms).toBeLessThan(1_000)
 
   // HEAD: the length of what GET answers, no body
   const head = await fetch(metrics, { method: "HEAD" })

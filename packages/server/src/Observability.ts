@@ -8,10 +8,9 @@ import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import type { HttpServerResponse } from "effect/http/HttpServerResponse"
 import * as HttpTraceContext from "effect/http/HttpTraceContext"
 import { createServer } from "node:http"
-import type { Socket } from "node:net"
 import { hostname } from "node:os"
 import * as ExportFailures from "./observability/ExportFailures.ts"
-import { type Exposition, ExpositionCache } from "./observability/ExpositionCache.ts"
+import { ExpositionCache } from "./observability/ExpositionCache.ts"
 import * as JsonLogger from "./observability/JsonLogger.ts"
 import * as ProcessMetrics from "./observability/ProcessMetrics.ts"
 import * as SpanRedaction from "./observability/SpanRedaction.ts"
@@ -140,8 +139,8 @@ export const layerTelemetry = (role: Role) =>
 /**
  * `GET /metrics` on METRICS_HOST:METRICS_PORT: samples the gauges read at scrape time (the cluster's
  * backlog, this runner's shards, the pool, the process), then writes every metric in Prometheus'
- * text format 0.0.4; the answer is at most 1 s old and shared by every scrape in that second, and a
- * connection that scrapes again within it waits for the next one (ExpositionCache.ts).
+ * text format 0.0.4; every answer is rendered after its scrape arrived, at most one rendering a second,
+ * shared by every scrape waiting for it (ExpositionCache.ts).
  * Anything else on that port is 404 (405 for another method on /metrics).
  */
 export const layerMetricsServer = Layer.effectDiscard(Effect.gen(function*() {
@@ -160,8 +159,6 @@ export const layerMetricsServer = Layer.effectDiscard(Effect.gen(function*() {
     now: () => Number(clock.monotonicTimeNanosUnsafe() / 1_000_000n),
     sleep: (millis) => Effect.runPromise(Effect.sleep(millis))
   })
-  // the rendering each connection was last sent: its next scrape gets a newer one
-  const sent = new WeakMap<Socket, Exposition>()
   const server = createServer((req, res) => {
     const path = (req.url ?? "").split("?")[0]
     if (path !== "/metrics") {
@@ -172,9 +169,8 @@ export const layerMetricsServer = Layer.effectDiscard(Effect.gen(function*() {
       res.writeHead(405, { allow: "GET, HEAD" }).end()
       return
     }
-    expositions.after(sent.get(req.socket)).then(
+    expositions.fresh().then(
       (exposition) => {
-        sent.set(req.socket, exposition)
         res.writeHead(200, {
           "content-type": contentType,
           "content-length": exposition.body.length,
