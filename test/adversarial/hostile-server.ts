@@ -198,7 +198,7 @@ if (import.meta.main) {
   }
   let handler: Handler
   if (name === "redirect") {
-    const elsewhere = await hostile((req, res, seen) => {
+    const elsewhere = await hostile((_req, res, seen) => {
       console.log(`the other origin was asked: ${seen.method} ${seen.url}`)
       answer(res, 200, usageJson)
     })
