@@ -197,7 +197,7 @@ ${
     return htmlResponse(document({ title: "Renders", signedIn: s.frame("Renders"), body }))
   })
 
-const options = (name: string, values: ReadonlyArray<string>, chosen: string | undefined) =>
+const options = (values: ReadonlyArray<string>, chosen: string | undefined) =>
   html`<option value=""${flag(chosen === undefined || chosen === "", "selected")}>Default</option>${
     values.map((v) => html`<option value="${v}"${flag(chosen === v, "selected")}>${v}</option>`)
   }`
@@ -206,16 +206,16 @@ const options = (name: string, values: ReadonlyArray<string>, chosen: string | u
 export const optionFields = (v: (name: string) => string) =>
   html`<div class="grid fields">
     <div class="field"><label for="r-style">Caption style</label><select id="r-style" name="caption_style">${
-    options("caption_style", Requests.captionStyles, v("caption_style"))
+    options(Requests.captionStyles, v("caption_style"))
   }</select></div>
     <div class="field"><label for="r-color">Text colour</label><select id="r-color" name="text_color">${
-    options("text_color", Requests.textColors, v("text_color"))
+    options(Requests.textColors, v("text_color"))
   }</select></div>
     <div class="field"><label for="r-size">Text size</label><select id="r-size" name="text_size">${
-    options("text_size", Requests.textSizes, v("text_size"))
+    options(Requests.textSizes, v("text_size"))
   }</select></div>
     <div class="field"><label for="r-class">Image class</label><select id="r-class" name="image_class" aria-describedby="r-class-hint">${
-    options("image_class", Requests.imageClasses, v("image_class"))
+    options(Requests.imageClasses, v("image_class"))
   }</select><span class="hint" id="r-class-hint">What the photo shows, which shapes the motion. Default: what the service saw in the photo (the Library says, once it has looked).</span></div>
   </div>
   <div class="checks">
