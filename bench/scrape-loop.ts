@@ -13,13 +13,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as http from "node:http"
-
-export interface Measured {
-  readonly requests: number
-  readonly seconds: number
-  readonly latenciesMs: Float64Array
-  readonly cpuSeconds: number | undefined
-}
+import type { Measured } from "./observability.ts"
 
 export interface Tools {
   readonly pollUrl: string
