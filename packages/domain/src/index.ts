@@ -1,5 +1,6 @@
 export * as Access from "./Access.ts"
 export * as ApiKeyToken from "./ApiKeyToken.ts"
+export * as Caller from "./Caller.ts"
 export * as Crc32 from "./Crc32.ts"
 export * as Cursor from "./Cursor.ts"
 export * as Errors from "./Errors.ts"
