@@ -52,7 +52,7 @@
  * the profile as window-<name>.txt, in the profile's clock, with the requests answered in each). On a shared 2-core VM the load
  * generator and the server compete for the same cores; compare within one run.
  */
-import { spawn, type ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type * as net from "node:net"
@@ -88,7 +88,10 @@ function run(root: string, args: Array<string>, env: NodeJS.ProcessEnv) {
     let err = ""
     child.stdout.on("data", (d) => (out += d))
     child.stderr.on("data", (d) => (err += d))
-    child.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.join(" ")} exited ${code}: ${err}`))))
+    child.on(
+      "exit",
+      (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.join(" ")} exited ${code}: ${err}`)))
+    )
   })
 }
 
@@ -125,7 +128,12 @@ const lastAnswered = new WeakMap<net.Socket, number>()
  * The load generator's client honours `Keep-Alive: timeout=N` as browsers and fetch do: Node's Agent
  * applies the hint (less a second) only when it has a timeout of its own, so it is given one.
  */
-const agentOptions = (sockets: number): http.AgentOptions => ({ keepAlive: true, maxSockets: sockets, maxFreeSockets: sockets, timeout: 120_000 })
+const agentOptions = (sockets: number): http.AgentOptions => ({
+  keepAlive: true,
+  maxSockets: sockets,
+  maxFreeSockets: sockets,
+  timeout: 120_000
+})
 
 const get = (agent: http.Agent, url: URL, headers: Record<string, string>) =>
   new Promise<{ status: number; body: string; failure?: SocketFailure }>((resolve) => {
@@ -181,7 +189,9 @@ async function transactions(): Promise<number | undefined> {
   await client.connect()
   try {
     await new Promise((r) => setTimeout(r, 1200)) // statistics are flushed at most once a second
-    const { rows } = await client.query("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()")
+    const { rows } = await client.query(
+      "SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()"
+    )
     return Number(rows[0].n)
   } finally {
     await client.end()
@@ -247,7 +257,12 @@ async function load(
   const cpuAtEnd = cpuSeconds(pid)
   const queriesAtEnd = await options.queries?.()
   // the window and the requests answered in it: profile-summary.ts gives µs per request from them
-  if (profDir) fs.writeFileSync(Path.join(profDir, `window-${name}.txt`), `${windowStart} ${monotonicMicros()} ${latencies.length}\n`)
+  if (profDir) {
+    fs.writeFileSync(
+      Path.join(profDir, `window-${name}.txt`),
+      `${windowStart} ${monotonicMicros()} ${latencies.length}\n`
+    )
+  }
   agent.destroy()
   const xactsAfter = options.transactions ? await transactions() : undefined
   if (!measuring) throw new Error("no request completed inside the measured window")
@@ -264,7 +279,9 @@ async function load(
     transactions: xactsBefore === undefined || xactsAfter === undefined
       ? undefined
       : (xactsAfter - xactsBefore) / (latencies.length * (1 + warmupSeconds / durationSeconds)),
-    roundTrips: queriesFrom === undefined || queriesAtEnd === undefined ? undefined : (queriesAtEnd - queriesFrom) / latencies.length,
+    roundTrips: queriesFrom === undefined || queriesAtEnd === undefined
+      ? undefined
+      : (queriesAtEnd - queriesFrom) / latencies.length,
     rssMiB: rssPeak
   }
 }
@@ -344,13 +361,25 @@ async function setup(root: string, dataDir: string, children: Array<ChildProcess
   const service = spawn(
     node,
     [
-      "--import", Path.join(import.meta.dirname, "loop-delay.ts"),
-      "--import", Path.join(import.meta.dirname, "query-log.ts"),
+      "--import",
+      Path.join(import.meta.dirname, "loop-delay.ts"),
+      "--import",
+      Path.join(import.meta.dirname, "query-log.ts"),
       Path.join(root, "packages/server/src/bin/start.ts")
     ],
     {
       cwd: root,
-      env: { ...env, P2V_TABLE_STATS_SECONDS: "20", BENCH_QUERY_LOG_PORT: String(queryLogPort), ...(profDir ? { BENCH_MAIN_PROF: Path.join(profDir, "main.cpuprofile"), BENCH_MAIN_HEAP: Path.join(profDir, "main.heapprofile") } : {}) },
+      env: {
+        ...env,
+        P2V_TABLE_STATS_SECONDS: "20",
+        BENCH_QUERY_LOG_PORT: String(queryLogPort),
+        ...(profDir
+          ? {
+            BENCH_MAIN_PROF: Path.join(profDir, "main.cpuprofile"),
+            BENCH_MAIN_HEAP: Path.join(profDir, "main.heapprofile")
+          }
+          : {})
+      },
       stdio: ["ignore", "pipe", "pipe"]
     }
   )
@@ -382,20 +411,38 @@ async function setup(root: string, dataDir: string, children: Array<ChildProcess
   service.stdout!.on("data", collect)
   service.stderr!.on("data", collect)
   // a Prometheus-like scraper for the whole run
-  const scraper = setInterval(() => void fetch(`http://127.0.0.1:${env.METRICS_PORT}/metrics`).then((r) => r.text()).catch(() => {}), 1000)
+  const scraper = setInterval(
+    () => void fetch(`http://127.0.0.1:${env.METRICS_PORT}/metrics`).then((r) => r.text()).catch(() => {}),
+    1000
+  )
   service.once("exit", () => clearInterval(scraper))
   const base = `http://127.0.0.1:${port}`
-  await waitFor(async () => {
-    if (service.exitCode !== null) throw new Error(`service exited:\n${serviceOutput}`)
-    return (await fetch(`${base}/readyz`)).status === 200
-  }, 120_000, "the service").catch((e) => {
+  await waitFor(
+    async () => {
+      if (service.exitCode !== null) throw new Error(`service exited:\n${serviceOutput}`)
+      return (await fetch(`${base}/readyz`)).status === 200
+    },
+    120_000,
+    "the service"
+  ).catch((e) => {
     throw new Error(`${e.message}\n${serviceOutput}`)
   })
   const ws = await adminJson(root, env, "workspace", "create", "--name", "Bench", "--plan", "custom")
   const keys = await Promise.all(Array.from({ length: keyCount }, () =>
     adminJson(
-      root, env, "key", "create", ws.id, "--scopes", "media:read,media:write,renders:create,renders:read",
-      "--reads-per-minute", "1000000", "--uploads-per-minute", "1000", "--creates-per-minute", "100000"
+      root,
+      env,
+      "key",
+      "create",
+      ws.id,
+      "--scopes",
+      "media:read,media:write,renders:create,renders:read",
+      "--reads-per-minute",
+      "1000000",
+      "--uploads-per-minute",
+      "1000",
+      "--creates-per-minute",
+      "100000"
     )))
   const secrets = keys.map((k) => k.secret as string)
   const auth = { authorization: `Bearer ${secrets[0]}` }
@@ -412,9 +459,14 @@ async function setup(root: string, dataDir: string, children: Array<ChildProcess
     mediaIds.push((await res.json()).id)
   }
   // photo classification runs on this machine's CPU after each upload: let it finish first
-  await waitFor(async () => (await adminJson(root, env, "media", "show", mediaIds[mediaIds.length - 1])).inferred !== null, 180_000, "classification")
+  await waitFor(
+    async () => (await adminJson(root, env, "media", "show", mediaIds[mediaIds.length - 1])).inferred !== null,
+    180_000,
+    "classification"
+  )
     .catch(() => console.error("(classification did not finish in 180 s; measuring anyway)"))
-  const queryLog = async <A>(command: string) => (await (await fetch(`http://127.0.0.1:${queryLogPort}/${command}`)).json()) as A
+  const queryLog = async <A>(command: string) =>
+    (await (await fetch(`http://127.0.0.1:${queryLogPort}/${command}`)).json()) as A
   return { root, base, env, service, secrets, mediaIds, tableStats: () => lastTables, loopDelay, queryLog }
 }
 
@@ -476,13 +528,15 @@ function startMixed(s: Setup, initialRenders: ReadonlyArray<string>) {
         const t0 = performance.now()
         const w = window
         outstanding++
-        track(get(agent, new URL(`/api/v1/renders/${id}`, base), headers).then(({ body, failure, status: code }) => {
-          outstanding--
-          w.latencies.push(performance.now() - t0)
-          if (failure !== undefined) w.socketFailures.push(failure)
-          else if (code !== 200) w.errors++
-          else status.set(id, JSON.parse(body).status)
-        }))
+        track(
+          get(agent, new URL(`/api/v1/renders/${id}`, base), headers).then(({ body, failure, status: code }) => {
+            outstanding--
+            w.latencies.push(performance.now() - t0)
+            if (failure !== undefined) w.socketFailures.push(failure)
+            else if (code !== 200) w.errors++
+            else status.set(id, JSON.parse(body).status)
+          })
+        )
       }
     }
     const first = setTimeout(tick, Math.random() * pollEveryMs)
@@ -502,7 +556,12 @@ function startMixed(s: Setup, initialRenders: ReadonlyArray<string>) {
         const t0 = performance.now()
         const w = window
         try {
-          const id = await createRender(s.base, s.secrets[n % s.secrets.length], s.mediaIds[n % s.mediaIds.length], `Bench caption number ${n}`)
+          const id = await createRender(
+            s.base,
+            s.secrets[n % s.secrets.length],
+            s.mediaIds[n % s.mediaIds.length],
+            `Bench caption number ${n}`
+          )
           w.creates.push(performance.now() - t0)
           pool.push(id)
           if (pool.length > clientCount * rendersPerClient) pool.shift()
@@ -553,7 +612,9 @@ const summary = (w: MixedWindow, seconds: number) => {
 
 const startMixedRenders = async (s: Setup, count: number) => {
   const ids: Array<string> = []
-  for (let i = 0; i < count; i++) ids.push(await createRender(s.base, s.secrets[i % s.secrets.length], s.mediaIds[i % s.mediaIds.length], ""))
+  for (let i = 0; i < count; i++) {
+    ids.push(await createRender(s.base, s.secrets[i % s.secrets.length], s.mediaIds[i % s.mediaIds.length], ""))
+  }
   return ids
 }
 
@@ -600,12 +661,16 @@ async function prepare(label: string, root: string, dataDir: string, children: A
   const auth = { authorization: `Bearer ${s.secrets[0]}` }
   // the poll target: one render, completed (its document no longer changes)
   const renderId = await createRender(s.base, s.secrets[0], s.mediaIds[0], "A poll target")
-  await waitFor(async () => {
-    const res = await fetch(`${s.base}/api/v1/renders/${renderId}`, { headers: auth })
-    const doc = await res.json()
-    if (doc.status === "failed" || doc.status === "canceled") throw new Error(`the poll target ended ${doc.status}`)
-    return doc.status === "completed"
-  }, 300_000, "the poll target render")
+  await waitFor(
+    async () => {
+      const res = await fetch(`${s.base}/api/v1/renders/${renderId}`, { headers: auth })
+      const doc = await res.json()
+      if (doc.status === "failed" || doc.status === "canceled") throw new Error(`the poll target ended ${doc.status}`)
+      return doc.status === "completed"
+    },
+    300_000,
+    "the poll target render"
+  )
   const endpoints = [
     { name: "media", label: "GET /api/v1/media?limit=25", path: "/api/v1/media?limit=25" },
     { name: "poll", label: "GET /api/v1/renders/{id}", path: `/api/v1/renders/${renderId}` },
@@ -626,7 +691,10 @@ async function prepare(label: string, root: string, dataDir: string, children: A
 /** A bare server process (`--bare` from memory, or `--bare-pg` with the target's statements), started and ready. */
 async function startBare(kind: "--bare" | "--bare-pg", specFile: string, children: Array<ChildProcess>) {
   const port = await freePort()
-  const child = spawn(node, [import.meta.filename, kind, String(port), specFile], { cwd: root, stdio: ["ignore", "pipe", "inherit"] })
+  const child = spawn(node, [import.meta.filename, kind, String(port), specFile], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"]
+  })
   children.push(child)
   await new Promise<void>((resolve, reject) => {
     child.stdout!.once("data", () => resolve())
@@ -637,7 +705,11 @@ async function startBare(kind: "--bare" | "--bare-pg", specFile: string, childre
 }
 
 const failuresText = (fs: ReadonlyArray<SocketFailure>) =>
-  fs.slice(0, 5).map((f) => `${f.code} on a ${f.reused ? "reused" : "new"} socket${f.idleMs === undefined ? "" : ` idle ${f.idleMs.toFixed(0)} ms`}`).join("; ") +
+  fs.slice(0, 5).map((f) =>
+    `${f.code} on a ${f.reused ? "reused" : "new"} socket${
+      f.idleMs === undefined ? "" : ` idle ${f.idleMs.toFixed(0)} ms`
+    }`
+  ).join("; ") +
   (fs.length > 5 ? `; … ${fs.length - 5} more` : "")
 
 async function main() {
@@ -648,8 +720,12 @@ async function main() {
   const children: Array<ChildProcess> = []
   const stopAll = () => stopChildren(children, dataDir)
   try {
-    const targets: Array<Target> = [await prepare(beforeRoot === undefined ? "service" : "after", root, Path.join(dataDir, "after"), children)]
-    if (beforeRoot !== undefined) targets.push(await prepare("before", beforeRoot, Path.join(dataDir, "before"), children))
+    const targets: Array<Target> = [
+      await prepare(beforeRoot === undefined ? "service" : "after", root, Path.join(dataDir, "after"), children)
+    ]
+    if (beforeRoot !== undefined) {
+      targets.push(await prepare("before", beforeRoot, Path.join(dataDir, "before"), children))
+    }
     const main = targets[0]
 
     // the bare servers: from memory (this tree's bodies), and with each target's statements on its own database
@@ -660,7 +736,14 @@ async function main() {
     for (const t of targets) {
       const spec: BarePgSpec = {
         connection: await t.s.queryLog("connection"),
-        routes: Object.fromEntries(t.endpoints.map((e) => [new URL(e.path, t.s.base).pathname, { body: t.bodies[new URL(e.path, t.s.base).pathname], statements: t.statements[e.name] }]))
+        routes: Object.fromEntries(
+          t.endpoints.map((
+            e
+          ) => [new URL(e.path, t.s.base).pathname, {
+            body: t.bodies[new URL(e.path, t.s.base).pathname],
+            statements: t.statements[e.name]
+          }])
+        )
       }
       const specFile = Path.join(dataDir, `bare-pg-${t.label}.json`)
       fs.writeFileSync(specFile, JSON.stringify(spec))
@@ -675,15 +758,32 @@ async function main() {
         for (const t of targets) {
           const te = t.endpoints.find((x) => x.name === e.name)!
           const auth = { authorization: `Bearer ${t.s.secrets[0]}` }
-          add(`${t.label} ${e.name}`, await load(`${t.label}-${e.name}`, `${t.s.base}${te.path}`, auth, t.s.service.pid, { transactions: true, queries: () => t.s.queryLog("count") }))
+          add(
+            `${t.label} ${e.name}`,
+            await load(`${t.label}-${e.name}`, `${t.s.base}${te.path}`, auth, t.s.service.pid, {
+              transactions: true,
+              queries: () => t.s.queryLog("count")
+            })
+          )
         }
         add(`bare ${e.name}`, await load(`bare-${e.name}`, `${bare.base}${e.path}`, {}, bare.child.pid))
         for (const t of targets) {
           const te = t.endpoints.find((x) => x.name === e.name)!
-          add(`bare+pg ${t.label} ${e.name}`, await load(`bare-pg-${t.label}-${e.name}`, `${barePg[t.label].base}${te.path}`, {}, barePg[t.label].child.pid, { queries: barePg[t.label].queries }))
+          add(
+            `bare+pg ${t.label} ${e.name}`,
+            await load(
+              `bare-pg-${t.label}-${e.name}`,
+              `${barePg[t.label].base}${te.path}`,
+              {},
+              barePg[t.label].child.pid,
+              { queries: barePg[t.label].queries }
+            )
+          )
         }
       }
-      for (const t of targets) add(`${t.label} healthz`, await load(`${t.label}-healthz`, `${t.s.base}/healthz`, {}, t.s.service.pid))
+      for (const t of targets) {
+        add(`${t.label} healthz`, await load(`${t.label}-healthz`, `${t.s.base}/healthz`, {}, t.s.service.pid))
+      }
       add("bare healthz", await load("bare-healthz", `${bare.base}/healthz`, {}, bare.child.pid))
     }
     bare.child.kill("SIGTERM")
@@ -716,7 +816,11 @@ async function main() {
         fs.writeFileSync(Path.join(profDir, "window-mixed.txt"), `${mixedFromMicros} ${monotonicMicros()}\n`)
         // the main thread's profile is written on SIGUSR2 (bench/loop-delay.ts)
         t.s.service.kill("SIGUSR2")
-        await waitFor(async () => fs.existsSync(Path.join(profDir, "main.cpuprofile")), 30_000, "the main thread's profile")
+        await waitFor(
+          async () => fs.existsSync(Path.join(profDir, "main.cpuprofile")),
+          30_000,
+          "the main thread's profile"
+        )
       }
       await mixed.stop()
       mixes.push({ label: t.label, mix, loop, rss })
@@ -724,18 +828,30 @@ async function main() {
 
     // report
     const loadavg = os.loadavg().map((x) => x.toFixed(2)).join(" ")
-    console.log(`bench:api  ${connections} keep-alive connections, closed loop, ${warmupSeconds} s warm-up + ${durationSeconds} s measured each, ${rounds} round(s) alternating`)
-    console.log(`           ${os.cpus().length} CPUs, node ${process.version}, database: ${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded PostgreSQL"}, load average now ${loadavg}`)
+    console.log(
+      `bench:api  ${connections} keep-alive connections, closed loop, ${warmupSeconds} s warm-up + ${durationSeconds} s measured each, ${rounds} round(s) alternating`
+    )
+    console.log(
+      `           ${os.cpus().length} CPUs, node ${process.version}, database: ${
+        process.env.DATABASE_URL ? "DATABASE_URL" : "embedded PostgreSQL"
+      }, load average now ${loadavg}`
+    )
     console.log(`           metrics on (/metrics scraped every second); traces off`)
     if (beforeRoot !== undefined) console.log(`           after: ${root}   before: ${beforeRoot}`)
     console.log("")
     console.log(
-      `${"".padEnd(44)}${"req/s".padStart(9)}${"p50 ms".padStart(9)}${"p99 ms".padStart(9)}${"requests".padStart(10)}${"non-200".padStart(9)}${"socket".padStart(8)}${"CPU ms/req".padStart(12)}${"db trips".padStart(10)}${"RSS MiB".padStart(9)}`
+      `${"".padEnd(44)}${"req/s".padStart(9)}${"p50 ms".padStart(9)}${"p99 ms".padStart(9)}${"requests".padStart(10)}${
+        "non-200".padStart(9)
+      }${"socket".padStart(8)}${"CPU ms/req".padStart(12)}${"db trips".padStart(10)}${"RSS MiB".padStart(9)}`
     )
     const line = (label: string, r: Result) =>
       console.log(
-        `${label.padEnd(44)}${(r.requests / r.seconds).toFixed(0).padStart(9)}${quantile(r.latenciesMs, 0.5).toFixed(2).padStart(9)}${quantile(r.latenciesMs, 0.99).toFixed(2).padStart(9)}` +
-          `${String(r.requests).padStart(10)}${String(r.errors).padStart(9)}${String(r.socketFailures.length).padStart(8)}` +
+        `${label.padEnd(44)}${(r.requests / r.seconds).toFixed(0).padStart(9)}${
+          quantile(r.latenciesMs, 0.5).toFixed(2).padStart(9)
+        }${quantile(r.latenciesMs, 0.99).toFixed(2).padStart(9)}` +
+          `${String(r.requests).padStart(10)}${String(r.errors).padStart(9)}${
+            String(r.socketFailures.length).padStart(8)
+          }` +
           `${(r.cpuSeconds === undefined ? "-" : ((r.cpuSeconds * 1000) / r.requests).toFixed(3)).padStart(12)}` +
           `${(r.roundTrips === undefined ? "-" : r.roundTrips.toFixed(2)).padStart(10)}` +
           `${(r.rssMiB === undefined ? "-" : r.rssMiB.toFixed(0)).padStart(9)}`
@@ -753,7 +869,12 @@ async function main() {
         if (a.socketFailures.length > 0) console.log(`  socket failures: ${failuresText(a.socketFailures)}`)
         if (a.errors > 0 || a.socketFailures.length > 0) failed = true
       }
-      line(`  bare node:http, same ${Buffer.byteLength(main.bodies[new URL(e.path, main.s.base).pathname])} bytes from memory`, b)
+      line(
+        `  bare node:http, same ${
+          Buffer.byteLength(main.bodies[new URL(e.path, main.s.base).pathname])
+        } bytes from memory`,
+        b
+      )
       console.log("")
     }
     const bh = r("bare healthz")
@@ -764,7 +885,9 @@ async function main() {
     }
     line("  bare node:http, same bytes", bh)
     console.log("")
-    console.log(`statements per request (recorded from the service; the bare+pg server runs them, with these parameters):`)
+    console.log(
+      `statements per request (recorded from the service; the bare+pg server runs them, with these parameters):`
+    )
     for (const t of targets) {
       for (const e of t.endpoints) {
         console.log(`  ${t.label} ${e.name}: ${t.statements[e.name].length}`)
@@ -774,18 +897,26 @@ async function main() {
     console.log("")
     for (const { label, loop, mix, rss } of mixes) {
       console.log(
-        `mixed (${label}): ${clientCount} clients x ${rendersPerClient} renders every ${pollEveryMs / 1000} s over ${keyCount} keys, ${mixedSeconds} s, renders executing`
+        `mixed (${label}): ${clientCount} clients x ${rendersPerClient} renders every ${
+          pollEveryMs / 1000
+        } s over ${keyCount} keys, ${mixedSeconds} s, renders executing`
       )
       console.log(
-        `  polls ${mix.requests} (${mix.rps.toFixed(0)}/s)  p50 ${mix.p50.toFixed(2)} ms  p99 ${mix.p99.toFixed(2)} ms  max ${mix.max.toFixed(2)} ms` +
+        `  polls ${mix.requests} (${mix.rps.toFixed(0)}/s)  p50 ${mix.p50.toFixed(2)} ms  p99 ${
+          mix.p99.toFixed(2)
+        } ms  max ${mix.max.toFixed(2)} ms` +
           `  non-200 ${mix.errors}  socket failures ${mix.socketFailures.length}  ticks skipped (client still waiting) ${mix.skipped}`
       )
       if (mix.socketFailures.length > 0) console.log(`  socket failures: ${failuresText(mix.socketFailures)}`)
-      console.log(`  captioned creates ${mix.creates}  p50 ${mix.createP50.toFixed(2)} ms  p99 ${mix.createP99.toFixed(2)} ms`)
+      console.log(
+        `  captioned creates ${mix.creates}  p50 ${mix.createP50.toFixed(2)} ms  p99 ${mix.createP99.toFixed(2)} ms`
+      )
       if (rss) console.log(`  service RSS ${rss.peak.toFixed(0)} MiB at most, ${rss.end.toFixed(0)} MiB at the end`)
       if (loop) {
         console.log(
-          `  service main thread: event-loop delay worst 1-s p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms;` +
+          `  service main thread: event-loop delay worst 1-s p99 ${loop.p99.toFixed(1)} ms, max ${
+            loop.max.toFixed(1)
+          } ms;` +
             ` GC ${loop.gcMsPerS.toFixed(1)} ms/s, longest pause ${loop.gcMax.toFixed(1)} ms`
         )
       }
@@ -793,7 +924,9 @@ async function main() {
     }
 
     // 7. observability's cost: the service alone again, under each configuration in turn
-    if (beforeRoot === undefined && process.env.BENCH_OBSERVABILITY !== "0") await measureObservability(main.s, main.renderId)
+    if (beforeRoot === undefined && process.env.BENCH_OBSERVABILITY !== "0") {
+      await measureObservability(main.s, main.renderId)
+    }
     if (failed) process.exitCode = 1
   } finally {
     await stopAll()
@@ -807,8 +940,14 @@ async function soak(minutes: number) {
     const s = await setup(root, dataDir, children)
     const pid = s.service.pid
     const mixed = startMixed(s, await startMixedRenders(s, mixedRenders))
-    console.log(`bench:soak  ${minutes} min of ${clientCount} clients x ${rendersPerClient} renders every ${pollEveryMs / 1000} s over ${s.secrets.length} keys, renders executing`)
-    console.log(`minute  RSS MiB    polls     p50 ms    p99 ms  non-200  socket  skipped  creates  load avg   per-key tables`)
+    console.log(
+      `bench:soak  ${minutes} min of ${clientCount} clients x ${rendersPerClient} renders every ${
+        pollEveryMs / 1000
+      } s over ${s.secrets.length} keys, renders executing`
+    )
+    console.log(
+      `minute  RSS MiB    polls     p50 ms    p99 ms  non-200  socket  skipped  creates  load avg   per-key tables`
+    )
     console.log(`     0  ${(rssMiB(pid) ?? NaN).toFixed(1).padStart(7)}`)
     mixed.take()
     let errors = 0
@@ -819,7 +958,11 @@ async function soak(minutes: number) {
       if (w.socketFailures.length > 0) console.log(`  socket failures: ${failuresText(w.socketFailures)}`)
       console.log(
         `${String(m).padStart(6)}  ${(rssMiB(pid) ?? NaN).toFixed(1).padStart(7)}  ${String(w.requests).padStart(7)}` +
-          `${fmt(w.p50)}${fmt(w.p99)}  ${String(w.errors).padStart(7)}  ${String(w.socketFailures.length).padStart(6)}  ${String(w.skipped).padStart(7)}  ${String(w.creates).padStart(7)}  ${os.loadavg()[0].toFixed(2).padStart(8)}   ${s.tableStats() ?? "-"}`
+          `${fmt(w.p50)}${fmt(w.p99)}  ${String(w.errors).padStart(7)}  ${
+            String(w.socketFailures.length).padStart(6)
+          }  ${String(w.skipped).padStart(7)}  ${String(w.creates).padStart(7)}  ${
+            os.loadavg()[0].toFixed(2).padStart(8)
+          }   ${s.tableStats() ?? "-"}`
       )
     }
     await mixed.stop()
@@ -846,8 +989,10 @@ const pathOnly = (url: string | undefined) => {
 
 if (process.argv[2] === "--bare") {
   const port = Number(process.argv[3])
-  const bodies = new Map(Object.entries(JSON.parse(fs.readFileSync(process.argv[4], "utf8")) as Record<string, string>)
-    .map(([path, body]) => [path, Buffer.from(body)]))
+  const bodies = new Map(
+    Object.entries(JSON.parse(fs.readFileSync(process.argv[4], "utf8")) as Record<string, string>)
+      .map(([path, body]) => [path, Buffer.from(body)])
+  )
   const server = http.createServer((req, res) => {
     const body = req.method === "GET" ? bodies.get(pathOnly(req.url)) : undefined
     if (body !== undefined) {
@@ -869,10 +1014,12 @@ if (process.argv[2] === "--bare") {
   const int8AsNumber = new pg.TypeOverrides()
   int8AsNumber.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v))
   const pool = new pg.Pool({ ...spec.connection, max: 20, types: int8AsNumber })
-  const routes = new Map(Object.entries(spec.routes).map(([path, r]) => [path, {
-    body: Buffer.from(r.body),
-    statements: r.statements.map((q) => ({ text: q.text, values: q.values.map(decode) }))
-  }]))
+  const routes = new Map(
+    Object.entries(spec.routes).map(([path, r]) => [path, {
+      body: Buffer.from(r.body),
+      statements: r.statements.map((q) => ({ text: q.text, values: q.values.map(decode) }))
+    }])
+  )
   let queries = 0
   let failedOnce = false
   const server = http.createServer(async (req, res) => {
@@ -907,8 +1054,17 @@ if (process.argv[2] === "--bare") {
     const s = await setup(root, dataDir, children, 1)
     const auth = { authorization: `Bearer ${s.secrets[0]}` }
     const renderId = await createRender(s.base, s.secrets[0], s.mediaIds[0], "A poll target")
-    await waitFor(async () => (await (await fetch(`${s.base}/api/v1/renders/${renderId}`, { headers: auth })).json()).status === "completed", 300_000, "the poll target render")
-    console.log(`bench:api --observability  ${connections} keep-alive connections, closed loop, ${warmupSeconds} s warm-up + ${durationSeconds} s measured each; load average now ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`)
+    await waitFor(
+      async () =>
+        (await (await fetch(`${s.base}/api/v1/renders/${renderId}`, { headers: auth })).json()).status === "completed",
+      300_000,
+      "the poll target render"
+    )
+    console.log(
+      `bench:api --observability  ${connections} keep-alive connections, closed loop, ${warmupSeconds} s warm-up + ${durationSeconds} s measured each; load average now ${
+        os.loadavg().map((x) => x.toFixed(2)).join(" ")
+      }`
+    )
     await measureObservability(s, renderId)
   } finally {
     await stopChildren(children, dataDir)
@@ -920,8 +1076,17 @@ if (process.argv[2] === "--bare") {
     const s = await setup(root, dataDir, children, 1)
     const auth = { authorization: `Bearer ${s.secrets[0]}` }
     const renderId = await createRender(s.base, s.secrets[0], s.mediaIds[0], "A poll target")
-    await waitFor(async () => (await (await fetch(`${s.base}/api/v1/renders/${renderId}`, { headers: auth })).json()).status === "completed", 300_000, "the poll target render")
-    console.log(`bench:api --scrape-loop  GET /api/v1/renders/{id}, ${connections} keep-alive connections, closed loop, ${warmupSeconds} s warm-up + ${durationSeconds} s measured each; ${os.cpus().length} CPUs, load average now ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`)
+    await waitFor(
+      async () =>
+        (await (await fetch(`${s.base}/api/v1/renders/${renderId}`, { headers: auth })).json()).status === "completed",
+      300_000,
+      "the poll target render"
+    )
+    console.log(
+      `bench:api --scrape-loop  GET /api/v1/renders/{id}, ${connections} keep-alive connections, closed loop, ${warmupSeconds} s warm-up + ${durationSeconds} s measured each; ${os.cpus().length} CPUs, load average now ${
+        os.loadavg().map((x) => x.toFixed(2)).join(" ")
+      }`
+    )
     await scrapeLoopCost({
       pollUrl: `${s.base}/api/v1/renders/${renderId}`,
       metricsUrl: `http://127.0.0.1:${s.env.METRICS_PORT}/metrics`,
@@ -937,7 +1102,9 @@ if (process.argv[2] === "--bare") {
 } else if (process.argv[2] === "--soak") {
   const i = process.argv.indexOf("--minutes")
   const minutes = i === -1 ? 10 : Number(process.argv[i + 1])
-  if (!Number.isInteger(minutes) || minutes < 1) throw new Error("--minutes takes a whole number of minutes, at least 1")
+  if (!Number.isInteger(minutes) || minutes < 1) {
+    throw new Error("--minutes takes a whole number of minutes, at least 1")
+  }
   await soak(minutes)
 } else {
   await main()

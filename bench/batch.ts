@@ -23,7 +23,9 @@ const node = process.execPath
 const photoCount = Number(process.env.BENCH_PHOTOS ?? 24)
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? "1,2,4").split(",").map(Number)
 const renderSeconds = process.env.BENCH_RENDER_SECONDS ?? "1"
-const externalDb = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== "" ? process.env.DATABASE_URL : undefined
+const externalDb = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== ""
+  ? process.env.DATABASE_URL
+  : undefined
 
 const run = (file: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
@@ -40,7 +42,6 @@ const admin = async (env: NodeJS.ProcessEnv, ...args: Array<string>) => {
   if (r.code !== 0) throw new Error(`admin ${args.join(" ")}: ${r.stderr}`)
   return JSON.parse(r.stdout)
 }
-
 
 const work = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-bench-batch-"))
 fs.chmodSync(work, 0o755) // the embedded postgres' uid must traverse it when we run as root
@@ -65,26 +66,59 @@ const env: NodeJS.ProcessEnv = {
   RENDER_SECONDS: renderSeconds,
   ...(externalDb !== undefined ? { DATABASE_URL: await freshDatabase(externalDb) } : {})
 }
-const service = spawn(node, [Path.join(root, "packages/server/src/bin/start.ts")], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+const service = spawn(node, [Path.join(root, "packages/server/src/bin/start.ts")], {
+  cwd: root,
+  env,
+  stdio: ["ignore", "pipe", "pipe"]
+})
 let output = ""
 service.stdout.on("data", (d) => (output += d))
 service.stderr.on("data", (d) => (output += d))
 const baseUrl = `http://127.0.0.1:${port}`
 try {
-  await waitFor(async () => {
-    if (service.exitCode !== null) throw new Error(`the service exited:\n${output}`)
-    return (await fetch(`${baseUrl}/readyz`)).status === 200
-  }, 120_000, "the service")
+  await waitFor(
+    async () => {
+      if (service.exitCode !== null) throw new Error(`the service exited:\n${output}`)
+      return (await fetch(`${baseUrl}/readyz`)).status === 200
+    },
+    120_000,
+    "the service"
+  )
 
-  console.log(`p2v batch: ${photoCount} photos (640x480 JPEG), RENDER_SECONDS=${renderSeconds}, one service process, ${os.availableParallelism()} cores`)
+  console.log(
+    `p2v batch: ${photoCount} photos (640x480 JPEG), RENDER_SECONDS=${renderSeconds}, one service process, ${os.availableParallelism()} cores`
+  )
   console.log("concurrency  wall time  renders/min  mean s/photo")
   for (const concurrency of concurrencies) {
     const ws = await admin(env, "workspace", "create", "--name", `Bench ${concurrency}`, "--plan", "custom")
-    const key = await admin(env, "key", "create", ws.id, "--scopes", "media:read,media:write,renders:create,renders:read",
-      "--creates-per-minute", "100000", "--reads-per-minute", "100000", "--uploads-per-minute", "100000")
+    const key = await admin(
+      env,
+      "key",
+      "create",
+      ws.id,
+      "--scopes",
+      "media:read,media:write,renders:create,renders:read",
+      "--creates-per-minute",
+      "100000",
+      "--reads-per-minute",
+      "100000",
+      "--uploads-per-minute",
+      "100000"
+    )
     const out = Path.join(work, `out-${concurrency}`)
     const started = performance.now()
-    const r = await run(node, [Path.join(root, "packages/client/src/bin/p2v.ts"), "batch", photos, "--out", out, "--quote", "Measured, not guessed", "--concurrency", String(concurrency), "--json"], {
+    const r = await run(node, [
+      Path.join(root, "packages/client/src/bin/p2v.ts"),
+      "batch",
+      photos,
+      "--out",
+      out,
+      "--quote",
+      "Measured, not guessed",
+      "--concurrency",
+      String(concurrency),
+      "--json"
+    ], {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "/tmp",
       P2V_API_KEY: key.secret,
@@ -93,10 +127,14 @@ try {
     const seconds = (performance.now() - started) / 1000
     if (r.code !== 0) throw new Error(`p2v batch --concurrency ${concurrency} exited ${r.code}:\n${r.stderr}`)
     const result = JSON.parse(r.stdout)
-    if (result.counts.completed !== photoCount) throw new Error(`only ${result.counts.completed} of ${photoCount} completed`)
+    if (result.counts.completed !== photoCount) {
+      throw new Error(`only ${result.counts.completed} of ${photoCount} completed`)
+    }
     const mean = result.entries.reduce((n: number, e: { seconds: number }) => n + e.seconds, 0) / photoCount
     console.log(
-      `${String(concurrency).padStart(11)}  ${`${seconds.toFixed(1)} s`.padStart(9)}  ${(photoCount / (seconds / 60)).toFixed(1).padStart(11)}  ${mean.toFixed(1).padStart(12)}`
+      `${String(concurrency).padStart(11)}  ${`${seconds.toFixed(1)} s`.padStart(9)}  ${
+        (photoCount / (seconds / 60)).toFixed(1).padStart(11)
+      }  ${mean.toFixed(1).padStart(12)}`
     )
   }
 } finally {

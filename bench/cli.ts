@@ -45,7 +45,11 @@ interface Sample {
 const sample = (command: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
   new Promise<Sample>((resolve) => {
     const started = performance.now()
-    const child = spawn("/usr/bin/time", ["-f", "%M", "-o", timeFile, ...command], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn("/usr/bin/time", ["-f", "%M", "-o", timeFile, ...command], {
+      cwd: root,
+      env,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d) => (stdout += d))
@@ -81,24 +85,41 @@ const serviceEnv: NodeJS.ProcessEnv = {
   DATA_DIR: Path.join(work, "data"),
   ...(adminUrl !== undefined ? { DATABASE_URL: await freshDatabase(adminUrl) } : {})
 }
-const service = spawn(node, [Path.join(root, "packages/server/src/bin/start.ts")], { cwd: root, env: serviceEnv, stdio: ["ignore", "pipe", "pipe"] })
+const service = spawn(node, [Path.join(root, "packages/server/src/bin/start.ts")], {
+  cwd: root,
+  env: serviceEnv,
+  stdio: ["ignore", "pipe", "pipe"]
+})
 let output = ""
 service.stdout.on("data", (d) => (output += d))
 service.stderr.on("data", (d) => (output += d))
 const baseUrl = `http://127.0.0.1:${port}`
 try {
-  await waitFor(async () => {
-    if (service.exitCode !== null) throw new Error(`the service exited:\n${output}`)
-    return (await fetch(`${baseUrl}/readyz`)).status === 200
-  }, 120_000, "the service")
+  await waitFor(
+    async () => {
+      if (service.exitCode !== null) throw new Error(`the service exited:\n${output}`)
+      return (await fetch(`${baseUrl}/readyz`)).status === 200
+    },
+    120_000,
+    "the service"
+  )
   const admin = (...args: Array<string>) => {
-    const r = spawnSync(node, [Path.join(root, "packages/server/src/bin/admin.ts"), ...args], { cwd: root, env: serviceEnv, encoding: "utf8" })
+    const r = spawnSync(node, [Path.join(root, "packages/server/src/bin/admin.ts"), ...args], {
+      cwd: root,
+      env: serviceEnv,
+      encoding: "utf8"
+    })
     if (r.status !== 0) throw new Error(`admin ${args.join(" ")}: ${r.stderr}`)
     return JSON.parse(r.stdout)
   }
   const workspace = admin("workspace", "create", "--name", "Bench", "--plan", "studio")
   const key = admin("key", "create", workspace.id, "--scopes", "renders:read")
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", P2V_API_KEY: key.secret, P2V_BASE_URL: baseUrl }
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "/tmp",
+    P2V_API_KEY: key.secret,
+    P2V_BASE_URL: baseUrl
+  }
 
   const standalone = Path.join(root, "packages/client/standalone/p2v")
   const subjects: Array<{ readonly name: string; readonly command: ReadonlyArray<string> }> = [
@@ -116,13 +137,19 @@ try {
   ]
 
   const baseline = await measure([node, "-e", "0"], env)
-  console.log(`p2v start-up: medians of ${runs} runs after a warm-up; Node ${process.version}, ${os.availableParallelism()} cores`)
+  console.log(
+    `p2v start-up: medians of ${runs} runs after a warm-up; Node ${process.version}, ${os.availableParallelism()} cores`
+  )
   const row = (what: string, m: { millis: number; rssMiB: number }, target = "") =>
-    console.log(`${what.padEnd(44)} ${m.millis.toFixed(1).padStart(8)} ms ${m.rssMiB.toFixed(1).padStart(7)} MiB  ${target}`)
+    console.log(
+      `${what.padEnd(44)} ${m.millis.toFixed(1).padStart(8)} ms ${m.rssMiB.toFixed(1).padStart(7)} MiB  ${target}`
+    )
   console.log(`${"".padEnd(44)} ${"wall".padStart(11)} ${"peak RSS".padStart(11)}  target`)
   row("node -e 0", baseline)
   for (const c of cases) {
-    for (const s of subjects) row(`p2v ${c.args.join(" ")}  (${s.name})`, await measure([...s.command, ...c.args], env), c.target)
+    for (const s of subjects) {
+      row(`p2v ${c.args.join(" ")}  (${s.name})`, await measure([...s.command, ...c.args], env), c.target)
+    }
   }
 } finally {
   service.kill("SIGTERM")

@@ -16,7 +16,12 @@ import * as HttpTimeouts from "../packages/server/src/HttpTimeouts.ts"
 if (process.argv[2] === "--server") {
   const server = http.createServer((_req, res) => res.end("ok"))
   if (process.argv[3] === "service") {
-    HttpTimeouts.apply(server, { headersMillis: 10_000, bodyMillis: 30_000, requestMillis: 180_000, keepAliveMillis: 5000 })
+    HttpTimeouts.apply(server, {
+      headersMillis: 10_000,
+      bodyMillis: 30_000,
+      requestMillis: 180_000,
+      keepAliveMillis: 5000
+    })
   }
   server.listen(0, "127.0.0.1", () => process.stdout.write(`${(server.address() as net.AddressInfo).port}\n`))
 } else {
@@ -29,7 +34,10 @@ if (process.argv[2] === "--server") {
             res.resume()
             res.on("end", () => done({ reused: req.reusedSocket, failure: undefined }))
           })
-          req.on("error", (e: NodeJS.ErrnoException) => done({ reused: req.reusedSocket, failure: e.code ?? e.message }))
+          req.on(
+            "error",
+            (e: NodeJS.ErrnoException) => done({ reused: req.reusedSocket, failure: e.code ?? e.message })
+          )
         })
       void get().then(() =>
         setTimeout(() =>
@@ -41,7 +49,9 @@ if (process.argv[2] === "--server") {
     })
   const sweep = (centreMs: number) => Array.from({ length: 81 }, (_, i) => centreMs - 40 + i)
   for (const mode of ["node-default", "service"] as const) {
-    const child = spawn(process.execPath, [import.meta.filename, "--server", mode], { stdio: ["ignore", "pipe", "inherit"] })
+    const child = spawn(process.execPath, [import.meta.filename, "--server", mode], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
     const port = Number(await new Promise<string>((resolve) => child.stdout.once("data", (d) => resolve(String(d)))))
     const closesAt = mode === "service" ? 10_000 : 6000
     for (const honours of [false, true]) {
@@ -49,9 +59,17 @@ if (process.argv[2] === "--server") {
       const failed = results.filter((r) => r.failure !== undefined)
       const reused = results.filter((r) => r.reused).length
       console.log(
-        `server ${mode.padEnd(12)} (advertises timeout=5, closes at ${closesAt / 1000} s)  client ${honours ? "honours" : "ignores"} the header:` +
-          ` ${results.length} second requests at ${closesAt - 40}–${closesAt + 40} ms idle, ${reused} on the kept socket, ${failed.length} failed at the socket` +
-          (failed.length === 0 ? "" : ` (${failed.map((f) => `${f.failure}${f.reused ? " reused" : ""} @${f.idleMs} ms`).slice(0, 6).join(", ")}${failed.length > 6 ? ", …" : ""})`)
+        `server ${mode.padEnd(12)} (advertises timeout=5, closes at ${closesAt / 1000} s)  client ${
+          honours ? "honours" : "ignores"
+        } the header:` +
+          ` ${results.length} second requests at ${closesAt - 40}–${
+            closesAt + 40
+          } ms idle, ${reused} on the kept socket, ${failed.length} failed at the socket` +
+          (failed.length === 0
+            ? ""
+            : ` (${
+              failed.map((f) => `${f.failure}${f.reused ? " reused" : ""} @${f.idleMs} ms`).slice(0, 6).join(", ")
+            }${failed.length > 6 ? ", …" : ""})`)
       )
     }
     child.kill()

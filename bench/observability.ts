@@ -57,7 +57,8 @@ export async function observabilityCost(t: Tools, rounds = Number(process.env.BE
       for (const c of order) {
         const port = await t.freePort()
         const metricsPort = await t.freePort()
-        const { METRICS_PORT: _metrics, OTEL_EXPORTER_OTLP_ENDPOINT: _otlp, OTEL_TRACES_SAMPLER: _sampler, ...base } = t.env
+        const { METRICS_PORT: _metrics, OTEL_EXPORTER_OTLP_ENDPOINT: _otlp, OTEL_TRACES_SAMPLER: _sampler, ...base } =
+          t.env
         const env: NodeJS.ProcessEnv = {
           ...base,
           PORT: String(port),
@@ -68,9 +69,19 @@ export async function observabilityCost(t: Tools, rounds = Number(process.env.BE
         }
         const service = await start(t, env, port)
         // a Prometheus-like scraper while the load runs
-        const scraping = c === "off" ? undefined : setInterval(() => void fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()).catch(() => {}), 1000)
+        const scraping = c === "off"
+          ? undefined
+          : setInterval(
+            () => void fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()).catch(() => {}),
+            1000
+          )
         try {
-          const r = await t.load(`observability-${c}-${round}`, `http://127.0.0.1:${port}${t.pollPath}`, t.auth, service.pid)
+          const r = await t.load(
+            `observability-${c}-${round}`,
+            `http://127.0.0.1:${port}${t.pollPath}`,
+            t.auth,
+            service.pid
+          )
           const previous = best.get(c)
           if (previous === undefined || r.requests > previous.requests) best.set(c, r)
           inRound.set(c, r.requests / r.seconds)
@@ -80,7 +91,9 @@ export async function observabilityCost(t: Tools, rounds = Number(process.env.BE
         }
       }
       perRound.push(inRound)
-      console.log(`  round ${round + 1}: ${configurations.map((c) => `${c} ${inRound.get(c)!.toFixed(0)} req/s`).join(", ")}`)
+      console.log(
+        `  round ${round + 1}: ${configurations.map((c) => `${c} ${inRound.get(c)!.toFixed(0)} req/s`).join(", ")}`
+      )
     }
   } finally {
     sink.close()
@@ -89,8 +102,14 @@ export async function observabilityCost(t: Tools, rounds = Number(process.env.BE
   const off = best.get("off")!
   const rps = (r: Measured) => r.requests / r.seconds
   console.log("")
-  console.log(`observability cost: GET /api/v1/renders/{id} (the poll), best of ${rounds} alternating rounds per configuration`)
-  console.log(`${"".padEnd(44)}${"req/s".padStart(10)}${"p50 ms".padStart(10)}${"p99 ms".padStart(10)}${"CPU ms/req".padStart(12)}${"vs off".padStart(10)}`)
+  console.log(
+    `observability cost: GET /api/v1/renders/{id} (the poll), best of ${rounds} alternating rounds per configuration`
+  )
+  console.log(
+    `${"".padEnd(44)}${"req/s".padStart(10)}${"p50 ms".padStart(10)}${"p99 ms".padStart(10)}${
+      "CPU ms/req".padStart(12)
+    }${"vs off".padStart(10)}`
+  )
   const labels: Record<Configuration, string> = {
     off: "off (no METRICS_PORT, no OTEL_*)",
     metrics: "metrics on (METRICS_PORT, scraped 1/s)",
@@ -101,27 +120,45 @@ export async function observabilityCost(t: Tools, rounds = Number(process.env.BE
     const cpu = r.cpuSeconds === undefined ? "-" : ((r.cpuSeconds * 1000) / r.requests).toFixed(3)
     const change = c === "off" ? "" : `${(((rps(r) - rps(off)) / rps(off)) * 100).toFixed(1)} %`
     console.log(
-      `${labels[c].padEnd(44)}${rps(r).toFixed(0).padStart(10)}${t.quantile(r.latenciesMs, 0.5).toFixed(2).padStart(10)}` +
+      `${labels[c].padEnd(44)}${rps(r).toFixed(0).padStart(10)}${
+        t.quantile(r.latenciesMs, 0.5).toFixed(2).padStart(10)
+      }` +
         `${t.quantile(r.latenciesMs, 0.99).toFixed(2).padStart(10)}${cpu.padStart(12)}${change.padStart(10)}`
     )
   }
   // the same comparison made within each round (the neighbours a round had, both sides had): the median
   const median = (xs: Array<number>) => xs.sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
   const paired = (c: Configuration) => median(perRound.map((r) => ((r.get(c)! - r.get("off")!) / r.get("off")!) * 100))
-  console.log(`  within each round, median change against that round's off: metrics ${paired("metrics").toFixed(1)} %, traces ${paired("traces").toFixed(1)} %`)
-  console.log(`  spans exported to the sink: ${(exported / 1024 / 1024).toFixed(1)} MiB of OTLP JSON; budgets: metrics ≤ 5 %, traces ≤ 15 %`)
+  console.log(
+    `  within each round, median change against that round's off: metrics ${paired("metrics").toFixed(1)} %, traces ${
+      paired("traces").toFixed(1)
+    } %`
+  )
+  console.log(
+    `  spans exported to the sink: ${
+      (exported / 1024 / 1024).toFixed(1)
+    } MiB of OTLP JSON; budgets: metrics ≤ 5 %, traces ≤ 15 %`
+  )
   return { off: rps(off), metrics: rps(best.get("metrics")!), traces: rps(best.get("traces")!) }
 }
 
 async function start(t: Tools, env: NodeJS.ProcessEnv, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [Path.join(t.root, "packages/server/src/bin/start.ts")], { cwd: t.root, env, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [Path.join(t.root, "packages/server/src/bin/start.ts")], {
+    cwd: t.root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   let output = ""
   child.stdout!.on("data", (d) => (output = (output + d).slice(-20_000)))
   child.stderr!.on("data", (d) => (output = (output + d).slice(-20_000)))
-  await t.waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`service exited:\n${output}`)
-    return (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200
-  }, 120_000, "the service").catch((e) => {
+  await t.waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`service exited:\n${output}`)
+      return (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200
+    },
+    120_000,
+    "the service"
+  ).catch((e) => {
     child.kill("SIGKILL")
     throw new Error(`${e.message}\n${output}`)
   })

@@ -194,7 +194,10 @@ if (isMainThread && port > 0) {
       Client: { prototype: { query: (...args: Array<unknown>) => unknown } }
     }
     const query = pg.Client.prototype.query
-    pg.Client.prototype.query = function(this: { connectionParameters?: Record<string, unknown> }, ...args: Array<unknown>) {
+    pg.Client.prototype.query = function(
+      this: { connectionParameters?: Record<string, unknown> },
+      ...args: Array<unknown>
+    ) {
       if (recording !== undefined && this.connectionParameters !== undefined) {
         const { database, host, password, port, user } = this.connectionParameters
         pgConnection = { database, host, password, port, user }
@@ -228,7 +231,9 @@ if (isMainThread && port > 0) {
         if (body[0] === 0x53) w.statements.delete(cstring(body, 1)[0])
         return
       case 0x70: // PasswordMessage: a cleartext password is the password
-        if (w.password === undefined && body.indexOf(0) === body.length - 1) w.password = body.toString("utf8", 0, body.length - 1)
+        if (w.password === undefined && body.indexOf(0) === body.length - 1) {
+          w.password = body.toString("utf8", 0, body.length - 1)
+        }
         return
       case 0x45: // Execute
       case 0x51: { // Query

@@ -21,12 +21,12 @@
  *
  * On a shared 2-core VM every figure depends on what else runs; compare within one run.
  */
-import { execFile, spawn, type ChildProcess } from "node:child_process"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { freePort, waitFor } from "../test/support/net.ts"
 import { importEmbeddedPostgres } from "../packages/cluster/src/database/EmbeddedPostgres.ts"
+import { freePort, waitFor } from "../test/support/net.ts"
 import { freshDatabase } from "./database.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
@@ -35,7 +35,9 @@ const createsPerCase = Number(process.env.BENCH_CREATES ?? 200)
 const batch = Number(process.env.BENCH_BATCH ?? 6)
 const renderSeconds = process.env.BENCH_RENDER_SECONDS ?? "8"
 const failoverRuns = Number(process.env.BENCH_FAILOVER_RUNS ?? 1)
-const externalDb = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== "" ? process.env.DATABASE_URL : undefined
+const externalDb = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== ""
+  ? process.env.DATABASE_URL
+  : undefined
 const quote60 = "Stars do not ask for permission to shine, and neither do you."
 
 // ---------------------------------------------------------------------------------------------
@@ -67,18 +69,26 @@ async function startProc(entry: "start" | "api" | "runner", env: Record<string, 
     PORT: String(port),
     ...env
   }
-  const child = spawn(node, [Path.join(root, `packages/server/src/bin/${entry}.ts`)], { cwd: root, env: fullEnv, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(node, [Path.join(root, `packages/server/src/bin/${entry}.ts`)], {
+    cwd: root,
+    env: fullEnv,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   let out = ""
   child.stdout!.on("data", (d) => (out += d))
   child.stderr!.on("data", (d) => (out += d))
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
   const proc: Proc = { child, baseUrl: `http://127.0.0.1:${port}`, env: fullEnv, output: () => out, exited }
   live.push(proc)
-  await waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`${entry} exited early:\n${out}`)
-    if (entry === "runner") return out.includes("cluster runner at")
-    return (await fetch(`${proc.baseUrl}/readyz`)).status === 200
-  }, 120_000, `${entry} to be ready`).catch((e) => {
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`${entry} exited early:\n${out}`)
+      if (entry === "runner") return out.includes("cluster runner at")
+      return (await fetch(`${proc.baseUrl}/readyz`)).status === 200
+    },
+    120_000,
+    `${entry} to be ready`
+  ).catch((e) => {
     throw new Error(`${(e as Error).message}\n${out.slice(-3000)}`)
   })
   return proc
@@ -94,18 +104,29 @@ async function stopProc(p: Proc, signal: NodeJS.Signals = "SIGTERM", graceMs = 3
 
 function adminCli(env: NodeJS.ProcessEnv, ...args: Array<string>) {
   return new Promise<any>((resolve, reject) => {
-    const child = spawn(node, [Path.join(root, "packages/server/src/bin/admin.ts"), ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(node, [Path.join(root, "packages/server/src/bin/admin.ts"), ...args], {
+      cwd: root,
+      env,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let out = ""
     let err = ""
     child.stdout.on("data", (d) => (out += d))
     child.stderr.on("data", (d) => (err += d))
-    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`admin ${args.join(" ")}: ${err}`))))
+    child.on(
+      "exit",
+      (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`admin ${args.join(" ")}: ${err}`)))
+    )
   })
 }
 
 const childCommands = (pid: number) =>
   new Promise<Array<string>>((resolve) =>
-    execFile("ps", ["--ppid", String(pid), "-o", "comm="], (_e, stdout) => resolve(stdout.split("\n").map((s) => s.trim()).filter(Boolean)))
+    execFile(
+      "ps",
+      ["--ppid", String(pid), "-o", "comm="],
+      (_e, stdout) => resolve(stdout.split("\n").map((s) => s.trim()).filter(Boolean))
+    )
   )
 const isEncoding = async (pid: number) => (await childCommands(pid)).some((c) => c.startsWith("ffmpeg"))
 
@@ -116,8 +137,18 @@ interface Client {
 
 async function account(proc: Proc, plan: Array<string>): Promise<Client> {
   const ws = await adminCli(proc.env, "workspace", "create", "--name", "Bench", "--plan", ...plan)
-  const key = await adminCli(proc.env, "key", "create", ws.id, "--scopes", "media:read,media:write,renders:create,renders:read",
-    "--creates-per-minute", "100000", "--reads-per-minute", "100000")
+  const key = await adminCli(
+    proc.env,
+    "key",
+    "create",
+    ws.id,
+    "--scopes",
+    "media:read,media:write,renders:create,renders:read",
+    "--creates-per-minute",
+    "100000",
+    "--reads-per-minute",
+    "100000"
+  )
   const auth = { authorization: `Bearer ${key.secret}` }
   const form = new FormData()
   form.append("file", new Blob([fs.readFileSync(Path.join(root, "test/fixtures/rocket.jpg"))]), "rocket.jpg")
@@ -141,7 +172,8 @@ async function account(proc: Proc, plan: Array<string>): Promise<Client> {
   return client
 }
 
-const pct = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+const pct = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
 const ms = (n: number) => `${n.toFixed(1)} ms`
 const s = (n: number) => `${(n / 1000).toFixed(1)} s`
 
@@ -154,14 +186,15 @@ async function singleProcessEnv(extra: Record<string, string>) {
   return { env, dataDir }
 }
 
-
 /**
  * Create latency in one runner state: `idle` (RENDER_TIMEOUT_SECONDS=0: every render ends
  * `render_timeout` the moment it is picked up, so nothing decodes or encodes beside the creates) or
  * `busy` (default settings: the creates queue hundreds of renders and one encodes the whole time).
  */
 async function createLatency(runner: "idle" | "busy") {
-  const { env, dataDir } = await singleProcessEnv(runner === "idle" ? { RENDER_TIMEOUT_SECONDS: "0" } : { RENDER_SECONDS: renderSeconds })
+  const { env, dataDir } = await singleProcessEnv(
+    runner === "idle" ? { RENDER_TIMEOUT_SECONDS: "0" } : { RENDER_SECONDS: renderSeconds }
+  )
   const proc = await startProc("start", env)
   try {
     const api = await account(proc, ["custom", "--included", "unlimited"])
@@ -185,10 +218,18 @@ async function createLatency(runner: "idle" | "busy") {
       [`caption (${[...quote60].length} chars)`, await measure({ quote: quote60 }, createsPerCase)]
     ]
     const encoding = runner === "busy" ? await isEncoding(proc.child.pid!) : false
-    console.log(`   runner ${runner}${runner === "busy" ? ` (a render ${encoding ? "still" : "no longer"} encoding at the end)` : ""}`)
+    console.log(
+      `   runner ${runner}${
+        runner === "busy" ? ` (a render ${encoding ? "still" : "no longer"} encoding at the end)` : ""
+      }`
+    )
     for (const [label, t] of rows) {
       const mean = t.reduce((a, b) => a + b, 0) / t.length
-      console.log(`     ${label.padEnd(24)} p50 ${ms(pct(t, 50)).padStart(9)}  p90 ${ms(pct(t, 90)).padStart(9)}  p99 ${ms(pct(t, 99)).padStart(9)}  max ${ms(t[t.length - 1]).padStart(9)}  mean ${ms(mean)}`)
+      console.log(
+        `     ${label.padEnd(24)} p50 ${ms(pct(t, 50)).padStart(9)}  p90 ${ms(pct(t, 90)).padStart(9)}  p99 ${
+          ms(pct(t, 99)).padStart(9)
+        }  max ${ms(t[t.length - 1]).padStart(9)}  mean ${ms(mean)}`
+      )
     }
   } finally {
     await stopProc(proc)
@@ -197,7 +238,11 @@ async function createLatency(runner: "idle" | "busy") {
 }
 
 async function benchCreateLatency() {
-  console.log(`\n1. create latency, ${createsPerCase} sequential POST /api/v1/renders each (single process, ${externalDb ? "DATABASE_URL" : "embedded PostgreSQL"})`)
+  console.log(
+    `\n1. create latency, ${createsPerCase} sequential POST /api/v1/renders each (single process, ${
+      externalDb ? "DATABASE_URL" : "embedded PostgreSQL"
+    })`
+  )
   await createLatency("idle")
   await createLatency("busy")
 }
@@ -230,9 +275,19 @@ async function benchThroughput() {
     const completed = [...ended.values()].filter((e) => e.status === "completed").length
     const each = ids.map((id) => ended.get(id)!.at - (started.get(id) ?? t0))
     const concurrency = Math.max(1, Math.floor(os.availableParallelism() / 2))
-    console.log(`\n2. throughput: ${batch} captioned renders of ${renderSeconds} s at RENDER_CONCURRENCY ${concurrency} (default on ${os.availableParallelism()} cores)`)
-    console.log(`   ${completed}/${batch} completed in ${s(elapsed)}  →  ${(completed / (elapsed / 60_000)).toFixed(2)} renders per minute`)
-    console.log(`   per render (processing → terminal, as polled every 0.5 s): mean ${s(each.reduce((a, b) => a + b, 0) / each.length)}, min ${s(Math.min(...each))}, max ${s(Math.max(...each))}`)
+    console.log(
+      `\n2. throughput: ${batch} captioned renders of ${renderSeconds} s at RENDER_CONCURRENCY ${concurrency} (default on ${os.availableParallelism()} cores)`
+    )
+    console.log(
+      `   ${completed}/${batch} completed in ${s(elapsed)}  →  ${
+        (completed / (elapsed / 60_000)).toFixed(2)
+      } renders per minute`
+    )
+    console.log(
+      `   per render (processing → terminal, as polled every 0.5 s): mean ${
+        s(each.reduce((a, b) => a + b, 0) / each.length)
+      }, min ${s(Math.min(...each))}, max ${s(Math.max(...each))}`
+    )
   } finally {
     await stopProc(proc)
     fs.rmSync(dataDir, { recursive: true, force: true })
@@ -278,7 +333,9 @@ async function benchFailover() {
     const apiProc = await startProc("api", env)
     procs.push(apiProc)
     const api = await account(apiProc, ["custom", "--included", "unlimited"])
-    console.log(`\n3. failover: kill -9 of the runner encoding a render (2 runners + api, RENDER_SECONDS ${renderSeconds}, shard lock 9 s, health check 5 s)`)
+    console.log(
+      `\n3. failover: kill -9 of the runner encoding a render (2 runners + api, RENDER_SECONDS ${renderSeconds}, shard lock 9 s, health check 5 s)`
+    )
     for (let run = 1; run <= failoverRuns; run++) {
       const runners = procs.filter((p) => p !== apiProc && p.child.exitCode === null && p.child.signalCode === null)
       while (runners.length < 2) {
@@ -291,12 +348,16 @@ async function benchFailover() {
       if (created.status !== 202) throw new Error(`create answered ${created.status} ${JSON.stringify(created.body)}`)
       const id = created.body.id as string
       let victim: Proc | undefined
-      await waitFor(async () => {
-        const flags = await Promise.all(runners.map((r) => isEncoding(r.child.pid!)))
-        const hits = runners.filter((_, i) => flags[i])
-        if (hits.length === 1) victim = hits[0]
-        return hits.length === 1
-      }, 180_000, "a runner to start encoding")
+      await waitFor(
+        async () => {
+          const flags = await Promise.all(runners.map((r) => isEncoding(r.child.pid!)))
+          const hits = runners.filter((_, i) => flags[i])
+          if (hits.length === 1) victim = hits[0]
+          return hits.length === 1
+        },
+        180_000,
+        "a runner to start encoding"
+      )
       const survivor = runners.find((r) => r !== victim)!
       await sleep(1_000) // mid-render, not at its first frame
       victim!.child.kill("SIGKILL")
@@ -309,7 +370,10 @@ async function benchFailover() {
       let final: any
       while (endedAt === undefined) {
         const r = (await api.get(`/api/v1/renders/${id}`)).body
-        if (movedAt === undefined && (Date.parse(r.updated_at) > Date.parse(frozen.updated_at) || r.status !== frozen.status)) movedAt = Date.now()
+        if (
+          movedAt === undefined &&
+          (Date.parse(r.updated_at) > Date.parse(frozen.updated_at) || r.status !== frozen.status)
+        ) movedAt = Date.now()
         if (encodingAt === undefined && (await isEncoding(survivor.child.pid!))) encodingAt = Date.now()
         if (["completed", "failed", "canceled"].includes(r.status)) {
           endedAt = Date.now()
@@ -319,8 +383,14 @@ async function benchFailover() {
         await sleep(200)
       }
       const usage = (await api.get("/api/v1/usage")).body
-      console.log(`   run ${run}: moved again after ${movedAt ? s(movedAt - killedAt) : "—"}; survivor encoding after ${encodingAt ? s(encodingAt - killedAt) : "— (not seen)"}; ` +
-        `${final.status} after ${s(endedAt - killedAt)}; charged ${usage.aesthetic_quotes.used} render(s) so far in this workspace (${run} created)`)
+      console.log(
+        `   run ${run}: moved again after ${movedAt ? s(movedAt - killedAt) : "—"}; survivor encoding after ${
+          encodingAt ? s(encodingAt - killedAt) : "— (not seen)"
+        }; ` +
+          `${final.status} after ${
+            s(endedAt - killedAt)
+          }; charged ${usage.aesthetic_quotes.used} render(s) so far in this workspace (${run} created)`
+      )
     }
   } finally {
     await Promise.all(procs.map((p) => stopProc(p, "SIGTERM", 20_000)))
@@ -330,7 +400,11 @@ async function benchFailover() {
 }
 
 const main = async () => {
-  console.log(`bench:renders on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"}), load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}, node ${process.version}`)
+  console.log(
+    `bench:renders on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"}), load average ${
+      os.loadavg().map((l) => l.toFixed(2)).join(" ")
+    }, node ${process.version}`
+  )
   const phases = (process.env.BENCH_PHASES ?? "latency,throughput,failover").split(",")
   if (phases.includes("latency")) await benchCreateLatency()
   if (phases.includes("throughput")) await benchThroughput()

@@ -38,7 +38,9 @@ interface Loop {
 
 /** Starts the scraping client; `stop` ends it and returns what it did. */
 async function startLoop(t: Tools, mode: Mode) {
-  const child = spawn(process.execPath, [import.meta.filename, t.metricsUrl, mode], { stdio: ["ignore", "pipe", "inherit"] })
+  const child = spawn(process.execPath, [import.meta.filename, t.metricsUrl, mode], {
+    stdio: ["ignore", "pipe", "inherit"]
+  })
   t.children.push(child)
   let out = ""
   child.stdout!.on("data", (d) => (out += d))
@@ -63,10 +65,16 @@ export async function scrapeLoopCost(t: Tools, rounds = Number(process.env.BENCH
   const rps = (m: Measured) => m.requests / m.seconds
   const cpu = (m: Measured) => m.cpuSeconds === undefined ? "-" : (m.cpuSeconds * 1000 / m.requests).toFixed(3)
   const headers = ["polls/s", "p99 ms", "CPU ms/poll", "ratio", "scrapes/s"]
-  console.log(`${"round".padEnd(7)}${"poll alone".padEnd(30)}${"+ loop on one keep-alive connection".padEnd(52)}+ loop, a new connection per scrape`)
+  console.log(
+    `${"round".padEnd(7)}${"poll alone".padEnd(30)}${
+      "+ loop on one keep-alive connection".padEnd(52)
+    }+ loop, a new connection per scrape`
+  )
   console.log(
     `${"".padEnd(7)}${headers.slice(0, 3).map((h) => h.padStart(10)).join("")}` +
-      `${[...headers, "body KiB"].map((h) => h.padStart(10)).join("").padEnd(52)}${headers.map((h) => h.padStart(10)).join("")}`
+      `${[...headers, "body KiB"].map((h) => h.padStart(10)).join("").padEnd(52)}${
+        headers.map((h) => h.padStart(10)).join("")
+      }`
   )
   for (let round = 0; round < rounds; round++) {
     // each round starts with the next kind, so none is always measured on a warmer (or busier) service
@@ -91,11 +99,18 @@ export async function scrapeLoopCost(t: Tools, rounds = Number(process.env.BENCH
       const { loop, m } = inRound.get(mode)!
       const base = [rps(m).toFixed(0), t.quantile(m.latenciesMs, 0.99).toFixed(2), cpu(m)]
       if (loop === undefined) return base
-      return [...base, (rps(m) / rps(alone)).toFixed(3), (loop.scrapes / loop.seconds).toFixed(1), ...(size ? [(loop.bytes / 1024).toFixed(0)] : [])]
+      return [
+        ...base,
+        (rps(m) / rps(alone)).toFixed(3),
+        (loop.scrapes / loop.seconds).toFixed(1),
+        ...(size ? [(loop.bytes / 1024).toFixed(0)] : [])
+      ]
     }
     console.log(
       `${String(round + 1).padEnd(7)}${cells("alone", false).map((c) => c.padStart(10)).join("")}` +
-        `${cells("keep-alive", true).map((c) => c.padStart(10)).join("").padEnd(52)}${cells("new-connection", false).map((c) => c.padStart(10)).join("")}`
+        `${cells("keep-alive", true).map((c) => c.padStart(10)).join("").padEnd(52)}${
+          cells("new-connection", false).map((c) => c.padStart(10)).join("")
+        }`
     )
   }
   const sum = (mode: Mode) => {
@@ -110,12 +125,28 @@ export async function scrapeLoopCost(t: Tools, rounds = Number(process.env.BENCH
   const ratio = (mode: Mode) => sum(mode) / sum("alone")
   console.log(
     `${"all".padEnd(7)}${sum("alone").toFixed(0).padStart(10)}${"".padStart(20)}` +
-      `${[sum("keep-alive").toFixed(0), "", "", ratio("keep-alive").toFixed(3), rate("keep-alive").toFixed(1)].map((c) => c.padStart(10)).join("").padEnd(52)}` +
-      `${[sum("new-connection").toFixed(0), "", "", ratio("new-connection").toFixed(3), rate("new-connection").toFixed(1)].map((c) => c.padStart(10)).join("")}`
+      `${
+        [sum("keep-alive").toFixed(0), "", "", ratio("keep-alive").toFixed(3), rate("keep-alive").toFixed(1)].map((c) =>
+          c.padStart(10)
+        ).join("").padEnd(52)
+      }` +
+      `${
+        [
+          sum("new-connection").toFixed(0),
+          "",
+          "",
+          ratio("new-connection").toFixed(3),
+          rate("new-connection").toFixed(1)
+        ].map((c) => c.padStart(10)).join("")
+      }`
   )
   console.log(
-    `poll throughput under a tight scrape loop: ${(100 * (1 - ratio("keep-alive"))).toFixed(1)} % below the poll alone on one keep-alive connection, ` +
-      `${(100 * (1 - ratio("new-connection"))).toFixed(1)} % with a new connection per scrape (budget ≤ 10 %); failed scrapes ${failures}`
+    `poll throughput under a tight scrape loop: ${
+      (100 * (1 - ratio("keep-alive"))).toFixed(1)
+    } % below the poll alone on one keep-alive connection, ` +
+      `${
+        (100 * (1 - ratio("new-connection"))).toFixed(1)
+      } % with a new connection per scrape (budget ≤ 10 %); failed scrapes ${failures}`
   )
   return { alone: sum("alone"), keepAlive: sum("keep-alive"), newConnection: sum("new-connection") }
 }
@@ -152,6 +183,8 @@ if (process.argv[1] === import.meta.filename) {
     })
   process.stdout.write("scraping\n")
   while (!stopped) await once()
-  process.stdout.write(`${JSON.stringify({ scrapes, seconds: (performance.now() - started) / 1000, bytes, failures })}\n`)
+  process.stdout.write(
+    `${JSON.stringify({ scrapes, seconds: (performance.now() - started) / 1000, bytes, failures })}\n`
+  )
   if (agent) agent.destroy()
 }

@@ -35,7 +35,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 const status = (pid: number) => {
   const text = fs.readFileSync(`/proc/${pid}/status`, "utf8")
-  const kb = (field: string) => Number(/\s(\d+) kB/.exec(text.split("\n").find((l) => l.startsWith(field)) ?? "")?.[1] ?? 0)
+  const kb = (field: string) =>
+    Number(/\s(\d+) kB/.exec(text.split("\n").find((l) => l.startsWith(field)) ?? "")?.[1] ?? 0)
   return { rss: kb("VmRSS:") / 1024, hwm: kb("VmHWM:") / 1024 }
 }
 
@@ -97,27 +98,47 @@ const main = async () => {
   fs.chmodSync(dataDir, 0o755)
   const port = await freePort()
   const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", HOST: "127.0.0.1", PORT: String(port), DATA_DIR: dataDir,
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "/tmp",
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    DATA_DIR: dataDir,
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     // allocator settings (MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_, GLIBC_TUNABLES, LD_PRELOAD of
     // another malloc) and NODE_OPTIONS reach the service as set, to compare them
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("MALLOC_") || ["GLIBC_TUNABLES", "LD_PRELOAD", "NODE_OPTIONS"].includes(k)))
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(([k]) =>
+        k.startsWith("MALLOC_") || ["GLIBC_TUNABLES", "LD_PRELOAD", "NODE_OPTIONS"].includes(k)
+      )
+    )
   }
-  const child = spawn(process.execPath, [Path.join(root, "packages/server/src/bin/start.ts")], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [Path.join(root, "packages/server/src/bin/start.ts")], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   let out = ""
   child.stdout.on("data", (d) => (out += d))
   child.stderr.on("data", (d) => (out += d))
   const exited = new Promise((r) => child.once("exit", r))
   const base = `http://127.0.0.1:${port}`
   try {
-    await waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`service exited:\n${out}`)
-      return (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200
-    }, 120_000, "service")
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`service exited:\n${out}`)
+        return (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200
+      },
+      120_000,
+      "service"
+    )
     const pid = child.pid!
     const admin = (...args: Array<string>) =>
       new Promise<any>((resolve, reject) => {
-        const c = spawn(process.execPath, [Path.join(root, "packages/server/src/bin/admin.ts"), ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+        const c = spawn(process.execPath, [Path.join(root, "packages/server/src/bin/admin.ts"), ...args], {
+          cwd: root,
+          env,
+          stdio: ["ignore", "pipe", "pipe"]
+        })
         let o = ""
         let e = ""
         c.stdout.on("data", (d) => (o += d))
@@ -125,13 +146,31 @@ const main = async () => {
         c.on("exit", (code) => (code === 0 ? resolve(JSON.parse(o)) : reject(new Error(e))))
       })
     const ws = await admin("workspace", "create", "--name", "Bench", "--plan", "custom")
-    const key = await admin("key", "create", ws.id, "--scopes", "media:read,media:write", "--uploads-per-minute", "100000", "--reads-per-minute", "100000")
+    const key = await admin(
+      "key",
+      "create",
+      ws.id,
+      "--scopes",
+      "media:read,media:write",
+      "--uploads-per-minute",
+      "100000",
+      "--reads-per-minute",
+      "100000"
+    )
     const upload = async (bytes: Uint8Array, filename: string) => {
       const form = new FormData()
       form.append("file", new Blob([bytes as Uint8Array<ArrayBuffer>]), filename)
-      const r = await fetch(`${base}/api/v1/media`, { method: "POST", headers: { authorization: `Bearer ${key.secret}` }, body: form })
+      const r = await fetch(`${base}/api/v1/media`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key.secret}` },
+        body: form
+      })
         .catch((e: Error) => {
-          console.log(`   ${filename}: no answer (${e.message}${(e.cause as Error | undefined)?.message ? `: ${(e.cause as Error).message}` : ""})`)
+          console.log(
+            `   ${filename}: no answer (${e.message}${
+              (e.cause as Error | undefined)?.message ? `: ${(e.cause as Error).message}` : ""
+            })`
+          )
           return { status: 0, text: async () => e.message }
         })
       await r.text()
@@ -147,12 +186,26 @@ const main = async () => {
     await upload(fs.readFileSync(Path.join(root, "test/fixtures/rocket.jpg")), "rocket.jpg")
     const warm = await settle(pid)
     const start = status(pid).rss
-    console.log(`service pid ${pid}; photo ${(photo.length / MiB).toFixed(2)} MiB JPEG 6000x4000; bombs ${(nearBomb.length / 1024).toFixed(0)} KiB (99.9 MP) and ${(overBomb.length / 1024).toFixed(0)} KiB (400 MP); load average ${os.loadavg()[0].toFixed(1)}`)
-    console.log(`0. start: RSS ${mib(ready)} when ready, ${mib(start)} after one upload and its inference (quiet after ${warm.toFixed(0)} s)`)
-    const vsStart = (rss: number) => `${rss >= start ? "+" : ""}${(((rss - start) / start) * 100).toFixed(1)} % from start`
+    console.log(
+      `service pid ${pid}; photo ${(photo.length / MiB).toFixed(2)} MiB JPEG 6000x4000; bombs ${
+        (nearBomb.length / 1024).toFixed(0)
+      } KiB (99.9 MP) and ${(overBomb.length / 1024).toFixed(0)} KiB (400 MP); load average ${
+        os.loadavg()[0].toFixed(1)
+      }`
+    )
+    console.log(
+      `0. start: RSS ${mib(ready)} when ready, ${mib(start)} after one upload and its inference (quiet after ${
+        warm.toFixed(0)
+      } s)`
+    )
+    const vsStart = (rss: number) =>
+      `${rss >= start ? "+" : ""}${(((rss - start) / start) * 100).toFixed(1)} % from start`
 
     /** A scenario's peak spans its requests and the background work they start (the vision model). */
-    const scenario = async (label: string, steps: ReadonlyArray<{ readonly name: string; readonly send: () => Array<Promise<number>> }>) => {
+    const scenario = async (
+      label: string,
+      steps: ReadonlyArray<{ readonly name: string; readonly send: () => Array<Promise<number>> }>
+    ) => {
       const before = status(pid).rss
       let peak = before
       for (const step of steps) {
@@ -165,11 +218,17 @@ const main = async () => {
       peak = Math.max(peak, p)
       await sleep(5_000)
       const idle = status(pid).rss
-      console.log(`${label}: start ${mib(before)}, peak ${mib(peak)}, idle-after ${mib(idle)} (${vsStart(idle)}; quiet ${quiet.toFixed(0)} s after the last answer, read 5 s later); load average ${os.loadavg()[0].toFixed(1)}`)
+      console.log(
+        `${label}: start ${mib(before)}, peak ${mib(peak)}, idle-after ${mib(idle)} (${vsStart(idle)}; quiet ${
+          quiet.toFixed(0)
+        } s after the last answer, read 5 s later); load average ${os.loadavg()[0].toFixed(1)}`
+      )
       return { peak, idle }
     }
 
-    console.log(`1. uploads: ${rounds} rounds of ${concurrent} × ${(photo.length / MiB).toFixed(1)} MiB + 3 × 15 MiB+1 at once`)
+    console.log(
+      `1. uploads: ${rounds} rounds of ${concurrent} × ${(photo.length / MiB).toFixed(1)} MiB + 3 × 15 MiB+1 at once`
+    )
     const uploads = await scenario(
       "1. uploads",
       Array.from({ length: rounds }, (_, r) => ({

@@ -111,7 +111,10 @@ const declarations = (): Map<string, string> => {
         if (e.isDirectory()) walk(path)
         // tsc's rootDir is packages/: out/client/src/X.d.ts is packages/client/src/X.ts
         else if (e.name.endsWith(".d.ts")) {
-          found.set(Path.join(root, "packages", Path.relative(out, path)).replace(/\.d\.ts$/, ".ts"), fs.readFileSync(path, "utf8"))
+          found.set(
+            Path.join(root, "packages", Path.relative(out, path)).replace(/\.d\.ts$/, ".ts"),
+            fs.readFileSync(path, "utf8")
+          )
         }
       }
     }
@@ -173,7 +176,10 @@ const library = async () => {
 const helpPlugin: Plugin = {
   name: "p2v-help-table",
   setup(b) {
-    b.onResolve({ filter: /\/HelpTable\.ts$/ }, (args) => ({ path: Path.resolve(args.resolveDir, args.path), namespace: "p2v-help" }))
+    b.onResolve(
+      { filter: /\/HelpTable\.ts$/ },
+      (args) => ({ path: Path.resolve(args.resolveDir, args.path), namespace: "p2v-help" })
+    )
     b.onLoad({ filter: /.*/, namespace: "p2v-help" }, () => ({
       contents: `export const load = () => Promise.resolve(${JSON.stringify(helpTable())})`,
       loader: "js"
@@ -296,7 +302,11 @@ const standalone = async () => {
   ], dir)
   for (const f of ["p2v.blob", "sea-config.json", "p2v.cjs"]) fs.rmSync(Path.join(dir, f))
   const size = fs.statSync(exe).size
-  console.log(`built ${Path.relative(root, exe)}: ${(size / 1024 / 1024).toFixed(1)} MiB (Node ${process.version}) in ${Date.now() - started} ms`)
+  console.log(
+    `built ${Path.relative(root, exe)}: ${(size / 1024 / 1024).toFixed(1)} MiB (Node ${process.version}) in ${
+      Date.now() - started
+    } ms`
+  )
 }
 
 await main()

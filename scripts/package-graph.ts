@@ -9,7 +9,8 @@ import * as Path from "node:path"
 
 const root = Path.resolve(process.argv[2] ?? Path.join(import.meta.dirname, ".."))
 const packagesDir = Path.join(root, "packages")
-const packages = fs.readdirSync(packagesDir).filter((p) => fs.existsSync(Path.join(packagesDir, p, "package.json"))).sort()
+const packages = fs.readdirSync(packagesDir).filter((p) => fs.existsSync(Path.join(packagesDir, p, "package.json")))
+  .sort()
 
 const sources = (dir: string): Array<string> =>
   fs.existsSync(dir)

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { client, makeShared, photo, startService, waitFor, workspaceWithKey, type Service } from "./support/service.ts"
+import { client, makeShared, photo, type Service, startService, waitFor, workspaceWithKey } from "./support/service.ts"
 
 describe("render lifecycle", () => {
   let service: Service
@@ -21,11 +21,15 @@ describe("render lifecycle", () => {
     expect(body).toMatchObject({ object: "render", status: "queued" })
     const seen: Array<string> = []
     let render: any
-    await waitFor(async () => {
-      render = await (await api.get(`/api/v1/renders/${body.id}`)).json()
-      if (seen[seen.length - 1] !== render.status) seen.push(render.status)
-      return render.status === "completed" || render.status === "failed"
-    }, 90_000, "render to finish")
+    await waitFor(
+      async () => {
+        render = await (await api.get(`/api/v1/renders/${body.id}`)).json()
+        if (seen[seen.length - 1] !== render.status) seen.push(render.status)
+        return render.status === "completed" || render.status === "failed"
+      },
+      90_000,
+      "render to finish"
+    )
     expect(render.status, JSON.stringify(render)).toBe("completed")
     expect(seen.filter((s) => s !== "queued" && s !== "processing" && s !== "completed")).toEqual([])
     expect(render.progress).toBe(100)

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { client, makeShared, photo, startService, workspaceWithKey, type Service } from "./support/service.ts"
+import { client, makeShared, photo, type Service, startService, workspaceWithKey } from "./support/service.ts"
 
 describe("a new user's first steps", () => {
   let service: Service
@@ -16,7 +16,14 @@ describe("a new user's first steps", () => {
     const created = await api.upload(photo("rocket.jpg"), { filename: "rocket.jpg", label: "Rocket" })
     expect(created.status).toBe(201)
     const media = await created.json()
-    expect(media).toMatchObject({ object: "media", label: "Rocket", tags: [], width: null, height: null, mime_type: "image/jpeg" })
+    expect(media).toMatchObject({
+      object: "media",
+      label: "Rocket",
+      tags: [],
+      width: null,
+      height: null,
+      mime_type: "image/jpeg"
+    })
     const list = await (await api.get("/api/v1/media")).json()
     expect(list.data.map((m: any) => m.id)).toEqual([media.id])
     expect(list.data[0]).toMatchObject({ width: 640, height: 427 })

@@ -2,7 +2,7 @@ import { checksumOf, keyPrefix, mintToken } from "@pic2video/domain/ApiKeyToken"
 import * as net from "node:net"
 import sharp from "sharp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { keyed, type Keyed } from "../foundation/admin.ts"
+import { type Keyed, keyed } from "../foundation/admin.ts"
 import { multipart, rawRequest, uploadAlone } from "../foundation/http.ts"
 import { pngBomb, svg } from "../foundation/photos.ts"
 import { uploadPhoto } from "../renders/helpers.ts"
@@ -33,7 +33,9 @@ const healthy = async () => expect((await fetch(`${t.service.baseUrl}/readyz`)).
 describe("decompression bombs", () => {
   it("15 bombs of 400 MP at once are all 415, and the service stays healthy", async () => {
     const bomb = pngBomb(20_000, 20_000)
-    const answers = await Promise.all(Array.from({ length: 15 }, (_, i) => api.upload(bomb, { filename: `bomb-${i}.png` })))
+    const answers = await Promise.all(
+      Array.from({ length: 15 }, (_, i) => api.upload(bomb, { filename: `bomb-${i}.png` }))
+    )
     for (const r of answers) await expectError(r, 415, "unsupported_media_type")
     await healthy()
   })
@@ -41,7 +43,8 @@ describe("decompression bombs", () => {
 
 describe("polyglots", () => {
   it("a JPEG with HTML and script appended is a JPEG; its preview is re-encoded and carries none of it", async () => {
-    const jpeg = await sharp({ create: { width: 64, height: 64, channels: 3, background: "#336699" } }).jpeg().toBuffer()
+    const jpeg = await sharp({ create: { width: 64, height: 64, channels: 3, background: "#336699" } }).jpeg()
+      .toBuffer()
     const payload = Buffer.from("<html><script>alert(document.cookie)</script></html>")
     const res = await api.upload(new Uint8Array(Buffer.concat([jpeg, payload])), { filename: "cat.jpg" })
     const media = await res.json()
@@ -58,21 +61,34 @@ describe("polyglots", () => {
     const files: Array<[string, Uint8Array]> = [
       ["page.jpg", new TextEncoder().encode("<!doctype html><html><script>alert(1)</script></html>")],
       ["image.svg", svg],
-      ["doc.jpg", new Uint8Array(Buffer.concat([Buffer.from("%PDF-1.4\n1 0 obj\n<<>>\nstream\n"), jpeg, Buffer.from("\nendstream\nendobj\n%%EOF\n")]))]
+      [
+        "doc.jpg",
+        new Uint8Array(
+          Buffer.concat([
+            Buffer.from("%PDF-1.4\n1 0 obj\n<<>>\nstream\n"),
+            jpeg,
+            Buffer.from("\nendstream\nendobj\n%%EOF\n")
+          ])
+        )
+      ]
     ]
-    for (const [filename, bytes] of files) await expectError(await api.upload(bytes, { filename }), 415, "unsupported_media_type")
+    for (const [filename, bytes] of files) {
+      await expectError(await api.upload(bytes, { filename }), 415, "unsupported_media_type")
+    }
   })
 })
 
 describe("path tricks", () => {
   it("traversal in ids and file names reaches nothing outside the library", async () => {
-    for (const path of [
-      "/api/v1/media/..%2F..%2F..%2Fetc%2Fpasswd/preview",
-      "/api/v1/media/%2e%2e%2f%2e%2e%2fetc%2fpasswd/preview",
-      "/api/v1/media/....//....//etc/passwd/preview",
-      `/api/v1/media/${mine.id}%00.png/preview`,
-      "/api/v1/renders/..%2F..%2Fpostgres%2Fpostmaster.pid/download"
-    ]) {
+    for (
+      const path of [
+        "/api/v1/media/..%2F..%2F..%2Fetc%2Fpasswd/preview",
+        "/api/v1/media/%2e%2e%2f%2e%2e%2fetc%2fpasswd/preview",
+        "/api/v1/media/....//....//etc/passwd/preview",
+        `/api/v1/media/${mine.id}%00.png/preview`,
+        "/api/v1/renders/..%2F..%2Fpostgres%2Fpostmaster.pid/download"
+      ]
+    ) {
       const r = await api.get(path)
       expect([400, 404], `${path}: ${r.status}`).toContain(r.status)
       // the answer is the error shape (it may echo the id it did not find), never a file's contents
@@ -82,7 +98,11 @@ describe("path tricks", () => {
     }
     // a file name that walks up is just a name: the photo lands in the library, nowhere else
     const jpeg = await sharp({ create: { width: 8, height: 8, channels: 3, background: "#0f0" } }).jpeg().toBuffer()
-    const res = await uploadAlone(t.service.baseUrl, t.main.secret, { bytes: new Uint8Array(jpeg), filename: "../../../../tmp/evil.jpg", type: "image/jpeg" })
+    const res = await uploadAlone(t.service.baseUrl, t.main.secret, {
+      bytes: new Uint8Array(jpeg),
+      filename: "../../../../tmp/evil.jpg",
+      type: "image/jpeg"
+    })
     expect(res.status).toBe(201)
     const media = await res.json()
     expect(JSON.stringify(media)).not.toMatch(/\.\.\//)
@@ -106,10 +126,12 @@ describe("header injection", () => {
   })
 
   it("a header with a bare CR, or a folded header, is 400 invalid_request in the error shape", async () => {
-    for (const head of [
-      `GET /api/v1/media HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.main.secret}\rX-Evil: 1\r\n\r\n`,
-      `GET /api/v1/media HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n Set-Cookie: pwned=1\r\n\r\n`
-    ]) {
+    for (
+      const head of [
+        `GET /api/v1/media HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.main.secret}\rX-Evil: 1\r\n\r\n`,
+        `GET /api/v1/media HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n Set-Cookie: pwned=1\r\n\r\n`
+      ]
+    ) {
       const text = await new Promise<string>((resolve) => {
         const s = net.connect(Number(new URL(t.service.baseUrl).port), "127.0.0.1", () => s.write(head))
         let out = ""
@@ -128,7 +150,11 @@ describe("header injection", () => {
   it("an Idempotency-Key with control characters is refused, not stored or echoed", async () => {
     const r = await rawRequest(`${t.service.baseUrl}/api/v1/renders`, {
       method: "POST",
-      headers: { authorization: `Bearer ${t.main.secret}`, "content-type": "application/json", "idempotency-key": "a\tb" },
+      headers: {
+        authorization: `Bearer ${t.main.secret}`,
+        "content-type": "application/json",
+        "idempotency-key": "a\tb"
+      },
       body: JSON.stringify({ media_id: mine.id, quote: "" })
     })
     expect(r.status).toBe(422)
@@ -166,8 +192,18 @@ describe("timing of keys", () => {
     }
     const [ma, mb] = [median(a), median(b)]
     // loose on purpose (a shared machine): an early exit for unknown ids would show as a large, steady gap
-    expect(Math.abs(ma - mb), `medians ${ma.toFixed(2)} ms vs ${mb.toFixed(2)} ms`).toBeLessThan(Math.max(25, 2 * Math.min(ma, mb)))
-    const bodies = await Promise.all([unknown, wrong].map(async (k) => (await expectError(await fetch(`${t.service.baseUrl}/api/v1/media`, { headers: { authorization: `Bearer ${k}` } }), 401, "invalid_api_key")).error.message))
+    expect(Math.abs(ma - mb), `medians ${ma.toFixed(2)} ms vs ${mb.toFixed(2)} ms`).toBeLessThan(
+      Math.max(25, 2 * Math.min(ma, mb))
+    )
+    const bodies = await Promise.all(
+      [unknown, wrong].map(async (k) =>
+        (await expectError(
+          await fetch(`${t.service.baseUrl}/api/v1/media`, { headers: { authorization: `Bearer ${k}` } }),
+          401,
+          "invalid_api_key"
+        )).error.message
+      )
+    )
     expect(bodies[0]).toBe(bodies[1])
   })
 })
@@ -178,14 +214,22 @@ describe("foreign ids", () => {
     const render = await (await api.postJson("/api/v1/renders", { media_id: mine.id, quote: "" })).json()
     expect(render.object).toBe("render")
     const unknownUuid = "00000000-0000-4000-8000-000000000000"
-    for (const [path, code] of [
-      [`/api/v1/media/${mine.id}/preview`, "unknown_media"],
-      [`/api/v1/renders/${render.id}`, "render_not_found"],
-      [`/api/v1/renders/${render.id}/download`, "render_not_found"]
-    ] as const) {
+    for (
+      const [path, code] of [
+        [`/api/v1/media/${mine.id}/preview`, "unknown_media"],
+        [`/api/v1/renders/${render.id}`, "render_not_found"],
+        [`/api/v1/renders/${render.id}/download`, "render_not_found"]
+      ] as const
+    ) {
       const foreign = await expectError(await theirs.get(path), 404, code)
-      const missing = await expectError(await theirs.get(path.replace(mine.id, unknownUuid).replace(render.id, "rnd_doesnotexist0000000000")), 404, code)
-      expect(foreign.error.message.replace(/\S*[0-9a-f]{8}-\S*|rnd_\w+/g, "ID")).toBe(missing.error.message.replace(/\S*[0-9a-f]{8}-\S*|rnd_\w+/g, "ID"))
+      const missing = await expectError(
+        await theirs.get(path.replace(mine.id, unknownUuid).replace(render.id, "rnd_doesnotexist0000000000")),
+        404,
+        code
+      )
+      expect(foreign.error.message.replace(/\S*[0-9a-f]{8}-\S*|rnd_\w+/g, "ID")).toBe(
+        missing.error.message.replace(/\S*[0-9a-f]{8}-\S*|rnd_\w+/g, "ID")
+      )
     }
     await expectError(await theirs.postJson("/api/v1/renders", { media_id: mine.id, quote: "" }), 404, "unknown_media")
     const list = await (await theirs.get("/api/v1/media")).json()

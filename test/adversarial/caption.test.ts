@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { usedOf, uploadPhoto } from "../renders/helpers.ts"
+import { uploadPhoto, usedOf } from "../renders/helpers.ts"
 import { expectError } from "../support/limits.ts"
 import { client } from "../support/service.ts"
 import { type Target, target } from "./support.ts"
@@ -28,7 +28,11 @@ describe("a caption that cannot be composited", () => {
   for (const [name, quote, advice] of cases) {
     it(`${name}: 502 caption_prep_failed saying to change the caption, not to retry, and nothing charged`, async () => {
       const before = await usedOf(api)
-      const body = await expectError(await api.postJson("/api/v1/renders", { media_id: mediaId, quote }), 502, "caption_prep_failed")
+      const body = await expectError(
+        await api.postJson("/api/v1/renders", { media_id: mediaId, quote }),
+        502,
+        "caption_prep_failed"
+      )
       expect(body.error.message).toMatch(/cannot be composited as sent/)
       expect(body.error.message).toMatch(advice)
       expect(body.error.message).not.toMatch(/^retry|; retry\b|retry with backoff/i)

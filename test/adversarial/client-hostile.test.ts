@@ -46,7 +46,13 @@ const p2v = (baseUrl: string, args: ReadonlyArray<string>, env: Record<string, s
     const started = Date.now()
     const child = spawn(process.execPath, [Path.join(root, "packages/client/src/bin/p2v.ts"), ...args], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", P2V_API_KEY: "p2v_test_key", P2V_BASE_URL: baseUrl, ...env },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        P2V_API_KEY: "p2v_test_key",
+        P2V_BASE_URL: baseUrl,
+        ...env
+      },
       stdio: ["ignore", "pipe", "pipe"]
     })
     let stdout = ""
@@ -116,7 +122,9 @@ describe("p2v against a hostile server", () => {
     const out = Path.join(dir, "endless.mp4")
     const r = await p2v(s.baseUrl, ["download", "rnd_endless", "--out", out])
     expect(r.code, r.stderr).toBe(7)
-    expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^error: GET \/api\/v1\/renders\/rnd_endless\/download: the download is longer than the 10 bytes expected$/)
+    expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+      /^error: GET \/api\/v1\/renders\/rnd_endless\/download: the download is longer than the 10 bytes expected$/
+    )
     expect(fs.existsSync(out)).toBe(false)
     expect(fs.existsSync(`${out}.partial`)).toBe(false)
     expect(s.written()).toBeLessThan(32 * MiB)
@@ -136,7 +144,9 @@ describe("p2v against a hostile server", () => {
     const r = await p2v(s.baseUrl, ["usage"])
     expect(r.code, r.stderr).toBe(7)
     oneLine(r)
-    expect(r.stderr).toBe("error: GET /api/v1/usage: the answer is not the API's: cycle_start: Expected string, actual 7\n")
+    expect(r.stderr).toBe(
+      "error: GET /api/v1/usage: the answer is not the API's: cycle_start: Expected string, actual 7\n"
+    )
     expect(s.seen).toHaveLength(1)
   })
 
@@ -154,7 +164,9 @@ describe("p2v against a hostile server", () => {
     const r = await p2v(s.baseUrl, ["usage"])
     expect(r.code, r.stderr).toBe(7)
     oneLine(r)
-    expect(r.stderr).toContain(`GET /api/v1/usage: the service redirected to ${elsewhere.baseUrl}/api/v1/usage, another origin; not followed`)
+    expect(r.stderr).toContain(
+      `GET /api/v1/usage: the service redirected to ${elsewhere.baseUrl}/api/v1/usage, another origin; not followed`
+    )
     expect(r.stdout).toBe("")
     expect(elsewhere.seen).toHaveLength(0)
   })
@@ -184,7 +196,9 @@ describe("p2v against a hostile server", () => {
     expect(refused.code).toBe(3)
     oneLine(refused)
     expect(refused.stderr).not.toMatch(raw)
-    expect(refused.stderr).toContain("gone \\u001b[31mred\\u001b[0m \\u202eevil\\u202c \\u0007\\u007f\\u009b1m \\u2066x\\u2069 \\u200e\\u061c\\nerror: forged")
+    expect(refused.stderr).toContain(
+      "gone \\u001b[31mred\\u001b[0m \\u202eevil\\u202c \\u0007\\u007f\\u009b1m \\u2066x\\u2069 \\u200e\\u061c\\nerror: forged"
+    )
 
     // the progress line and the deadline's message carry the status the server sent
     expect(waited.code, waited.stderr).toBe(5)
@@ -210,9 +224,21 @@ const failure = <E>(effect: Effect.Effect<unknown, E>) => Effect.runPromise(Effe
 
 describe("the typed client against a hostile server", () => {
   it("documents its defaults: 60 s first byte, 30 s idle, 8 MiB JSON, 256 MiB download", () => {
-    expect(Client.defaults).toEqual({ firstByteTimeout: "60 seconds", idleTimeout: "30 seconds", maxJsonBytes: 8 * MiB, maxDownloadBytes: 256 * MiB })
+    expect(Client.defaults).toEqual({
+      firstByteTimeout: "60 seconds",
+      idleTimeout: "30 seconds",
+      maxJsonBytes: 8 * MiB,
+      maxDownloadBytes: 256 * MiB
+    })
     const readme = fs.readFileSync(Path.join(root, "packages/client/README.md"), "utf8")
-    for (const line of ["| `firstByteTimeout` | 60 s |", "| `idleTimeout` | 30 s |", "| `maxJsonBytes` | 8 MiB |", "| `maxDownloadBytes` | 256 MiB |"]) {
+    for (
+      const line of [
+        "| `firstByteTimeout` | 60 s |",
+        "| `idleTimeout` | 30 s |",
+        "| `maxJsonBytes` | 8 MiB |",
+        "| `maxDownloadBytes` | 256 MiB |"
+      ]
+    ) {
       expect(readme).toContain(line)
     }
   })
@@ -244,15 +270,23 @@ describe("the typed client against a hostile server", () => {
     expect(await failure(c.getRender("rnd_silent"))).toMatchObject({ _tag: "TransportError", timeout: true })
     expect(await failure(c.getRender("rnd_moved"))).toMatchObject({ _tag: "UnexpectedAnswer", reason: "redirect" })
     expect(elsewhere.seen).toHaveLength(0)
-    expect(await failure(c.download("rnd_big", { size: 100_000 }))).toMatchObject({ _tag: "UnexpectedAnswer", reason: "too_large" })
+    expect(await failure(c.download("rnd_big", { size: 100_000 }))).toMatchObject({
+      _tag: "UnexpectedAnswer",
+      reason: "too_large"
+    })
     const file = Path.join(dir, "big.mp4")
-    expect(await failure(downloadToFile(c, "rnd_big", file, undefined, { size: 10 }))).toMatchObject({ _tag: "UnexpectedAnswer", reason: "too_large" })
+    expect(await failure(downloadToFile(c, "rnd_big", file, undefined, { size: 10 }))).toMatchObject({
+      _tag: "UnexpectedAnswer",
+      reason: "too_large"
+    })
     expect(fs.existsSync(file) || fs.existsSync(`${file}.partial`)).toBe(false)
     // without a size, the ceiling
     const small = client(s.baseUrl, { maxDownloadBytes: 1 * MiB })
     expect(await failure(small.download("rnd_big"))).toMatchObject({ _tag: "UnexpectedAnswer", reason: "too_large" })
     // the Promise client rejects with the same
-    await expect(createClient({ apiKey: "k", baseUrl: s.baseUrl, maxJsonBytes: MiB }).usage()).rejects.toMatchObject({ _tag: "UnexpectedAnswer" })
+    await expect(createClient({ apiKey: "k", baseUrl: s.baseUrl, maxJsonBytes: MiB }).usage()).rejects.toMatchObject({
+      _tag: "UnexpectedAnswer"
+    })
   })
 })
 
@@ -262,13 +296,23 @@ describe("an upload to a server that does not take it", () => {
     const c = client(s.baseUrl, { firstByteTimeout: "2 seconds", idleTimeout: "1 second" })
     // 15 MiB: more than the sockets' buffers hold, so the body stops being taken
     let sent = 0
-    const stalled = await failure(c.upload({ file: new Uint8Array(15 * MiB).fill(7), filename: "a.png", onProgress: (n) => (sent = n) }))
-    expect(stalled).toMatchObject({ _tag: "TransportError", timeout: true, message: "POST /api/v1/media: the service took none of the request for 1 s" })
+    const stalled = await failure(
+      c.upload({ file: new Uint8Array(15 * MiB).fill(7), filename: "a.png", onProgress: (n) => (sent = n) })
+    )
+    expect(stalled).toMatchObject({
+      _tag: "TransportError",
+      timeout: true,
+      message: "POST /api/v1/media: the service took none of the request for 1 s"
+    })
     expect(sent).toBeGreaterThan(0)
     expect(sent).toBeLessThan(15 * MiB)
     // all sent at once: then no answer
     const unanswered = await failure(c.upload({ file: new Uint8Array(1000).fill(7), filename: "a.png" }))
-    expect(unanswered).toMatchObject({ _tag: "TransportError", timeout: true, message: "POST /api/v1/media: no answer within 2 s" })
+    expect(unanswered).toMatchObject({
+      _tag: "TransportError",
+      timeout: true,
+      message: "POST /api/v1/media: no answer within 2 s"
+    })
     // neither is sent again: it may have been stored
     expect(s.seen.filter((r) => r.method === "POST")).toHaveLength(2)
   })

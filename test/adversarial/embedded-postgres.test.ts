@@ -56,17 +56,30 @@ const postmasters = (dir: string): Array<number> => {
 const start = async (dir: string) => {
   const port = await freePort()
   const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dir, RENDER_SECONDS: "1"
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "/tmp",
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    DATA_DIR: dir,
+    RENDER_SECONDS: "1"
   }
-  const child = spawn(process.execPath, [Path.join(root, "packages/server/src/bin/start.ts")], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [Path.join(root, "packages/server/src/bin/start.ts")], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   let output = ""
   child.stdout.on("data", (d) => (output += d))
   child.stderr.on("data", (d) => (output += d))
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
-  await waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`service exited early:\n${output}`)
-    return (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200
-  }, 90_000, "service with embedded PostgreSQL").catch((e) => {
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`service exited early:\n${output}`)
+      return (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200
+    },
+    90_000,
+    "service with embedded PostgreSQL"
+  ).catch((e) => {
     child.kill("SIGKILL")
     throw new Error(`${(e as Error).message}\n${output}`)
   })
@@ -123,14 +136,20 @@ describe("embedded PostgreSQL lifetime", () => {
     fs.writeFileSync(Path.join(dir, "postgres", "PG_VERSION"), "9.6\n")
     const { launch } = await import("../../packages/cluster/src/database/EmbeddedPostgres.ts")
     const failed = await launch({
-      databaseDir: Path.join(dir, "postgres"), port: await freePort(), persistent: true, initdbFlags: [], postgresFlags: []
+      databaseDir: Path.join(dir, "postgres"),
+      port: await freePort(),
+      persistent: true,
+      initdbFlags: [],
+      postgresFlags: []
     }).then(() => undefined, (e: Error) => e)
     expect(failed?.message).toMatch(/did not start in \S+\n.*(postgres|FATAL).*/)
     expect(failed?.message).not.toMatch(/printed nothing/)
 
     const port = await freePort()
     const child = spawn(process.execPath, [Path.join(root, "packages/server/src/bin/start.ts")], {
-      cwd: root, env: { PATH: process.env.PATH ?? "", HOME: "/tmp", PORT: String(port), DATA_DIR: dir }, stdio: ["ignore", "pipe", "pipe"]
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "", HOME: "/tmp", PORT: String(port), DATA_DIR: dir },
+      stdio: ["ignore", "pipe", "pipe"]
     })
     let output = ""
     child.stdout.on("data", (d) => (output += d))

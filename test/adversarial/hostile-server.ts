@@ -66,7 +66,12 @@ export const hostile = async (handler: Handler): Promise<Hostile> => {
 // ---- ways to answer -------------------------------------------------------------------------
 
 /** One whole answer. */
-export const answer = (res: http.ServerResponse, status: number, body: string, headers: http.OutgoingHttpHeaders = {}) => {
+export const answer = (
+  res: http.ServerResponse,
+  status: number,
+  body: string,
+  headers: http.OutgoingHttpHeaders = {}
+) => {
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...headers })
   res.end(body)
 }
@@ -89,7 +94,11 @@ export const pour = (res: http.ServerResponse, chunk: Buffer, total = Infinity) 
   more()
 }
 
-export const usageJson = JSON.stringify({ object: "usage", cycle_start: "2026-01-01T00:00:00.000Z", aesthetic_quotes: { used: 3, included: 10 } })
+export const usageJson = JSON.stringify({
+  object: "usage",
+  cycle_start: "2026-01-01T00:00:00.000Z",
+  aesthetic_quotes: { used: 3, included: 10 }
+})
 
 export const renderJson = (id: string, fields: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -101,7 +110,15 @@ export const renderJson = (id: string, fields: Record<string, unknown> = {}) =>
     created_at: "2026-01-01T00:00:00.000Z",
     updated_at: "2026-01-01T00:00:01.000Z",
     completed_at: "2026-01-01T00:00:01.000Z",
-    asset: { url: `http://127.0.0.1/api/v1/renders/${id}/download`, expires_at: null, content_type: "video/mp4", width: 1080, height: 1920, byte_size: 10, duration_sec: 1 },
+    asset: {
+      url: `http://127.0.0.1/api/v1/renders/${id}/download`,
+      expires_at: null,
+      content_type: "video/mp4",
+      width: 1080,
+      height: 1920,
+      byte_size: 10,
+      duration_sec: 1
+    },
     error: null,
     idempotency_key: null,
     metadata: {},
@@ -167,11 +184,21 @@ export const scenarios = {
   },
   /** Says things with terminal controls in them: an error, a media label and id, a render status. */
   escapes: (): Handler => (req, res) => {
-    if (req.url === "/api/v1/renders/rnd_wait") return answer(res, 200, renderJson("rnd_wait", { status: "\x1b[2Jqueued\u202e", asset: null }))
-    if (req.url!.startsWith("/api/v1/renders/")) {
-      return answer(res, 404, JSON.stringify({ error: { code: "render_not_found", message: evil }, request_id: "req\x1b]0;title\x07" }))
+    if (req.url === "/api/v1/renders/rnd_wait") {
+      return answer(res, 200, renderJson("rnd_wait", { status: "\x1b[2Jqueued\u202e", asset: null }))
     }
-    answer(res, 200, JSON.stringify({ object: "list", data: [mediaJson("med\x1b[2J", evil)], has_more: false, next_cursor: null }))
+    if (req.url!.startsWith("/api/v1/renders/")) {
+      return answer(
+        res,
+        404,
+        JSON.stringify({ error: { code: "render_not_found", message: evil }, request_id: "req\x1b]0;title\x07" })
+      )
+    }
+    answer(
+      res,
+      200,
+      JSON.stringify({ object: "list", data: [mediaJson("med\x1b[2J", evil)], has_more: false, next_cursor: null })
+    )
   },
   /**
    * Destroys every connection's second request on arrival, unanswered: a server closing a kept-alive

@@ -33,7 +33,8 @@ let photo: Uint8Array
  * size, 72 MB of pixels.
  */
 const bigJpeg = async () => {
-  const jpeg = await sharp({ create: { width: 6000, height: 4000, channels: 3, background: "#5a7d9a" } }).jpeg().toBuffer()
+  const jpeg = await sharp({ create: { width: 6000, height: 4000, channels: 3, background: "#5a7d9a" } }).jpeg()
+    .toBuffer()
   const segments: Array<Buffer> = []
   let size = jpeg.length
   while (size + 65_537 < maxUploadBytes - 4096) {
@@ -66,7 +67,8 @@ const cpuTicks = (pid: number) => {
   return Number(fields[11]) + Number(fields[12])
 }
 
-const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024
+const rssMiB = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024
 
 const growthDuring = async (work: () => Promise<unknown>) => {
   const pid = t.service.process.pid!
@@ -84,24 +86,32 @@ const growthDuring = async (work: () => Promise<unknown>) => {
 describe("memory under concurrent uploads", () => {
   it("ten 15 MiB uploads at once all get their 201 and grow the service by well under 300 MiB", async () => {
     const { growth, text } = await growthDuring(async () => {
-      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) =>
-        api.upload(photo, { filename: `p${i}.jpg` }).then(
-          async (r) => `${r.status}${r.status === 201 ? "" : ` ${await r.text()}`}`,
-          (e: Error) => `no answer: ${e.message} ${(e.cause as Error | undefined)?.message ?? ""}`
-        )))
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          api.upload(photo, { filename: `p${i}.jpg` }).then(
+            async (r) => `${r.status}${r.status === 201 ? "" : ` ${await r.text()}`}`,
+            (e: Error) => `no answer: ${e.message} ${(e.cause as Error | undefined)?.message ?? ""}`
+          ))
+      )
       expect(answers).toEqual(Array(10).fill("201"))
     })
     expect(growth, text).toBeLessThan(300)
   }, 120_000)
 
-  it("fifteen 99.9 MP bombs at once are decoded a few at a time, growing the service by well under 300 MiB", async () => {
-    const bomb = pngBomb(10_000, 9_990)
-    const { growth, text } = await growthDuring(async () => {
-      const answers = await Promise.all(Array.from({ length: 15 }, (_, i) => api.upload(bomb, { filename: `b${i}.png` })))
-      expect(answers.map((r) => r.status)).toEqual(Array(15).fill(201))
-    })
-    expect(growth, text).toBeLessThan(300)
-  }, 120_000)
+  it(
+    "fifteen 99.9 MP bombs at once are decoded a few at a time, growing the service by well under 300 MiB",
+    async () => {
+      const bomb = pngBomb(10_000, 9_990)
+      const { growth, text } = await growthDuring(async () => {
+        const answers = await Promise.all(
+          Array.from({ length: 15 }, (_, i) => api.upload(bomb, { filename: `b${i}.png` }))
+        )
+        expect(answers.map((r) => r.status)).toEqual(Array(15).fill(201))
+      })
+      expect(growth, text).toBeLessThan(300)
+    },
+    120_000
+  )
 
   it("once quiet, the resident set comes back within 10 % of its warm value", async () => {
     const pid = t.service.process.pid!
@@ -118,7 +128,10 @@ describe("memory under concurrent uploads", () => {
       await new Promise((r) => setTimeout(r, 1000))
       samples.push(rssMiB(pid))
     }
-    expect(samples.at(-1), `RSS warm ${baseline.toFixed(0)} MiB, then idle ${samples.map((x) => x.toFixed(0)).join(" ")}`)
+    expect(
+      samples.at(-1),
+      `RSS warm ${baseline.toFixed(0)} MiB, then idle ${samples.map((x) => x.toFixed(0)).join(" ")}`
+    )
       .toBeLessThanOrEqual(baseline * 1.1)
   }, 120_000)
 })

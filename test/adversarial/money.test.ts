@@ -33,8 +33,15 @@ afterAll(async () => {
 /** Pids of a process's ffmpeg children. */
 const ffmpegChildren = (pid: number) =>
   new Promise<Array<number>>((resolve) =>
-    execFile("ps", ["--ppid", String(pid), "-o", "pid=,comm="], (_err, stdout) =>
-      resolve(stdout.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f[1] === "ffmpeg").map((f) => Number(f[0])))))
+    execFile(
+      "ps",
+      ["--ppid", String(pid), "-o", "pid=,comm="],
+      (_err, stdout) =>
+        resolve(
+          stdout.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f[1] === "ffmpeg").map((f) => Number(f[0]))
+        )
+    )
+  )
 
 /** Whether a process still runs (exited and not yet reaped — a zombie — is not running). */
 const running = (pid: number) => {
@@ -84,7 +91,11 @@ describe("across two processes", () => {
     expect(encoders.length).toBeGreaterThan(0)
     services[which].process.kill("SIGKILL")
     // its ffmpeg dies with it (the frames' pipe closes): none is left running, orphaned, encoding on
-    await waitFor(async () => encoders.every((pid) => !running(pid)), 10_000, `ffmpeg ${encoders.join(", ")} to exit with its runner`)
+    await waitFor(
+      async () => encoders.every((pid) => !running(pid)),
+      10_000,
+      `ffmpeg ${encoders.join(", ")} to exit with its runner`
+    )
     // a fresh process takes the dead one's place for the bursts; it boots while the render fails over
     // (it may be the one that finishes it: either way once, charged once)
     const replacement = startService(shared, env)
@@ -117,9 +128,13 @@ describe("across two processes", () => {
     const accepted = outcomes.filter((o) => o.status === 202)
     expect(accepted.length).toBeGreaterThanOrEqual(1)
     expect(new Set(accepted.map((o) => o.body.id)).size).toBe(1)
-    for (const o of outcomes.filter((o) => o.status !== 202)) expect(`${o.status} ${o.body.error.code}`).toBe("409 idempotency_in_progress")
+    for (const o of outcomes.filter((o) => o.status !== 202)) {
+      expect(`${o.status} ${o.body.error.code}`).toBe("409 idempotency_in_progress")
+    }
     // afterwards every retry replays the one render
-    const again = await apis[1].postJson("/api/v1/renders", { media_id: mediaId, quote: "" }, { "idempotency-key": "race-1" })
+    const again = await apis[1].postJson("/api/v1/renders", { media_id: mediaId, quote: "" }, {
+      "idempotency-key": "race-1"
+    })
     expect(again.status).toBe(202)
     expect((await again.json()).id).toBe(accepted[0].body.id)
     expect(await usedOf(apis[0])).toBe(1)

@@ -50,7 +50,11 @@ describe.skipIf(noChromium)(suite("adversarial: the portal's sign-in and sign-ou
       document.body.append(a)
     }, url)
     await page.getByRole("link", { name: "Open" }).click()
-    await until(async () => (await heading(page).catch(() => "")).includes("instead?"), "the question whether to switch", 30_000)
+    await until(
+      async () => (await heading(page).catch(() => "")).includes("instead?"),
+      "the question whether to switch",
+      30_000
+    )
     expect(await heading(page)).toBe("Sign in to Attacker studio instead?")
     expect(await page.locator("main").innerText()).toContain("You are signed in to Victim studio")
     await check(page, "sign-in-switch", { signedIn: false })
@@ -86,7 +90,10 @@ describe.skipIf(noChromium)(suite("adversarial: the portal's sign-in and sign-ou
     expect(await heading(page)).toBe("Overview")
     expect(await signedInAs(page)).toBe("Attacker studio")
     // and the session it replaced is over, not just forgotten by the browser
-    const old = await fetch(`${portal.baseUrl}/portal`, { redirect: "manual", headers: { cookie: `${before.name}=${before.value}` } })
+    const old = await fetch(`${portal.baseUrl}/portal`, {
+      redirect: "manual",
+      headers: { cookie: `${before.name}=${before.value}` }
+    })
     expect(old.status).toBe(303)
   })
 
@@ -107,17 +114,30 @@ describe.skipIf(noChromium)(suite("adversarial: the portal's sign-in and sign-ou
     expect((await sessionCookie(page)).value).toBe(before.value)
     expect(await signedInAs(page)).toBe("Kept signed in")
     // over plain HTTP: without the cookie (as another site's request comes) nothing is cleared
-    const r = await fetch(`${portal.baseUrl}/portal/sign-out`, { method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "" })
+    const r = await fetch(`${portal.baseUrl}/portal/sign-out`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: ""
+    })
     expect(r.status).toBe(303)
     expect(r.headers.get("set-cookie")).toBeNull()
     // with the cookie but not the token: 403, still signed in (the portal's own Sign out still works)
-    const forged = await fetch(`${portal.baseUrl}/portal/sign-out`, { method: "POST", redirect: "manual", headers: { cookie: `${before.name}=${before.value}`, "content-type": "application/x-www-form-urlencoded" }, body: "" })
+    const forged = await fetch(`${portal.baseUrl}/portal/sign-out`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { cookie: `${before.name}=${before.value}`, "content-type": "application/x-www-form-urlencoded" },
+      body: ""
+    })
     expect(forged.status).toBe(403)
     expect(await signedInAs(page)).toBe("Kept signed in")
     await page.goto(`${portal.baseUrl}/portal`)
     await page.getByRole("button", { name: "Sign out" }).click()
     await page.waitForURL(/\/portal\/signed-out$/)
-    const replay = await fetch(`${portal.baseUrl}/portal`, { redirect: "manual", headers: { cookie: `${before.name}=${before.value}` } })
+    const replay = await fetch(`${portal.baseUrl}/portal`, {
+      redirect: "manual",
+      headers: { cookie: `${before.name}=${before.value}` }
+    })
     expect(replay.status, "the session ended on the server").toBe(303)
   })
 
@@ -169,7 +189,10 @@ describe.skipIf(noChromium)(suite("adversarial: the portal's sign-in and sign-ou
     const page = await portal.newPage()
     // held on the page: the script's own POST is answered 204 (a navigation that leaves the page as
     // it is), so the page can be looked at
-    await page.route(`${portal.baseUrl}/portal/sign-in`, (route) => (route.request().method() === "POST" ? route.fulfill({ status: 204 }) : route.continue()))
+    await page.route(
+      `${portal.baseUrl}/portal/sign-in`,
+      (route) => (route.request().method() === "POST" ? route.fulfill({ status: 204 }) : route.continue())
+    )
     const posted = page.waitForRequest((r) => r.method() === "POST")
     await page.goto(url, { waitUntil: "commit" })
     await posted

@@ -33,25 +33,40 @@ describe("an upload far over 15 MiB", () => {
     expect(head).toMatch(/\r\nconnection: close(\r\n|$)/)
     // the answer and the close come once the limit is passed (15 MiB, plus what sits in socket
     // buffers and the 5 s linger for a client still sending), not after the whole body
-    expect(r.sent, `${what}: ${(r.sent / 2 ** 20).toFixed(0)} MiB sent before the close, in ${r.ms} ms`).toBeLessThan(huge / 2)
+    expect(r.sent, `${what}: ${(r.sent / 2 ** 20).toFixed(0)} MiB sent before the close, in ${r.ms} ms`).toBeLessThan(
+      huge / 2
+    )
   }
 
   it("through the API: 413, Connection: close, and the server stops reading", async () => {
-    const r = await streamBody(port, uploadHead("/api/v1/media", huge, { authorization: `Bearer ${t.main.secret}` }), huge)
+    const r = await streamBody(
+      port,
+      uploadHead("/api/v1/media", huge, { authorization: `Bearer ${t.main.secret}` }),
+      huge
+    )
     expectCutOff(r, "API")
     expect(JSON.parse(parseAnswer(r.text).body).error.code).toBe("payload_too_large")
   }, 120_000)
 
-  it("through the portal: the same 413 (in the portal's words), Connection: close, and the server stops reading", async () => {
-    const session = await portalSession(t, t.main.workspace.id)
-    const r = await streamBody(port, uploadHead("/portal/library/upload", huge, { cookie: session.cookie, "x-csrf-token": session.csrf }), huge)
-    expectCutOff(r, "portal")
-    expect(parseAnswer(r.text).body).toContain("(payload_too_large)")
-  }, 120_000)
+  it(
+    "through the portal: the same 413 (in the portal's words), Connection: close, and the server stops reading",
+    async () => {
+      const session = await portalSession(t, t.main.workspace.id)
+      const r = await streamBody(
+        port,
+        uploadHead("/portal/library/upload", huge, { cookie: session.cookie, "x-csrf-token": session.csrf }),
+        huge
+      )
+      expectCutOff(r, "portal")
+      expect(parseAnswer(r.text).body).toContain("(payload_too_large)")
+    },
+    120_000
+  )
 
   it("a portal form over 64 KiB, chunked, is not read past its bound", async () => {
     const session = await portalSession(t, t.main.workspace.id)
-    const head = `POST /portal/keys HTTP/1.1\r\nHost: x\r\nCookie: ${session.cookie}\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
+    const head =
+      `POST /portal/keys HTTP/1.1\r\nHost: x\r\nCookie: ${session.cookie}\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
       `Transfer-Encoding: chunked\r\n\r\n`
     // one endless chunk: its size line says 400 MiB
     const r = await streamBody(port, `${head}${huge.toString(16)}\r\ncsrf=${session.csrf}&name=`, huge)
@@ -94,17 +109,21 @@ describe("paths match exactly as declared", () => {
   })
 })
 
-
 describe("small ones", () => {
   it("captions.vtt keeps the whole caption when its lines end in CR or CR LF (a CR pair ended the cue)", async () => {
     // a caption whose lines end in bare CRs and CR LFs
     const { id: mediaId } = await uploadPhoto(api, "rocket.jpg", t.service)
-    const created = await api.postJson("/api/v1/renders", { media_id: mediaId, quote: "First line\r\rsecond line\r\nthird --> line" })
+    const created = await api.postJson("/api/v1/renders", {
+      media_id: mediaId,
+      quote: "First line\r\rsecond line\r\nthird --> line"
+    })
     expect(created.status).toBe(202)
     const { render } = await pollToEnd(api, (await created.json()).id, 120_000)
     expect(render.status).toBe("completed")
     const session = await portalSession(t, t.main.workspace.id)
-    const r = await fetch(`${t.service.baseUrl}/portal/renders/${render.id}/captions.vtt`, { headers: { cookie: session.cookie } })
+    const r = await fetch(`${t.service.baseUrl}/portal/renders/${render.id}/captions.vtt`, {
+      headers: { cookie: session.cookie }
+    })
     expect(r.status).toBe(200)
     const vtt = await r.text()
     // WebVTT ends a line at CR, LF or CR LF, and a cue at the first blank line
@@ -116,7 +135,8 @@ describe("small ones", () => {
 
   it("a key name is at most 100 characters counted in code points, in the operator CLI and the portal alike", async () => {
     const emoji = (n: number) => "😀".repeat(n)
-    const cli = (name: string) => t.admin.attempt("key", "create", t.main.workspace.id, "--scopes", "renders:read", "--name", name)
+    const cli = (name: string) =>
+      t.admin.attempt("key", "create", t.main.workspace.id, "--scopes", "renders:read", "--name", name)
     expect((await cli(emoji(100))).ok).toBe(true)
     const refused = await cli(emoji(101))
     expect(refused.json.error).toEqual({ code: "validation_failed", message: "name must be at most 100 characters" })
@@ -142,7 +162,15 @@ describe("small ones", () => {
     const callback = await fetch(`${t.service.baseUrl}/oauth/cloud_drive/callback?state=nope&code=x`)
     expect(callback.status).toBe(400)
     expect(callback.headers.get("content-type")).toMatch(/^text\/html/)
-    for (const name of ["content-security-policy", "x-content-type-options", "x-frame-options", "referrer-policy", "cross-origin-opener-policy"]) {
+    for (
+      const name of [
+        "content-security-policy",
+        "x-content-type-options",
+        "x-frame-options",
+        "referrer-policy",
+        "cross-origin-opener-policy"
+      ]
+    ) {
       expect(portalPage.headers.get(name), name).not.toBeNull()
       expect(callback.headers.get(name), name).toBe(portalPage.headers.get(name))
     }
@@ -157,26 +185,34 @@ const rawGet = (target: string) =>
     socket.on("data", (d) => (text += d.toString("latin1")))
     socket.on("error", reject)
     socket.on("close", () => resolve(text))
-    socket.once("connect", () => socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.main.secret}\r\nConnection: close\r\n\r\n`))
+    socket.once("connect", () =>
+      socket.write(
+        `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.main.secret}\r\nConnection: close\r\n\r\n`
+      ))
   })
 
 describe("client protocol errors", () => {
-  it("2,000 partial requests that close at once are logged at a bounded rate, and the service stays healthy", async () => {
-    const refusedLines = () => t.service.output().split("\n").filter((l) => /HTTP parser|protocol error/i.test(l)).length
-    const before = refusedLines()
-    const partial = () =>
-      new Promise<void>((resolve) => {
-        const socket = net.connect(port, "127.0.0.1")
-        socket.on("error", () => resolve())
-        socket.on("close", () => resolve())
-        socket.resume() // read the 400 to its end, so the connection closes
-        socket.once("connect", () => socket.end("GET /api/v1/usage HTTP/1.1\r\nHost: x\r\nX-Partial: "))
-      })
-    for (let i = 0; i < 2_000; i += 50) await Promise.all(Array.from({ length: 50 }, partial))
-    await new Promise((r) => setTimeout(r, 500))
-    const logged = refusedLines() - before
-    expect(logged, t.service.output().slice(-2000)).toBeGreaterThan(0)
-    expect(logged, t.service.output().slice(-2000)).toBeLessThanOrEqual(20)
-    expect((await fetch(`${t.service.baseUrl}/readyz`)).status).toBe(200)
-  }, 120_000)
+  it(
+    "2,000 partial requests that close at once are logged at a bounded rate, and the service stays healthy",
+    async () => {
+      const refusedLines = () =>
+        t.service.output().split("\n").filter((l) => /HTTP parser|protocol error/i.test(l)).length
+      const before = refusedLines()
+      const partial = () =>
+        new Promise<void>((resolve) => {
+          const socket = net.connect(port, "127.0.0.1")
+          socket.on("error", () => resolve())
+          socket.on("close", () => resolve())
+          socket.resume() // read the 400 to its end, so the connection closes
+          socket.once("connect", () => socket.end("GET /api/v1/usage HTTP/1.1\r\nHost: x\r\nX-Partial: "))
+        })
+      for (let i = 0; i < 2_000; i += 50) await Promise.all(Array.from({ length: 50 }, partial))
+      await new Promise((r) => setTimeout(r, 500))
+      const logged = refusedLines() - before
+      expect(logged, t.service.output().slice(-2000)).toBeGreaterThan(0)
+      expect(logged, t.service.output().slice(-2000)).toBeLessThanOrEqual(20)
+      expect((await fetch(`${t.service.baseUrl}/readyz`)).status).toBe(200)
+    },
+    120_000
+  )
 })

@@ -13,7 +13,11 @@ let t: Target
 let port: number
 
 beforeAll(async () => {
-  t = await target({ HTTP_HEADERS_TIMEOUT_SECONDS: "2", HTTP_BODY_TIMEOUT_SECONDS: "2", HTTP_REQUEST_TIMEOUT_SECONDS: "4" })
+  t = await target({
+    HTTP_HEADERS_TIMEOUT_SECONDS: "2",
+    HTTP_BODY_TIMEOUT_SECONDS: "2",
+    HTTP_REQUEST_TIMEOUT_SECONDS: "4"
+  })
   port = Number(new URL(t.service.baseUrl).port)
 })
 afterAll(() => t?.close())
@@ -64,14 +68,18 @@ describe("slow clients", () => {
 
   it("a body that stops arriving is cut off when no byte has come for the body timeout", async () => {
     const c = await connect()
-    c.socket.write(`POST /api/v1/renders HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{"media_id":`)
+    c.socket.write(
+      `POST /api/v1/renders HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{"media_id":`
+    )
     const { ms } = await c.ended
     expect(ms).toBeLessThan(12_000)
   }, 40_000)
 
   it("a body trickled a byte every 500 ms (never stalling) is cut off by the whole-request ceiling", async () => {
     const c = await connect()
-    c.socket.write(`POST /api/v1/renders HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n`)
+    c.socket.write(
+      `POST /api/v1/renders HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n`
+    )
     const { ms } = await trickle(c, " ", 500, 60_000)
     // the ceiling (4 s) is checked every 500 ms; the body timeout (2 s) never fires on a steady trickle
     expect(ms).toBeGreaterThanOrEqual(3_500)
@@ -79,35 +87,42 @@ describe("slow clients", () => {
   }, 60_000)
 
   for (const [pace, chunk, everyMs] of [["fast", 4 * 1024 * 1024, 0], ["slowly", 256 * 1024, 30]] as const) {
-    it(`an upload over 15 MiB sent ${pace} is 413 with Connection: close, and the server ends the connection`, async () => {
-      const boundary = "----p2vslow"
-      const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`
-      const tail = `\r\n--${boundary}--\r\n`
-      const size = maxUploadBytes + 1
-      const length = head.length + size + tail.length
-      const c = await connect()
-      c.socket.write(
-        `POST /api/v1/media HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: multipart/form-data; boundary=${boundary}\r\n` +
-          `Content-Length: ${length}\r\n\r\n${head}`
-      )
-      const filler = Buffer.alloc(chunk, 0x41)
-      let sent = 0
-      let stopped = false
-      void c.ended.then(() => (stopped = true))
-      while (sent < size && !stopped && !c.socket.destroyed) {
-        const n = Math.min(chunk, size - sent)
-        if (!c.socket.write(filler.subarray(0, n))) await new Promise((r) => c.socket.once("drain", r).once("close", r))
-        sent += n
-        if (everyMs > 0) await new Promise((r) => setTimeout(r, everyMs))
-      }
-      if (!stopped && !c.socket.destroyed) c.socket.write(tail)
-      const { text, ms } = await c.ended
-      const headEnd = text.indexOf("\r\n\r\n")
-      const headers = text.slice(0, headEnd).toLowerCase()
-      expect(headers, text.slice(0, 500)).toMatch(/^http\/1\.1 413/)
-      expect(headers).toMatch(/\r\nconnection: close\r\n/)
-      expect(JSON.parse(text.slice(headEnd + 4)).error.code).toBe("payload_too_large")
-      expect(ms).toBeLessThan(30_000)
-    }, 60_000)
+    it(
+      `an upload over 15 MiB sent ${pace} is 413 with Connection: close, and the server ends the connection`,
+      async () => {
+        const boundary = "----p2vslow"
+        const head =
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`
+        const tail = `\r\n--${boundary}--\r\n`
+        const size = maxUploadBytes + 1
+        const length = head.length + size + tail.length
+        const c = await connect()
+        c.socket.write(
+          `POST /api/v1/media HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: multipart/form-data; boundary=${boundary}\r\n` +
+            `Content-Length: ${length}\r\n\r\n${head}`
+        )
+        const filler = Buffer.alloc(chunk, 0x41)
+        let sent = 0
+        let stopped = false
+        void c.ended.then(() => (stopped = true))
+        while (sent < size && !stopped && !c.socket.destroyed) {
+          const n = Math.min(chunk, size - sent)
+          if (!c.socket.write(filler.subarray(0, n))) {
+            await new Promise((r) => c.socket.once("drain", r).once("close", r))
+          }
+          sent += n
+          if (everyMs > 0) await new Promise((r) => setTimeout(r, everyMs))
+        }
+        if (!stopped && !c.socket.destroyed) c.socket.write(tail)
+        const { text, ms } = await c.ended
+        const headEnd = text.indexOf("\r\n\r\n")
+        const headers = text.slice(0, headEnd).toLowerCase()
+        expect(headers, text.slice(0, 500)).toMatch(/^http\/1\.1 413/)
+        expect(headers).toMatch(/\r\nconnection: close\r\n/)
+        expect(JSON.parse(text.slice(headEnd + 4)).error.code).toBe("payload_too_large")
+        expect(ms).toBeLessThan(30_000)
+      },
+      60_000
+    )
   }
 })

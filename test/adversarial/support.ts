@@ -1,6 +1,6 @@
 import * as fs from "node:fs"
 import * as net from "node:net"
-import { type Admin, inProcessAdmin, keyed, type Keyed } from "../foundation/admin.ts"
+import { type Admin, inProcessAdmin, type Keyed, keyed } from "../foundation/admin.ts"
 import { stopOrKill } from "../renders/helpers.ts"
 import { makeShared, type Service, type Shared, startService } from "../support/service.ts"
 
@@ -83,7 +83,8 @@ export const streamBody = (port: number, head: string, size: number, chunk = 102
 /** A multipart upload's head for a body of one file of `size` bytes (Content-Length counts it all). */
 export const uploadHead = (target: string, size: number, headers: Record<string, string>) => {
   const boundary = "----p2vbig"
-  const part = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`
+  const part =
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`
   const tail = `\r\n--${boundary}--\r\n`
   const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")
   return `POST ${target} HTTP/1.1\r\nHost: x\r\n${lines}Content-Type: multipart/form-data; boundary=${boundary}\r\n` +
@@ -93,7 +94,10 @@ export const uploadHead = (target: string, size: number, headers: Record<string,
 /** The status line and headers of a raw answer, lower-cased; the body apart. */
 export const parseAnswer = (text: string) => {
   const end = text.indexOf("\r\n\r\n")
-  return { head: text.slice(0, end === -1 ? text.length : end).toLowerCase(), body: end === -1 ? "" : text.slice(end + 4) }
+  return {
+    head: text.slice(0, end === -1 ? text.length : end).toLowerCase(),
+    body: end === -1 ? "" : text.slice(end + 4)
+  }
 }
 
 /**

@@ -31,20 +31,29 @@ export const batchCli = (service: Service) => {
   const start = (secret: string, args: ReadonlyArray<string>, as: { uid?: number; gid?: number } = {}) => {
     const child = spawn(process.execPath, [Path.join(root, "packages/client/src/bin/p2v.ts"), "batch", ...args], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? "", HOME: as.uid === undefined ? process.env.HOME ?? "/tmp" : "/tmp", P2V_API_KEY: secret, P2V_BASE_URL: service.baseUrl },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: as.uid === undefined ? process.env.HOME ?? "/tmp" : "/tmp",
+        P2V_API_KEY: secret,
+        P2V_BASE_URL: service.baseUrl
+      },
       stdio: ["ignore", "pipe", "pipe"],
       ...as
     })
     const out = { stdout: "", stderr: "" }
     child.stdout.on("data", (d) => (out.stdout += d))
     child.stderr.on("data", (d) => (out.stderr += d))
-    const done = new Promise<Finished>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, ...out })))
+    const done = new Promise<Finished>((resolve) =>
+      child.on("exit", (code, signal) => resolve({ code, signal, ...out }))
+    )
     return { child, out, done }
   }
   const used = async (secret: string) =>
     (await (await client(service.baseUrl, secret).get("/api/v1/usage")).json()).aesthetic_quotes.used as number
   const media = async (secret: string) =>
-    (await (await client(service.baseUrl, secret).get("/api/v1/media?limit=100")).json()).data as Array<{ id: string; tags: Array<string> }>
+    (await (await client(service.baseUrl, secret).get("/api/v1/media?limit=100")).json()).data as Array<
+      { id: string; tags: Array<string> }
+    >
   return { start, used, media }
 }
 

@@ -6,7 +6,15 @@ import * as Path from "node:path"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { idempotencyKey } from "../../packages/client/src/Batch.ts"
-import { adminOk, makeShared, type Service, type Shared, startService, waitFor, workspaceWithKey } from "../support/service.ts"
+import {
+  adminOk,
+  makeShared,
+  type Service,
+  type Shared,
+  startService,
+  waitFor,
+  workspaceWithKey
+} from "../support/service.ts"
 import { batchCli, type Finished, makePhotos, manifestOf, videosIn } from "./batch-cli.ts"
 
 /**
@@ -45,7 +53,9 @@ const aDayLater = async (workspaceId: string, keyId: string) => {
       "UPDATE idempotency_records SET created_at = created_at - interval '25 hours', expires_at = now() - interval '1 second' WHERE api_key_id = $1",
       [keyId]
     )
-    await db.query("UPDATE media SET created_at = created_at - interval '25 hours' WHERE workspace_id = $1", [workspaceId])
+    await db.query("UPDATE media SET created_at = created_at - interval '25 hours' WHERE workspace_id = $1", [
+      workspaceId
+    ])
   } finally {
     await db.end()
   }
@@ -66,125 +76,146 @@ const sha = (file: string) => createHash("sha256").update(fs.readFileSync(file))
 const byName = (manifest: Array<any>) => Object.fromEntries(manifest.map((e) => [Path.basename(e.photo), e]))
 
 describe("p2v batch: charged once, whatever the manifest and --out", () => {
-  it("a run killed while photos wait for a slot keeps the render ids of earlier runs; the next run collects them without uploading or charging again, also once the idempotency records are gone", async () => {
-    const { secret, workspace, key } = await workspaceWithKey(service.env, { keyArgs: ["--uploads-per-minute", "3"] })
-    const photos = Path.join(dir, "waiting")
-    const out = Path.join(dir, "waiting-out")
-    await makePhotos(2, photos, "b-")
-    const args = [photos, "--out", out, "--quote", "Wait your turn", "--concurrency", "1"]
-    const first = await cli.start(secret, args).done
-    expect(first.code, first.stderr).toBe(0)
-    const rendered = byName(manifestOf(out))
-    expect(rendered["b-01.jpg"].render_id).toMatch(/^rnd_/)
+  it(
+    "a run killed while photos wait for a slot keeps the render ids of earlier runs; the next run collects them without uploading or charging again, also once the idempotency records are gone",
+    async () => {
+      const { secret, workspace, key } = await workspaceWithKey(service.env, { keyArgs: ["--uploads-per-minute", "3"] })
+      const photos = Path.join(dir, "waiting")
+      const out = Path.join(dir, "waiting-out")
+      await makePhotos(2, photos, "b-")
+      const args = [photos, "--out", out, "--quote", "Wait your turn", "--concurrency", "1"]
+      const first = await cli.start(secret, args).done
+      expect(first.code, first.stderr).toBe(0)
+      const rendered = byName(manifestOf(out))
+      expect(rendered["b-01.jpg"].render_id).toMatch(/^rnd_/)
 
-    // new photos that sort first: the earlier ones wait behind them, here for the upload rate limit
-    await makePhotos(3, photos, "a-", 2)
-    const second = cli.start(secret, args)
-    await waitFor(async () => /^waiting \d+ s: rate_limit_exceeded/m.test(second.out.stderr), 120_000, "the rate limit")
-    second.child.kill("SIGKILL")
-    await second.done
-    const partway = byName(manifestOf(out))
-    for (const name of ["b-01.jpg", "b-02.jpg"]) {
-      expect(partway[name], name).toMatchObject({
-        render_id: rendered[name].render_id,
-        media_id: rendered[name].media_id,
-        status: "completed"
+      // new photos that sort first: the earlier ones wait behind them, here for the upload rate limit
+      await makePhotos(3, photos, "a-", 2)
+      const second = cli.start(secret, args)
+      await waitFor(
+        async () => /^waiting \d+ s: rate_limit_exceeded/m.test(second.out.stderr),
+        120_000,
+        "the rate limit"
+      )
+      second.child.kill("SIGKILL")
+      await second.done
+      const partway = byName(manifestOf(out))
+      for (const name of ["b-01.jpg", "b-02.jpg"]) {
+        expect(partway[name], name).toMatchObject({
+          render_id: rendered[name].render_id,
+          media_id: rendered[name].media_id,
+          status: "completed"
+        })
+      }
+
+      const third = await cli.start(secret, [...args, "--json"]).done
+      expect(third.code, third.stderr).toBe(0)
+      expect(JSON.parse(third.stdout).counts).toEqual({ completed: 5, failed: 0, skipped: 0, left: 0 })
+      const after = byName(manifestOf(out))
+      for (const name of ["b-01.jpg", "b-02.jpg"]) expect(after[name].render_id).toBe(rendered[name].render_id)
+      expect(await cli.used(secret)).toBe(5)
+      expect(await cli.media(secret)).toHaveLength(5)
+
+      // a day later, the videos gone: the manifest's render ids are downloaded again, nothing is charged
+      await aDayLater(workspace.id, key.id)
+      for (const v of videosIn(out)) fs.rmSync(Path.join(out, v))
+      const fourth = await cli.start(secret, args).done
+      expect(fourth.code, fourth.stderr).toBe(0)
+      expect(videosIn(out)).toHaveLength(5)
+      expect(await cli.used(secret)).toBe(5)
+    },
+    400_000
+  )
+
+  it(
+    "identical files in one folder, a new --out, a manifest of junk, a truncated manifest: one render per photo and fields, found again; a day later unrendered until --rerender",
+    async () => {
+      const { secret, workspace, key } = await workspaceWithKey(service.env)
+      const photos = Path.join(dir, "same")
+      await makePhotos(2, photos)
+      fs.copyFileSync(Path.join(photos, "photo-01.jpg"), Path.join(photos, "photo-01-copy.jpg"))
+      const run = (out: string, ...extra: Array<string>) =>
+        cli.start(secret, [photos, "--out", out, "--quote", "Once only", ...extra, "--json"]).done
+
+      const first = await run(Path.join(dir, "same-1"))
+      expect(first.code, first.stderr).toBe(0)
+      expect(JSON.parse(first.stdout).counts).toEqual({ completed: 3, failed: 0, skipped: 0, left: 0 })
+      const once = byName(manifestOf(Path.join(dir, "same-1")))
+      expect(once["photo-01-copy.jpg"].render_id).toBe(once["photo-01.jpg"].render_id)
+      expect(videosIn(Path.join(dir, "same-1"))).toEqual(["photo-01-copy.mp4", "photo-01.mp4", "photo-02.mp4"])
+      expect(await cli.used(secret)).toBe(2)
+      expect(await cli.media(secret)).toHaveLength(2)
+
+      // the same photos and caption into a new --out, one with a manifest of junk, one with a truncated manifest
+      const junk = Path.join(dir, "same-junk")
+      fs.mkdirSync(junk)
+      fs.writeFileSync(Path.join(junk, "batch.jsonl"), "not json\n{\"photo\": 12}\n[1,2]\n")
+      const truncated = Path.join(dir, "same-truncated")
+      fs.mkdirSync(truncated)
+      const text = fs.readFileSync(Path.join(dir, "same-1", "batch.jsonl"), "utf8")
+      fs.writeFileSync(Path.join(truncated, "batch.jsonl"), text.slice(0, Math.floor(text.length / 2)))
+      for (const out of [Path.join(dir, "same-2"), junk, truncated]) {
+        const r = await run(out)
+        expect(r.code, `${out}: ${r.stderr}`).toBe(0)
+        expect(JSON.parse(r.stdout).counts, out).toEqual({ completed: 3, failed: 0, skipped: 0, left: 0 })
+        const found = byName(manifestOf(out))
+        for (const name of Object.keys(once)) expect(found[name].render_id, `${out} ${name}`).toBe(once[name].render_id)
+        expect(videosIn(out)).toHaveLength(3)
+      }
+      expect(await cli.used(secret)).toBe(2)
+      expect(await cli.media(secret)).toHaveLength(2)
+
+      // a day later the service has forgotten the keys: a new --out does not render them again unasked
+      await aDayLater(workspace.id, key.id)
+      const later = Path.join(dir, "same-later")
+      const unasked = await run(later)
+      expect(unasked.code, unasked.stderr).toBe(0)
+      const skipped = JSON.parse(unasked.stdout)
+      expect(skipped.counts).toEqual({ completed: 0, failed: 0, skipped: 3, left: 0 })
+      for (const e of skipped.entries) {
+        expect(e).toMatchObject({ status: "skipped", error_code: "rendered_before", render_id: null })
+      }
+      expect(await cli.used(secret)).toBe(2)
+
+      // asked: rendered again, once per photo and fields, and the next plain run collects those
+      const asked = await run(later, "--rerender")
+      expect(asked.code, asked.stderr).toBe(0)
+      expect(JSON.parse(asked.stdout).counts).toEqual({ completed: 3, failed: 0, skipped: 0, left: 0 })
+      const again = byName(manifestOf(later))
+      expect(again["photo-01-copy.jpg"].render_id).toBe(again["photo-01.jpg"].render_id)
+      expect(again["photo-01.jpg"].render_id).not.toBe(once["photo-01.jpg"].render_id)
+      expect(await cli.used(secret)).toBe(4)
+      const plain = await run(later)
+      expect(plain.code, plain.stderr).toBe(0)
+      expect(byName(manifestOf(later))["photo-02.jpg"].render_id).toBe(again["photo-02.jpg"].render_id)
+      expect(await cli.used(secret)).toBe(4)
+      expect(await cli.media(secret)).toHaveLength(2)
+    },
+    400_000
+  )
+
+  it(
+    "photos left at the allowance are rendered by the next run once it is raised (a refused create is not replayed for ever)",
+    async () => {
+      const { secret, workspace } = await workspaceWithKey(service.env, {
+        plan: "custom",
+        workspaceArgs: ["--included", "2"]
       })
-    }
-
-    const third = await cli.start(secret, [...args, "--json"]).done
-    expect(third.code, third.stderr).toBe(0)
-    expect(JSON.parse(third.stdout).counts).toEqual({ completed: 5, failed: 0, skipped: 0, left: 0 })
-    const after = byName(manifestOf(out))
-    for (const name of ["b-01.jpg", "b-02.jpg"]) expect(after[name].render_id).toBe(rendered[name].render_id)
-    expect(await cli.used(secret)).toBe(5)
-    expect(await cli.media(secret)).toHaveLength(5)
-
-    // a day later, the videos gone: the manifest's render ids are downloaded again, nothing is charged
-    await aDayLater(workspace.id, key.id)
-    for (const v of videosIn(out)) fs.rmSync(Path.join(out, v))
-    const fourth = await cli.start(secret, args).done
-    expect(fourth.code, fourth.stderr).toBe(0)
-    expect(videosIn(out)).toHaveLength(5)
-    expect(await cli.used(secret)).toBe(5)
-  }, 400_000)
-
-  it("identical files in one folder, a new --out, a manifest of junk, a truncated manifest: one render per photo and fields, found again; a day later unrendered until --rerender", async () => {
-    const { secret, workspace, key } = await workspaceWithKey(service.env)
-    const photos = Path.join(dir, "same")
-    await makePhotos(2, photos)
-    fs.copyFileSync(Path.join(photos, "photo-01.jpg"), Path.join(photos, "photo-01-copy.jpg"))
-    const run = (out: string, ...extra: Array<string>) =>
-      cli.start(secret, [photos, "--out", out, "--quote", "Once only", ...extra, "--json"]).done
-
-    const first = await run(Path.join(dir, "same-1"))
-    expect(first.code, first.stderr).toBe(0)
-    expect(JSON.parse(first.stdout).counts).toEqual({ completed: 3, failed: 0, skipped: 0, left: 0 })
-    const once = byName(manifestOf(Path.join(dir, "same-1")))
-    expect(once["photo-01-copy.jpg"].render_id).toBe(once["photo-01.jpg"].render_id)
-    expect(videosIn(Path.join(dir, "same-1"))).toEqual(["photo-01-copy.mp4", "photo-01.mp4", "photo-02.mp4"])
-    expect(await cli.used(secret)).toBe(2)
-    expect(await cli.media(secret)).toHaveLength(2)
-
-    // the same photos and caption into a new --out, one with a manifest of junk, one with a truncated manifest
-    const junk = Path.join(dir, "same-junk")
-    fs.mkdirSync(junk)
-    fs.writeFileSync(Path.join(junk, "batch.jsonl"), "not json\n{\"photo\": 12}\n[1,2]\n")
-    const truncated = Path.join(dir, "same-truncated")
-    fs.mkdirSync(truncated)
-    const text = fs.readFileSync(Path.join(dir, "same-1", "batch.jsonl"), "utf8")
-    fs.writeFileSync(Path.join(truncated, "batch.jsonl"), text.slice(0, Math.floor(text.length / 2)))
-    for (const out of [Path.join(dir, "same-2"), junk, truncated]) {
-      const r = await run(out)
-      expect(r.code, `${out}: ${r.stderr}`).toBe(0)
-      expect(JSON.parse(r.stdout).counts, out).toEqual({ completed: 3, failed: 0, skipped: 0, left: 0 })
-      const found = byName(manifestOf(out))
-      for (const name of Object.keys(once)) expect(found[name].render_id, `${out} ${name}`).toBe(once[name].render_id)
-      expect(videosIn(out)).toHaveLength(3)
-    }
-    expect(await cli.used(secret)).toBe(2)
-    expect(await cli.media(secret)).toHaveLength(2)
-
-    // a day later the service has forgotten the keys: a new --out does not render them again unasked
-    await aDayLater(workspace.id, key.id)
-    const later = Path.join(dir, "same-later")
-    const unasked = await run(later)
-    expect(unasked.code, unasked.stderr).toBe(0)
-    const skipped = JSON.parse(unasked.stdout)
-    expect(skipped.counts).toEqual({ completed: 0, failed: 0, skipped: 3, left: 0 })
-    for (const e of skipped.entries) expect(e).toMatchObject({ status: "skipped", error_code: "rendered_before", render_id: null })
-    expect(await cli.used(secret)).toBe(2)
-
-    // asked: rendered again, once per photo and fields, and the next plain run collects those
-    const asked = await run(later, "--rerender")
-    expect(asked.code, asked.stderr).toBe(0)
-    expect(JSON.parse(asked.stdout).counts).toEqual({ completed: 3, failed: 0, skipped: 0, left: 0 })
-    const again = byName(manifestOf(later))
-    expect(again["photo-01-copy.jpg"].render_id).toBe(again["photo-01.jpg"].render_id)
-    expect(again["photo-01.jpg"].render_id).not.toBe(once["photo-01.jpg"].render_id)
-    expect(await cli.used(secret)).toBe(4)
-    const plain = await run(later)
-    expect(plain.code, plain.stderr).toBe(0)
-    expect(byName(manifestOf(later))["photo-02.jpg"].render_id).toBe(again["photo-02.jpg"].render_id)
-    expect(await cli.used(secret)).toBe(4)
-    expect(await cli.media(secret)).toHaveLength(2)
-  }, 400_000)
-
-  it("photos left at the allowance are rendered by the next run once it is raised (a refused create is not replayed for ever)", async () => {
-    const { secret, workspace } = await workspaceWithKey(service.env, { plan: "custom", workspaceArgs: ["--included", "2"] })
-    const photos = Path.join(dir, "allowance")
-    const out = Path.join(dir, "allowance-out")
-    await makePhotos(4, photos)
-    const args = [photos, "--out", out, "--quote", "Two now, two later", "--concurrency", "1"]
-    const first = await cli.start(secret, args).done
-    expect(first.code, first.stderr).toBe(8)
-    expect(await cli.used(secret)).toBe(2)
-    await adminOk(service.env, "workspace", "update", workspace.id, "--included", "4")
-    const second = await cli.start(secret, [...args, "--json"]).done
-    expect(second.code, second.stderr).toBe(0)
-    expect(JSON.parse(second.stdout).counts).toEqual({ completed: 4, failed: 0, skipped: 0, left: 0 })
-    expect(await cli.used(secret)).toBe(4)
-  }, 300_000)
+      const photos = Path.join(dir, "allowance")
+      const out = Path.join(dir, "allowance-out")
+      await makePhotos(4, photos)
+      const args = [photos, "--out", out, "--quote", "Two now, two later", "--concurrency", "1"]
+      const first = await cli.start(secret, args).done
+      expect(first.code, first.stderr).toBe(8)
+      expect(await cli.used(secret)).toBe(2)
+      await adminOk(service.env, "workspace", "update", workspace.id, "--included", "4")
+      const second = await cli.start(secret, [...args, "--json"]).done
+      expect(second.code, second.stderr).toBe(0)
+      expect(JSON.parse(second.stdout).counts).toEqual({ completed: 4, failed: 0, skipped: 0, left: 0 })
+      expect(await cli.used(secret)).toBe(4)
+    },
+    300_000
+  )
 })
 
 describe("p2v batch: files in --out", () => {
@@ -206,104 +237,120 @@ describe("p2v batch: files in --out", () => {
     expect(manifestOf(out)).toHaveLength(1)
   }, 120_000)
 
-  it("never replaces a file: two photos of one name, a user's own video, a manifest line pointing outside --out", async () => {
-    const { secret } = await workspaceWithKey(service.env)
-    const x = Path.join(dir, "x")
-    const y = Path.join(dir, "y")
-    const other = Path.join(dir, "other")
-    const same = "same01.jpg"
-    await makePhotos(1, x, "same", 0)
-    await makePhotos(2, y, "same", 0)
-    fs.renameSync(Path.join(y, "same02.jpg"), Path.join(y, same))
-    await makePhotos(2, other, "s", 4)
-    const out = Path.join(dir, "names-out")
-    const quote = "Mine is mine"
-    const first = await cli.start(secret, [Path.join(x, same), "--out", out, "--quote", quote]).done
-    expect(first.code, first.stderr).toBe(0)
-    const xVideo = sha(Path.join(out, "same01.mp4"))
+  it(
+    "never replaces a file: two photos of one name, a user's own video, a manifest line pointing outside --out",
+    async () => {
+      const { secret } = await workspaceWithKey(service.env)
+      const x = Path.join(dir, "x")
+      const y = Path.join(dir, "y")
+      const other = Path.join(dir, "other")
+      const same = "same01.jpg"
+      await makePhotos(1, x, "same", 0)
+      await makePhotos(2, y, "same", 0)
+      fs.renameSync(Path.join(y, "same02.jpg"), Path.join(y, same))
+      await makePhotos(2, other, "s", 4)
+      const out = Path.join(dir, "names-out")
+      const quote = "Mine is mine"
+      const first = await cli.start(secret, [Path.join(x, same), "--out", out, "--quote", quote]).done
+      expect(first.code, first.stderr).toBe(0)
+      const xVideo = sha(Path.join(out, "same01.mp4"))
 
-    // the user's own s05.mp4, and a line that says photo s06.jpg is done as a file outside --out
-    fs.writeFileSync(Path.join(out, "s05.mp4"), "the user's own video\n")
-    const victim = Path.join(dir, "hostname")
-    fs.writeFileSync(victim, "victim\n")
-    const s06 = Path.join(other, "s06.jpg")
-    const forged = {
-      photo: s06,
-      sha256: null,
-      media_id: null,
-      render_id: null,
-      idempotency_key: idempotencyKey(new Uint8Array(fs.readFileSync(s06)), { quote }),
-      status: "completed",
-      progress: 100,
-      error_code: null,
-      error_message: null,
-      output: victim,
-      bytes: fs.statSync(victim).size,
-      seconds: 1
-    }
-    fs.appendFileSync(Path.join(out, "batch.jsonl"), `${JSON.stringify(forged)}\n`)
+      // the user's own s05.mp4, and a line that says photo s06.jpg is done as a file outside --out
+      fs.writeFileSync(Path.join(out, "s05.mp4"), "the user's own video\n")
+      const victim = Path.join(dir, "hostname")
+      fs.writeFileSync(victim, "victim\n")
+      const s06 = Path.join(other, "s06.jpg")
+      const forged = {
+        photo: s06,
+        sha256: null,
+        media_id: null,
+        render_id: null,
+        idempotency_key: idempotencyKey(new Uint8Array(fs.readFileSync(s06)), { quote }),
+        status: "completed",
+        progress: 100,
+        error_code: null,
+        error_message: null,
+        output: victim,
+        bytes: fs.statSync(victim).size,
+        seconds: 1
+      }
+      fs.appendFileSync(Path.join(out, "batch.jsonl"), `${JSON.stringify(forged)}\n`)
 
-    const r = await cli.start(secret, [Path.join(y, same), Path.join(x, same), other, "--out", out, "--quote", quote]).done
-    expect(r.code, r.stderr).toBe(0)
-    const entries = byName(manifestOf(out).filter((e) => e.photo !== Path.join(x, same)))
-    const manifest = manifestOf(out)
-    const xEntry = manifest.find((e) => e.photo === Path.join(x, same))
-    const yEntry = manifest.find((e) => e.photo === Path.join(y, same))
-    expect(xEntry.output).toBe(Path.join(out, "same01.mp4"))
-    expect(sha(Path.join(out, "same01.mp4"))).toBe(xVideo)
-    expect(yEntry.output).toBe(Path.join(out, "same01-2.mp4"))
-    expect(sha(yEntry.output)).not.toBe(xVideo)
-    expect(r.stderr).toContain(`-> ${Path.join(out, "same01-2.mp4")}`)
+      const r = await cli.start(secret, [Path.join(y, same), Path.join(x, same), other, "--out", out, "--quote", quote])
+        .done
+      expect(r.code, r.stderr).toBe(0)
+      const entries = byName(manifestOf(out).filter((e) => e.photo !== Path.join(x, same)))
+      const manifest = manifestOf(out)
+      const xEntry = manifest.find((e) => e.photo === Path.join(x, same))
+      const yEntry = manifest.find((e) => e.photo === Path.join(y, same))
+      expect(xEntry.output).toBe(Path.join(out, "same01.mp4"))
+      expect(sha(Path.join(out, "same01.mp4"))).toBe(xVideo)
+      expect(yEntry.output).toBe(Path.join(out, "same01-2.mp4"))
+      expect(sha(yEntry.output)).not.toBe(xVideo)
+      expect(r.stderr).toContain(`-> ${Path.join(out, "same01-2.mp4")}`)
 
-    expect(fs.readFileSync(Path.join(out, "s05.mp4"), "utf8")).toBe("the user's own video\n")
-    expect(entries["s05.jpg"]).toMatchObject({ status: "completed", output: Path.join(out, "s05-2.mp4") })
-    expect(r.stderr).toMatch(/s05-2\.mp4 .*s05\.mp4 was taken/)
+      expect(fs.readFileSync(Path.join(out, "s05.mp4"), "utf8")).toBe("the user's own video\n")
+      expect(entries["s05.jpg"]).toMatchObject({ status: "completed", output: Path.join(out, "s05-2.mp4") })
+      expect(r.stderr).toMatch(/s05-2\.mp4 .*s05\.mp4 was taken/)
 
-    expect(fs.readFileSync(victim, "utf8")).toBe("victim\n")
-    expect(entries["s06.jpg"]).toMatchObject({ status: "completed", output: Path.join(out, "s06.mp4") })
-    expect(fs.readFileSync(Path.join(out, "s06.mp4")).subarray(4, 8).toString()).toBe("ftyp")
-    const outputs = manifest.filter((e) => e.output !== null).map((e) => e.output)
-    expect(new Set(outputs).size).toBe(outputs.length)
-    for (const o of outputs) expect(Path.dirname(o)).toBe(out)
-  }, 200_000)
+      expect(fs.readFileSync(victim, "utf8")).toBe("victim\n")
+      expect(entries["s06.jpg"]).toMatchObject({ status: "completed", output: Path.join(out, "s06.mp4") })
+      expect(fs.readFileSync(Path.join(out, "s06.mp4")).subarray(4, 8).toString()).toBe("ftyp")
+      const outputs = manifest.filter((e) => e.output !== null).map((e) => e.output)
+      expect(new Set(outputs).size).toBe(outputs.length)
+      for (const o of outputs) expect(Path.dirname(o)).toBe(out)
+    },
+    200_000
+  )
 })
 
 describe("p2v batch: bad inputs", () => {
-  it("a FIFO, a symlinked photo, a dangling link, an unreadable file and a text file: each listed, the rest rendered", async () => {
-    const { secret } = await workspaceWithKey(service.env)
-    // root reads any file: the batch runs as nobody so that one can be unreadable
-    const as = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}
-    fs.chmodSync(dir, 0o755)
-    const photos = Path.join(dir, "mixed")
-    const elsewhere = Path.join(dir, "elsewhere")
-    await makePhotos(1, photos, "good-")
-    await makePhotos(2, elsewhere, "linked-", 1)
-    fs.symlinkSync(Path.join(elsewhere, "linked-02.jpg"), Path.join(photos, "linked.jpg"))
-    fs.symlinkSync(Path.join(elsewhere, "gone.jpg"), Path.join(photos, "dangling.jpg"))
-    execFileSync("mkfifo", [Path.join(photos, "pipe.jpg")])
-    fs.copyFileSync(Path.join(elsewhere, "linked-03.jpg"), Path.join(photos, "locked.jpg"))
-    fs.chmodSync(Path.join(photos, "locked.jpg"), 0o000)
-    fs.writeFileSync(Path.join(photos, "notes.txt"), "not a photo\n")
-    const out = Path.join(dir, "mixed-out")
-    fs.mkdirSync(out, { mode: 0o777 })
-    fs.chmodSync(out, 0o777)
+  it(
+    "a FIFO, a symlinked photo, a dangling link, an unreadable file and a text file: each listed, the rest rendered",
+    async () => {
+      const { secret } = await workspaceWithKey(service.env)
+      // root reads any file: the batch runs as nobody so that one can be unreadable
+      const as = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}
+      fs.chmodSync(dir, 0o755)
+      const photos = Path.join(dir, "mixed")
+      const elsewhere = Path.join(dir, "elsewhere")
+      await makePhotos(1, photos, "good-")
+      await makePhotos(2, elsewhere, "linked-", 1)
+      fs.symlinkSync(Path.join(elsewhere, "linked-02.jpg"), Path.join(photos, "linked.jpg"))
+      fs.symlinkSync(Path.join(elsewhere, "gone.jpg"), Path.join(photos, "dangling.jpg"))
+      execFileSync("mkfifo", [Path.join(photos, "pipe.jpg")])
+      fs.copyFileSync(Path.join(elsewhere, "linked-03.jpg"), Path.join(photos, "locked.jpg"))
+      fs.chmodSync(Path.join(photos, "locked.jpg"), 0o000)
+      fs.writeFileSync(Path.join(photos, "notes.txt"), "not a photo\n")
+      const out = Path.join(dir, "mixed-out")
+      fs.mkdirSync(out, { mode: 0o777 })
+      fs.chmodSync(out, 0o777)
 
-    const run = cli.start(secret, [photos, "--out", out, "--quote", "Mixed", "--json"], as)
-    const r = await within(run, 120_000)
-    expect(r, "still running after 120 s").not.toBeNull()
-    expect(r!.code, r!.stderr).toBe(0)
-    const result = JSON.parse(r!.stdout)
-    expect(result.counts).toEqual({ completed: 2, failed: 0, skipped: 4, left: 0 })
-    const entries = byName(result.entries)
-    expect(Object.keys(entries).sort()).toEqual(["dangling.jpg", "good-01.jpg", "linked.jpg", "locked.jpg", "notes.txt", "pipe.jpg"])
-    expect(entries["good-01.jpg"].status).toBe("completed")
-    expect(entries["linked.jpg"].status).toBe("completed")
-    expect(entries["pipe.jpg"]).toMatchObject({ status: "skipped", error_code: "not_a_file" })
-    expect(entries["dangling.jpg"]).toMatchObject({ status: "skipped", error_code: "unreadable" })
-    expect(entries["locked.jpg"]).toMatchObject({ status: "skipped", error_code: "unreadable" })
-    expect(entries["notes.txt"]).toMatchObject({ status: "skipped", error_code: "unsupported_media_type" })
-    expect(await cli.used(secret)).toBe(2)
-  }, 200_000)
+      const run = cli.start(secret, [photos, "--out", out, "--quote", "Mixed", "--json"], as)
+      const r = await within(run, 120_000)
+      expect(r, "still running after 120 s").not.toBeNull()
+      expect(r!.code, r!.stderr).toBe(0)
+      const result = JSON.parse(r!.stdout)
+      expect(result.counts).toEqual({ completed: 2, failed: 0, skipped: 4, left: 0 })
+      const entries = byName(result.entries)
+      expect(Object.keys(entries).sort()).toEqual([
+        "dangling.jpg",
+        "good-01.jpg",
+        "linked.jpg",
+        "locked.jpg",
+        "notes.txt",
+        "pipe.jpg"
+      ])
+      expect(entries["good-01.jpg"].status).toBe("completed")
+      expect(entries["linked.jpg"].status).toBe("completed")
+      expect(entries["pipe.jpg"]).toMatchObject({ status: "skipped", error_code: "not_a_file" })
+      expect(entries["dangling.jpg"]).toMatchObject({ status: "skipped", error_code: "unreadable" })
+      expect(entries["locked.jpg"]).toMatchObject({ status: "skipped", error_code: "unreadable" })
+      expect(entries["notes.txt"]).toMatchObject({ status: "skipped", error_code: "unsupported_media_type" })
+      expect(await cli.used(secret)).toBe(2)
+    },
+    200_000
+  )
 
   it("SIGTERM ends it at once, a FIFO among the photos or not, the manifest intact", async () => {
     const { secret } = await workspaceWithKey(service.env)
@@ -314,14 +361,20 @@ describe("p2v batch: bad inputs", () => {
     execFileSync("mkfifo", [pipe])
     const out = Path.join(dir, "signal-out")
     const run = cli.start(secret, [pipe, photos, "--out", out, "--quote", "Stop now", "--concurrency", "1"])
-    const rendering = () => fs.existsSync(Path.join(out, "batch.jsonl")) && manifestOf(out).some((e) => e.status === "rendering")
+    const rendering = () =>
+      fs.existsSync(Path.join(out, "batch.jsonl")) && manifestOf(out).some((e) => e.status === "rendering")
     await waitFor(async () => rendering(), 20_000, "a render under way").catch(() => undefined)
     run.child.kill("SIGTERM")
     const r = await within(run, 10_000)
     expect(r, "SIGTERM did not end it within 10 s").not.toBeNull()
     expect(r!.code).toBe(130)
     const manifest = manifestOf(out)
-    expect(manifest.map((e) => Path.basename(e.photo)).sort()).toEqual(["a-pipe.jpg", "b-01.jpg", "b-02.jpg", "b-03.jpg"])
+    expect(manifest.map((e) => Path.basename(e.photo)).sort()).toEqual([
+      "a-pipe.jpg",
+      "b-01.jpg",
+      "b-02.jpg",
+      "b-03.jpg"
+    ])
     expect(manifest.some((e) => /^rnd_/.test(e.render_id ?? ""))).toBe(true)
   }, 120_000)
 
@@ -346,4 +399,3 @@ describe("p2v batch: bad inputs", () => {
     expect(await cli.used(secret)).toBe(0)
   }, 60_000)
 })
-

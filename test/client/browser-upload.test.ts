@@ -3,7 +3,7 @@ import * as Path from "node:path"
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchChromium, noChromium, suite } from "../portal/support.ts"
-import { makeShared, photo, root, startService, workspaceWithKey, type Service } from "../support/service.ts"
+import { makeShared, photo, root, type Service, startService, workspaceWithKey } from "../support/service.ts"
 
 /**
  * The client's upload in a real browser (Debian's Chromium), against the real service over HTTP/1.1:
@@ -43,7 +43,10 @@ describe.skipIf(noChromium)(suite("the client's upload in Chromium"), () => {
   it("uploads from a page, the callback hearing the size once; a streamed body is refused over HTTP/1.1", async () => {
     const page = await browser!.newPage()
     const origin = service!.baseUrl.replace(/\/+$/, "")
-    await page.route(`${origin}/__client-test`, (route) => route.fulfill({ contentType: "text/html", body: "<!doctype html><title>client</title>" }))
+    await page.route(
+      `${origin}/__client-test`,
+      (route) => route.fulfill({ contentType: "text/html", body: "<!doctype html><title>client</title>" })
+    )
     await page.goto(`${origin}/__client-test`)
     await page.addScriptTag({ content: bundle })
     const bytes = Array.from(photo("rocket.jpg"))
@@ -58,7 +61,10 @@ describe.skipIf(noChromium)(suite("the client's upload in Chromium"), () => {
       })
       let streamed = ""
       try {
-        await P2V.createClient({ apiKey, baseUrl: location.origin, streamUploads: true, maxAttempts: 1 }).upload({ file, filename: "rocket.jpg" })
+        await P2V.createClient({ apiKey, baseUrl: location.origin, streamUploads: true, maxAttempts: 1 }).upload({
+          file,
+          filename: "rocket.jpg"
+        })
         streamed = "uploaded"
       } catch (e: any) {
         streamed = `${e._tag}: ${e.message}`

@@ -4,7 +4,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { pngOfSize } from "../foundation/photos.ts"
-import { makeShared, root, startService, waitFor, workspaceWithKey, type Service } from "../support/service.ts"
+import { makeShared, root, type Service, startService, waitFor, workspaceWithKey } from "../support/service.ts"
 
 /**
  * The `p2v` CLI as a user runs it: a separate process (`npm exec p2v`'s entry) against the real
@@ -17,7 +17,12 @@ let dir: string
 beforeAll(async () => {
   service = await startService(await makeShared())
   const { secret } = await workspaceWithKey(service.env)
-  env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", P2V_API_KEY: secret, P2V_BASE_URL: service.baseUrl }
+  env = {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "/tmp",
+    P2V_API_KEY: secret,
+    P2V_BASE_URL: service.baseUrl
+  }
   dir = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-cli-"))
 })
 
@@ -49,14 +54,34 @@ const p2v = (...args: Array<string>) => start(args).done
 
 describe("p2v", () => {
   it("uploads, renders a file with --wait --out, and reports progress as plain lines when not on a terminal", async () => {
-    const up = await p2v("upload", "test/fixtures/rocket.jpg", "test/fixtures/coffee.png", "--tag", "cli", "--label", "Shot", "--json")
+    const up = await p2v(
+      "upload",
+      "test/fixtures/rocket.jpg",
+      "test/fixtures/coffee.png",
+      "--tag",
+      "cli",
+      "--label",
+      "Shot",
+      "--json"
+    )
     expect(up.code, up.stderr).toBe(0)
     const media = JSON.parse(up.stdout)
     expect(media.map((m: any) => [m.label, m.tags])).toEqual([["Shot", ["cli"]], ["Shot", ["cli"]]])
     expect(up.stderr).toBe("") // --json: nothing but the document
 
     const out = Path.join(dir, "a.mp4")
-    const r = await p2v("render", "test/fixtures/chelsea.png", "--quote", "Stay curious", "--text-color", "yellow", "--metadata", "order=7", "--out", out)
+    const r = await p2v(
+      "render",
+      "test/fixtures/chelsea.png",
+      "--quote",
+      "Stay curious",
+      "--text-color",
+      "yellow",
+      "--metadata",
+      "order=7",
+      "--out",
+      out
+    )
     expect(r.code, r.stderr).toBe(0)
     const id = /render (rnd_\w+) queued/.exec(r.stderr)?.[1]
     expect(id, r.stderr).toBeDefined()
@@ -64,7 +89,9 @@ describe("p2v", () => {
     expect(r.stderr).not.toContain("\r")
     expect(r.stderr).toMatch(/\] 100% completed rnd_/)
     expect(r.stderr).toContain(`saved ${out}`)
-    expect(r.stderr).toMatch(/\] 100% 234\.9 KB of 234\.9 KB sent, waiting for the service\nuploaded test\/fixtures\/chelsea\.png as \S+\n/)
+    expect(r.stderr).toMatch(
+      /\] 100% 234\.9 KB of 234\.9 KB sent, waiting for the service\nuploaded test\/fixtures\/chelsea\.png as \S+\n/
+    )
     expect(r.stdout.trim()).toBe(`${id} completed -> ${out}`)
     expect(fs.readFileSync(out).subarray(4, 8).toString()).toBe("ftyp")
 
@@ -89,7 +116,14 @@ describe("p2v", () => {
     const up = await p2v("upload", big)
     expect(up.code, up.stderr).toBe(0)
     const lines = up.stderr.trim().split("\n")
-    expect(lines.map((l) => /\]\s+(\d+)%/.exec(l)?.[1] ?? l.split(" ")[0])).toEqual(["0", "25", "50", "75", "100", "uploaded"])
+    expect(lines.map((l) => /\]\s+(\d+)%/.exec(l)?.[1] ?? l.split(" ")[0])).toEqual([
+      "0",
+      "25",
+      "50",
+      "75",
+      "100",
+      "uploaded"
+    ])
     expect(lines[1]).toMatch(/^\[#{7}-{21}\]  25% 768\.0 KB of 3\.0 MB uploading .*big\.png$/)
     expect(lines[4]).toMatch(/ 3\.0 MB of 3\.0 MB sent, waiting for the service$/)
     expect(lines[5]).toBe(`uploaded ${big} as ${up.stdout.trim().split(" ")[0]}`)
@@ -120,7 +154,9 @@ describe("p2v", () => {
     // a value the contract refuses is the arguments' fault, found before anything is sent
     const notAMediaId = await start(["render", "not-a-uuid"], { P2V_BASE_URL: "http://127.0.0.1:9" }).done
     expect(notAMediaId.code, notAMediaId.stderr).toBe(2)
-    expect(notAMediaId.stderr).toBe(`error: media_id: Expected a Universally Unique Identifier, actual "not-a-uuid" (nothing was sent)\n`)
+    expect(notAMediaId.stderr).toBe(
+      `error: media_id: Expected a Universally Unique Identifier, actual "not-a-uuid" (nothing was sent)\n`
+    )
     const unreachable = await start(["usage"], { P2V_BASE_URL: "http://127.0.0.1:9" }).done
     expect(unreachable.code).toBe(6)
     const noFolder = await p2v("import", "some-folder")
@@ -146,7 +182,8 @@ describe("p2v", () => {
   it("Ctrl-C during an upload stops it with 130, and says truly whether it can have been stored", async () => {
     const big = Path.join(dir, "stop.png")
     fs.writeFileSync(big, await pngOfSize(14 * 1024 * 1024))
-    const count = async () => JSON.parse((await p2v("media", "list", "--limit", "100", "--json")).stdout).data.length as number
+    const count = async () =>
+      JSON.parse((await p2v("media", "list", "--limit", "100", "--json")).stdout).data.length as number
     const before = await count()
     const run = start(["upload", big])
     await waitFor(async () => / MB of /.test(run.out.stderr), 60_000, "the upload to be under way")

@@ -1,4 +1,4 @@
-import { Client, createClient, ApiError, TransportError, WaitTimeout } from "@pic2video/client"
+import { ApiError, Client, createClient, TransportError, WaitTimeout } from "@pic2video/client"
 import { downloadToFile, uploadFile } from "@pic2video/client/Files"
 import { Array as Arr, Effect, Stream } from "effect"
 import * as fs from "node:fs"
@@ -6,7 +6,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { pngOfSize } from "../foundation/photos.ts"
-import { makeShared, photo, root, startService, workspaceWithKey, type Service } from "../support/service.ts"
+import { makeShared, photo, root, type Service, startService, workspaceWithKey } from "../support/service.ts"
 
 /**
  * packages/client against the real service over HTTP: uploads, a render created with an automatic
@@ -35,8 +35,16 @@ const failure = async <E>(effect: Effect.Effect<unknown, E>): Promise<E> => {
 describe("Effect client", () => {
   it("uploads bytes, lists and previews the photo", async () => {
     const client = effectClient()
-    const media = await Effect.runPromise(client.upload({ file: photo("rocket.jpg"), filename: "rocket.jpg", label: "Rocket", tags: ["a", "b"] }))
-    expect(media).toMatchObject({ object: "media", label: "Rocket", tags: ["a", "b"], mime_type: "image/jpeg", preview_expires_at: null })
+    const media = await Effect.runPromise(
+      client.upload({ file: photo("rocket.jpg"), filename: "rocket.jpg", label: "Rocket", tags: ["a", "b"] })
+    )
+    expect(media).toMatchObject({
+      object: "media",
+      label: "Rocket",
+      tags: ["a", "b"],
+      mime_type: "image/jpeg",
+      preview_expires_at: null
+    })
     const list = await Effect.runPromise(client.listMedia({ limit: 1 }))
     expect(list.data.map((m) => m.id)).toEqual([media.id])
     const preview = await Effect.runPromise(client.preview(media.id))
@@ -78,7 +86,9 @@ describe("Effect client", () => {
     expect(bodies[0]).toBeInstanceOf(ReadableStream)
     expect(seen.length).toBeGreaterThan(10)
     expect(seen.at(-1)).toEqual([big.byteLength, big.byteLength])
-    expect(seen.every(([sent, total], i) => total === big.byteLength && sent > (i === 0 ? 0 : seen[i - 1][0]))).toBe(true)
+    expect(seen.every(([sent, total], i) => total === big.byteLength && sent > (i === 0 ? 0 : seen[i - 1][0]))).toBe(
+      true
+    )
     // the count runs at most a few 64 KiB pieces ahead of what the request has taken
     expect(lead).toBeLessThanOrEqual(4 * 64 * 1024)
   })
@@ -86,10 +96,18 @@ describe("Effect client", () => {
   it("answers a streamed upload's refusals as ApiError by code: too large (413) and not a photo (415)", async () => {
     const client = effectClient()
     const seen: Array<number> = []
-    const tooLarge = await failure(client.upload({ file: new Uint8Array(16 * 1024 * 1024).fill(1), filename: "big.jpg", onProgress: (sent) => seen.push(sent) }))
+    const tooLarge = await failure(
+      client.upload({
+        file: new Uint8Array(16 * 1024 * 1024).fill(1),
+        filename: "big.jpg",
+        onProgress: (sent) => seen.push(sent)
+      })
+    )
     expect(tooLarge).toMatchObject({ _tag: "ApiError", code: "payload_too_large", status: 413 })
     expect(seen.length).toBeGreaterThan(0)
-    const notPhoto = await failure(client.upload({ file: new TextEncoder().encode("just text, not a photo"), filename: "a.jpg" }))
+    const notPhoto = await failure(
+      client.upload({ file: new TextEncoder().encode("just text, not a photo"), filename: "a.jpg" })
+    )
     expect(notPhoto).toMatchObject({ _tag: "ApiError", code: "unsupported_media_type", status: 415 })
   })
 
@@ -99,15 +117,24 @@ describe("Effect client", () => {
     const streamed = effectClient({ fetch: recording })
     const plain = effectClient({ fetch: recording, streamUploads: false })
     const inputs = [
-      { file: photo("rocket.jpg"), filename: 'we"ird\r\nname é.jpg', label: 'She said "hi"\nthen, naïvely, left', tags: ["é", "two words", 'q"uote'] },
-      { file: photo("rocket.jpg"), filename: 'we"ird\nname.jpg' }
+      {
+        file: photo("rocket.jpg"),
+        filename: "we\"ird\r\nname é.jpg",
+        label: "She said \"hi\"\nthen, naïvely, left",
+        tags: ["é", "two words", "q\"uote"]
+      },
+      { file: photo("rocket.jpg"), filename: "we\"ird\nname.jpg" }
     ]
     for (const input of inputs) {
       const seen: Array<[number, number]> = []
       const a = await Effect.runPromise(streamed.upload(input))
       const b = await Effect.runPromise(plain.upload({ ...input, onProgress: (x, y) => seen.push([x, y]) }))
       expect(bodies.splice(0)).toEqual([expect.any(ReadableStream), expect.any(FormData)])
-      expect({ label: a.label, tags: a.tags, size: a.file_size_bytes }).toEqual({ label: b.label, tags: b.tags, size: b.file_size_bytes })
+      expect({ label: a.label, tags: a.tags, size: a.file_size_bytes }).toEqual({
+        label: b.label,
+        tags: b.tags,
+        size: b.file_size_bytes
+      })
       // without a stream the callback hears once, when the service has answered
       expect(seen).toEqual([[input.file.byteLength, input.file.byteLength]])
     }
@@ -129,7 +156,9 @@ describe("Effect client", () => {
     expect(done.idempotency_key).toBe(created.idempotencyKey)
     expect(seen.at(-1)).toBe("completed:100")
     // the same key again is the same render, answered from the service's record
-    const again = await Effect.runPromise(client.createRender({ media_id: media.id, quote: "Stay curious" }, { idempotencyKey: created.idempotencyKey }))
+    const again = await Effect.runPromise(
+      client.createRender({ media_id: media.id, quote: "Stay curious" }, { idempotencyKey: created.idempotencyKey })
+    )
     expect(again).toMatchObject({ replayed: true, render: { id: created.render.id } })
 
     const bytes = await Effect.runPromise(client.download(done.id))
@@ -139,7 +168,9 @@ describe("Effect client", () => {
     expect(Buffer.concat(Arr.fromIterable(streamed)).equals(Buffer.from(bytes))).toBe(true)
     const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-client-"))
     const progress: Array<number> = []
-    const file = await Effect.runPromise(downloadToFile(client, done.id, Path.join(dir, "a.mp4"), (n) => progress.push(n)))
+    const file = await Effect.runPromise(
+      downloadToFile(client, done.id, Path.join(dir, "a.mp4"), (n) => progress.push(n))
+    )
     expect(fs.readFileSync(file.path).equals(Buffer.from(bytes))).toBe(true)
     expect(progress.at(-1)).toBe(bytes.byteLength)
     expect(fs.existsSync(Path.join(dir, "a.mp4.partial"))).toBe(false)
@@ -156,11 +187,16 @@ describe("Effect client", () => {
     expect(unknownMedia).toMatchObject({ _tag: "ApiError", code: "unknown_media" })
     // the codes an operation can answer are read from the definition: a create can be unknown_media, never import_not_found
     type CreateCodes = Client.CodesOf<Client.Client["raw"]["renders"]["createRender"]>
-    const exact: "unknown_media" extends CreateCodes ? ("import_not_found" extends CreateCodes ? false : true) : false = true
+    const exact: "unknown_media" extends CreateCodes ? ("import_not_found" extends CreateCodes ? false : true) : false =
+      true
     expect(exact).toBe(true)
     const badKey = await failure(effectClient({ apiKey: "p2v_nonsense" }).usage())
     expect(badKey).toMatchObject({ code: "invalid_api_key", status: 401 })
-    const unreachable = await failure(Client.makeWithFetch({ apiKey: secret, baseUrl: "http://127.0.0.1:9", maxAttempts: 1 }).pipe(Effect.flatMap((c) => c.usage())))
+    const unreachable = await failure(
+      Client.makeWithFetch({ apiKey: secret, baseUrl: "http://127.0.0.1:9", maxAttempts: 1 }).pipe(
+        Effect.flatMap((c) => c.usage())
+      )
+    )
     expect(unreachable).toBeInstanceOf(TransportError)
   })
 
@@ -205,7 +241,10 @@ describe("Promise client", () => {
     expect(size).toBe(done.asset!.byte_size)
     const usage = await client.usage()
     expect(usage.aesthetic_quotes.used).toBeGreaterThanOrEqual(1)
-    await expect(client.getImport("imp_doesnotexist00000000000")).rejects.toMatchObject({ _tag: "ApiError", code: "import_not_found" })
+    await expect(client.getImport("imp_doesnotexist00000000000")).rejects.toMatchObject({
+      _tag: "ApiError",
+      code: "import_not_found"
+    })
     // an aborted wait stops waiting; the render goes on
     const next = await client.createRender({ media_id: media.id, quote: "Again" })
     const aborted = new AbortController()

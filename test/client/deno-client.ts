@@ -15,10 +15,19 @@ const effect = await Effect.runPromise(Effect.gen(function*() {
   const media = yield* p2v.upload({ file: bytes, filename: "photo.jpg" })
   const created = yield* p2v.createRender({ media_id: media.id, quote: "On Deno" })
   const progress: Array<string> = []
-  const done = yield* p2v.waitForRender(created.render.id, { interval: "300 millis", onProgress: (r) => progress.push(r.status) })
+  const done = yield* p2v.waitForRender(created.render.id, {
+    interval: "300 millis",
+    onProgress: (r) => progress.push(r.status)
+  })
   const video = Buffer.concat(Arr.fromIterable(yield* Stream.runCollect(p2v.downloadStream(done.id))))
   const missing = yield* Effect.flip(p2v.getRender("rnd_doesnotexist0000000000"))
-  return { status: done.status, bytes: video.byteLength, size: done.asset?.byte_size, lastProgress: progress.at(-1), missing: missing._tag === "ApiError" ? missing.code : missing._tag }
+  return {
+    status: done.status,
+    bytes: video.byteLength,
+    size: done.asset?.byte_size,
+    lastProgress: progress.at(-1),
+    missing: missing._tag === "ApiError" ? missing.code : missing._tag
+  }
 }))
 
 // an upload's progress: the bytes counted as the request sends them, with the Effect client (a
@@ -30,8 +39,14 @@ const counts = (seen: Array<[number, number]>) => ({
   increasing: seen.every(([sent, total], i) => total === big.byteLength && sent > (i === 0 ? 0 : seen[i - 1][0]))
 })
 const effectSeen: Array<[number, number]> = []
-const effectBig = await Effect.runPromise(Effect.flatMap(Client.makeWithFetch(options), (p2v) =>
-  p2v.upload({ file: big, filename: "big.png", onProgress: (sent, total) => effectSeen.push([sent, total]) })))
+const effectBig = await Effect.runPromise(
+  Effect.flatMap(Client.makeWithFetch(options), (p2v) =>
+    p2v.upload({
+      file: big,
+      filename: "big.png",
+      onProgress: (sent, total) => effectSeen.push([sent, total])
+    }))
+)
 const promiseSeen: Array<[number, number]> = []
 const promiseBig = await createClient(options).upload({
   file: new Blob([big], { type: "image/png" }),
@@ -39,8 +54,14 @@ const promiseBig = await createClient(options).upload({
   onProgress: (sent, total) => promiseSeen.push([sent, total])
 })
 // a refusal of a streamed body is an ApiError by code, not a broken pipe
-const tooLarge = await Effect.runPromise(Effect.flip(Effect.flatMap(Client.makeWithFetch(options), (p2v) =>
-  p2v.upload({ file: new Uint8Array(16 * 1024 * 1024).fill(1), filename: "big.jpg" }))))
+const tooLarge = await Effect.runPromise(
+  Effect.flip(
+    Effect.flatMap(
+      Client.makeWithFetch(options),
+      (p2v) => p2v.upload({ file: new Uint8Array(16 * 1024 * 1024).fill(1), filename: "big.jpg" })
+    )
+  )
+)
 const upload = {
   size: big.byteLength,
   tooLarge: tooLarge._tag === "ApiError" ? tooLarge.code : `${tooLarge._tag}: ${tooLarge.message}`,

@@ -3,7 +3,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { pngOfSize } from "../foundation/photos.ts"
-import { makeShared, root, runCommand, startService, workspaceWithKey, type Service } from "../support/service.ts"
+import { makeShared, root, runCommand, type Service, startService, workspaceWithKey } from "../support/service.ts"
 
 /**
  * packages/client on Deno 2 (the `deno` npm package, run from node_modules): the Effect client and
@@ -28,8 +28,14 @@ describe("the client on Deno", () => {
     fs.writeFileSync(big, await pngOfSize(5 * 1024 * 1024 + 777))
     const r = await runCommand(Path.join(root, "node_modules/.bin/deno"), ["run", "-A", "test/client/deno-client.ts"], {
       env: {
-        PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1",
-        BASE_URL: service.baseUrl, API_KEY: secret, PHOTO: Path.join(root, "test/fixtures/rocket.jpg"), BIG_PHOTO: big
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        DENO_NO_UPDATE_CHECK: "1",
+        NO_COLOR: "1",
+        BASE_URL: service.baseUrl,
+        API_KEY: secret,
+        PHOTO: Path.join(root, "test/fixtures/rocket.jpg"),
+        BIG_PHOTO: big
       }
     })
     fs.rmSync(dir, { recursive: true, force: true })

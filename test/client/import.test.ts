@@ -1,10 +1,10 @@
 import { Client } from "@pic2video/client"
-import * as Path from "node:path"
 import { Effect } from "effect"
+import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { connectedWorkspace, driveEmulatorFor, image, reservePort, startDriveService } from "../drive/support.ts"
 import type { DriveEmulator } from "../support/drive-emulator.ts"
 import { makeShared, root, runCommand, type Service } from "../support/service.ts"
-import { connectedWorkspace, driveEmulatorFor, image, reservePort, startDriveService } from "../drive/support.ts"
 
 /**
  * Imports through packages/client and `p2v import --wait`, against the real service wired to the
@@ -29,9 +29,19 @@ afterAll(async () => {
 const folderOf = async (name: string, files: number) => {
   const folder = emulator.addFolder({ name })
   for (let i = 0; i < files; i++) {
-    emulator.addFile({ name: `${i}.png`, parent: folder, mimeType: "image/png", bytes: await image("png", i + name.length) })
+    emulator.addFile({
+      name: `${i}.png`,
+      parent: folder,
+      mimeType: "image/png",
+      bytes: await image("png", i + name.length)
+    })
   }
-  emulator.addFile({ name: "notes.txt", parent: folder, mimeType: "text/plain", bytes: new TextEncoder().encode("not a photo") })
+  emulator.addFile({
+    name: "notes.txt",
+    parent: folder,
+    mimeType: "text/plain",
+    bytes: new TextEncoder().encode("not a photo")
+  })
   return folder
 }
 
@@ -42,15 +52,27 @@ describe("imports", () => {
     const created = await Effect.runPromise(p2v.createImport(folder))
     expect(created).toMatchObject({ object: "media_import", status: "pending", folder_id: folder })
     const seen: Array<string> = []
-    const done = await Effect.runPromise(p2v.waitForImport(created.id, { interval: "200 millis", onProgress: (i) => seen.push(i.status) }))
+    const done = await Effect.runPromise(
+      p2v.waitForImport(created.id, { interval: "200 millis", onProgress: (i) => seen.push(i.status) })
+    )
     expect(done).toMatchObject({ status: "completed", counts: { discovered: 4, imported: 3, skipped: 1, failed: 0 } })
     expect(seen.at(-1)).toBe("completed")
   })
 
   it("p2v import FOLDER --wait --json prints the finished import and exits 0", async () => {
     const folder = await folderOf("Cli", 2)
-    const r = await runCommand(process.execPath, [Path.join(root, "packages/client/src/bin/p2v.ts"), "import", folder, "--wait", "--json"], { env: { PATH: process.env.PATH ?? "", P2V_API_KEY: secret, P2V_BASE_URL: service.baseUrl } })
+    const r = await runCommand(process.execPath, [
+      Path.join(root, "packages/client/src/bin/p2v.ts"),
+      "import",
+      folder,
+      "--wait",
+      "--json"
+    ], { env: { PATH: process.env.PATH ?? "", P2V_API_KEY: secret, P2V_BASE_URL: service.baseUrl } })
     expect(r.code, r.stderr).toBe(0)
-    expect(JSON.parse(r.stdout)).toMatchObject({ folder_id: folder, status: "completed", counts: { imported: 2, skipped: 1 } })
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      folder_id: folder,
+      status: "completed",
+      counts: { imported: 2, skipped: 1 }
+    })
   })
 })

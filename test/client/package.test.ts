@@ -5,7 +5,7 @@ import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { helpFor } from "../../packages/client/src/Cli.ts"
 import * as Version from "../../packages/client/src/Version.ts"
-import { makeShared, root, runCommand, startService, workspaceWithKey, type Service } from "../support/service.ts"
+import { makeShared, root, runCommand, type Service, startService, workspaceWithKey } from "../support/service.ts"
 
 /**
  * `@pic2video/client` as someone outside this repository gets it: built (scripts/build-client.ts),
@@ -56,7 +56,10 @@ const install = async (runtime: Runtime) => {
   const at = Path.join(os.tmpdir(), "p2v-test-runtimes", spec.replace("@", "-"))
   // Deno's own binary, not the package's Node wrapper (which npm links when it runs no install script)
   const file = runtime === "deno"
-    ? Path.join(at, `node_modules/@deno/${process.platform}-${process.arch}${process.platform === "linux" ? "-glibc" : ""}/deno`)
+    ? Path.join(
+      at,
+      `node_modules/@deno/${process.platform}-${process.arch}${process.platform === "linux" ? "-glibc" : ""}/deno`
+    )
     : Path.join(at, "node_modules/.bin", bin)
   if (fs.existsSync(file)) return file
   fs.mkdirSync(at, { recursive: true })
@@ -92,28 +95,47 @@ beforeAll(async () => {
 
   project = Path.join(dir, "project")
   fs.mkdirSync(project)
-  fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({
-    name: "p2v-consumer",
-    private: true,
-    type: "module",
-    dependencies: { "@pic2video/client": `file:${Path.join(dir, packed.filename)}` },
-    devDependencies: { "typescript": "5.9.3", "@types/node": "24.19.2" }
-  }, null, 2))
-  for (const f of ["consumer.mjs", "consumer.ts"]) fs.copyFileSync(Path.join(import.meta.dirname, "package", f), Path.join(project, f))
-  fs.writeFileSync(Path.join(project, "tsconfig.json"), JSON.stringify({
-    compilerOptions: {
-      strict: true,
-      module: "NodeNext",
-      moduleResolution: "NodeNext",
-      target: "ES2022",
-      lib: ["ES2023", "DOM", "DOM.Iterable"],
-      types: ["node"],
-      noEmit: true,
-      skipLibCheck: false
-    },
-    files: ["consumer.ts"]
-  }, null, 2))
-  const installed = await runCommand("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: project, env: envWith("node24") })
+  fs.writeFileSync(
+    Path.join(project, "package.json"),
+    JSON.stringify(
+      {
+        name: "p2v-consumer",
+        private: true,
+        type: "module",
+        dependencies: { "@pic2video/client": `file:${Path.join(dir, packed.filename)}` },
+        devDependencies: { "typescript": "5.9.3", "@types/node": "24.19.2" }
+      },
+      null,
+      2
+    )
+  )
+  for (const f of ["consumer.mjs", "consumer.ts"]) {
+    fs.copyFileSync(Path.join(import.meta.dirname, "package", f), Path.join(project, f))
+  }
+  fs.writeFileSync(
+    Path.join(project, "tsconfig.json"),
+    JSON.stringify(
+      {
+        compilerOptions: {
+          strict: true,
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          target: "ES2022",
+          lib: ["ES2023", "DOM", "DOM.Iterable"],
+          types: ["node"],
+          noEmit: true,
+          skipLibCheck: false
+        },
+        files: ["consumer.ts"]
+      },
+      null,
+      2
+    )
+  )
+  const installed = await runCommand("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], {
+    cwd: project,
+    env: envWith("node24")
+  })
   expect(installed.code, installed.stderr).toBe(0)
 
   service = await startService(await makeShared())
@@ -131,24 +153,56 @@ describe("the packed @pic2video/client", () => {
     for (const module of ["index", "Client", "Promise", "Files", "Batch"]) {
       expect(files).toEqual(expect.arrayContaining([`${module}.js`, `${module}.js.map`, `${module}.d.ts`]))
     }
-    expect(files).toEqual(expect.arrayContaining(["package.json", "README.md", "LICENSE", "bin/p2v.js", "bin/cli.js", "contract/api/Api.js", "contract/api/Api.d.ts"]))
+    expect(files).toEqual(
+      expect.arrayContaining([
+        "package.json",
+        "README.md",
+        "LICENSE",
+        "bin/p2v.js",
+        "bin/cli.js",
+        "contract/api/Api.js",
+        "contract/api/Api.d.ts"
+      ])
+    )
     // nothing but the package: no TypeScript sources, no tests, no server code
     expect(files.filter((f) => !/\.(js|js\.map|d\.ts)$/.test(f))).toEqual(["LICENSE", "README.md", "package.json"])
-    const manifest = JSON.parse(fs.readFileSync(Path.join(project, "node_modules/@pic2video/client/package.json"), "utf8"))
-    expect(manifest).toMatchObject({ name: "@pic2video/client", version: Version.client, license: "MIT", type: "module", bin: { p2v: "./bin/p2v.js" } })
+    const manifest = JSON.parse(
+      fs.readFileSync(Path.join(project, "node_modules/@pic2video/client/package.json"), "utf8")
+    )
+    expect(manifest).toMatchObject({
+      name: "@pic2video/client",
+      version: Version.client,
+      license: "MIT",
+      type: "module",
+      bin: { p2v: "./bin/p2v.js" }
+    })
     expect(manifest.private).toBeUndefined()
     expect(manifest.exports["."]).toEqual({ types: "./index.d.ts", import: "./index.js", default: "./index.js" })
-    expect(manifest.dependencies).toEqual({ effect: JSON.parse(fs.readFileSync(Path.join(root, "node_modules/effect/package.json"), "utf8")).version })
+    expect(manifest.dependencies).toEqual({
+      effect: JSON.parse(fs.readFileSync(Path.join(root, "node_modules/effect/package.json"), "utf8")).version
+    })
     // a real install: a directory of the tarball's files, not a link into the repository
     expect(fs.lstatSync(Path.join(project, "node_modules/@pic2video/client")).isSymbolicLink()).toBe(false)
     const lock = JSON.parse(fs.readFileSync(Path.join(project, "package-lock.json"), "utf8"))
     const dependencies = Object.entries(lock.packages as Record<string, { dev?: boolean }>)
-      .filter(([path, p]) => path.startsWith("node_modules/") && p.dev !== true && path !== "node_modules/@pic2video/client")
-    console.log(`tarball ${packed.filename}: ${(packed.size / 1024).toFixed(1)} KiB packed, ${(packed.unpackedSize / 1024).toFixed(1)} KiB unpacked, ${files.length} files; ${dependencies.length} packages installed with it: ${dependencies.map(([p]) => p.replace(/^node_modules\//, "")).join(", ")}`)
+      .filter(([path, p]) =>
+        path.startsWith("node_modules/") && p.dev !== true && path !== "node_modules/@pic2video/client"
+      )
+    console.log(
+      `tarball ${packed.filename}: ${(packed.size / 1024).toFixed(1)} KiB packed, ${
+        (packed.unpackedSize / 1024).toFixed(1)
+      } KiB unpacked, ${files.length} files; ${dependencies.length} packages installed with it: ${
+        dependencies.map(([p]) => p.replace(/^node_modules\//, "")).join(", ")
+      }`
+    )
   })
 
   it("type-checks the TypeScript quick start against its .d.ts (strict, NodeNext)", async () => {
-    const r = await runCommand(runtimeBin.node24!, [Path.join(project, "node_modules/typescript/bin/tsc"), "-p", project], { cwd: project, env: envWith("node24") })
+    const r = await runCommand(runtimeBin.node24!, [
+      Path.join(project, "node_modules/typescript/bin/tsc"),
+      "-p",
+      project
+    ], { cwd: project, env: envWith("node24") })
     expect(r.code, r.stdout + r.stderr).toBe(0)
   })
 
@@ -176,7 +230,10 @@ describe("the packed @pic2video/client", () => {
       script = "consumer-deno.mjs"
       fs.writeFileSync(
         Path.join(project, script),
-        fs.readFileSync(Path.join(project, "consumer.mjs"), "utf8").replace(/from "(@pic2video\/client[^"]*|effect)"/g, "from \"npm:$1\"")
+        fs.readFileSync(Path.join(project, "consumer.mjs"), "utf8").replace(
+          /from "(@pic2video\/client[^"]*|effect)"/g,
+          "from \"npm:$1\""
+        )
       )
       args = ["run", "-A", script]
     } else {
@@ -184,7 +241,12 @@ describe("the packed @pic2video/client", () => {
     }
     const r = await runCommand(runtimeBin[runtime]!, args, {
       cwd: project,
-      env: envWith(runtime, { P2V_API_KEY: secret, P2V_BASE_URL: service.baseUrl, PHOTO: Path.join(root, "test/fixtures/rocket.jpg"), OUT: out })
+      env: envWith(runtime, {
+        P2V_API_KEY: secret,
+        P2V_BASE_URL: service.baseUrl,
+        PHOTO: Path.join(root, "test/fixtures/rocket.jpg"),
+        OUT: out
+      })
     })
     expect(r.code, r.stderr).toBe(0)
     const seen = JSON.parse(r.stdout.trim().split("\n").at(-1)!)
@@ -238,10 +300,29 @@ describe("the packed @pic2video/client", () => {
     }
     // the help it carries is the help the definitions make, for every command, and for none (exit 2)
     const env = envWith("node24")
-    for (const args of [[], ["--help"], ["-h"], ["render", "--help"], ["media", "list", "-h"], ["--idle-timeout", "5", "usage", "--help"], ["media"], ["batch", "--help"], ["upload", "--help"], ["status", "--help"], ["download", "--help"], ["import", "--help"]]) {
+    for (
+      const args of [
+        [],
+        ["--help"],
+        ["-h"],
+        ["render", "--help"],
+        ["media", "list", "-h"],
+        ["--idle-timeout", "5", "usage", "--help"],
+        ["media"],
+        ["batch", "--help"],
+        ["upload", "--help"],
+        ["status", "--help"],
+        ["download", "--help"],
+        ["import", "--help"]
+      ]
+    ) {
       const r = await runCommand(p2v, args, { cwd: project, env })
       const expected = helpFor(args)!
-      expect(r, args.join(" ")).toMatchObject({ code: expected.missing ? 2 : 0, stdout: `${expected.text}\n`, stderr: "" })
+      expect(r, args.join(" ")).toMatchObject({
+        code: expected.missing ? 2 : 0,
+        stdout: `${expected.text}\n`,
+        stderr: ""
+      })
     }
     const version = await runCommand(p2v, ["--version"], { cwd: project, env })
     expect(version.stdout).toBe(`${Version.text}\n\n`)

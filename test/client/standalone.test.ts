@@ -3,7 +3,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Version from "../../packages/client/src/Version.ts"
-import { makeShared, root, runCommand, startService, workspaceWithKey, type Service } from "../support/service.ts"
+import { makeShared, root, runCommand, type Service, startService, workspaceWithKey } from "../support/service.ts"
 
 /**
  * The standalone `p2v` (`npm run build:p2v-standalone`: Node's single executable application with
@@ -36,7 +36,10 @@ describe("the standalone p2v", () => {
     const version = await runCommand(exe, ["--version"], { cwd: dir, env })
     expect(version).toMatchObject({ code: 0, stdout: `${Version.text}\n\n`, stderr: "" })
 
-    const r = await runCommand(exe, ["render", "rocket.jpg", "--quote", "No Node here", "--wait", "--out", "a.mp4"], { cwd: dir, env })
+    const r = await runCommand(exe, ["render", "rocket.jpg", "--quote", "No Node here", "--wait", "--out", "a.mp4"], {
+      cwd: dir,
+      env
+    })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout.trim()).toMatch(/^rnd_\w+ completed -> a\.mp4$/)
     expect(fs.readFileSync(Path.join(dir, "a.mp4")).subarray(4, 8).toString()).toBe("ftyp")
@@ -45,6 +48,10 @@ describe("the standalone p2v", () => {
     expect(missing.code).toBe(3)
     const started = performance.now()
     await runCommand(exe, ["--version"], { cwd: dir, env })
-    console.log(`standalone p2v: ${(fs.statSync(exe).size / 1024 / 1024).toFixed(1)} MiB; --version in ${(performance.now() - started).toFixed(0)} ms`)
+    console.log(
+      `standalone p2v: ${(fs.statSync(exe).size / 1024 / 1024).toFixed(1)} MiB; --version in ${
+        (performance.now() - started).toFixed(0)
+      } ms`
+    )
   })
 })

@@ -4,10 +4,30 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Api, createRender, downloadAndProbe, getRender, pollToEnd, probeBytes, stopOrKill, uploadPhoto, usedOf } from "../renders/helpers.ts"
 import { multipart, rawRequest } from "../foundation/http.ts"
+import {
+  type Api,
+  createRender,
+  downloadAndProbe,
+  getRender,
+  pollToEnd,
+  probeBytes,
+  stopOrKill,
+  uploadPhoto,
+  usedOf
+} from "../renders/helpers.ts"
 import { expectError, expectNoRateLimitHeaders, expectOk } from "../support/limits.ts"
-import { adminOk, client, command, makeShared, root, startService, workspaceWithKey, type Service, type Shared } from "../support/service.ts"
+import {
+  adminOk,
+  client,
+  command,
+  makeShared,
+  root,
+  type Service,
+  type Shared,
+  startService,
+  workspaceWithKey
+} from "../support/service.ts"
 
 /**
  * The service on Deno 2 (the npm-shipped `deno`, run as `npm run start:deno` / `api:deno` /
@@ -76,7 +96,11 @@ const conformance = (name: string, start: () => Promise<Shape>) =>
       expect(invalid.headers.get("www-authenticate")).toBe("Bearer")
       await expectError(invalid, 401, "invalid_api_key")
       const readOnly = await workspaceWithKey(env, { scopes: "media:read" })
-      await expectError(await client(shape.api.baseUrl, readOnly.secret).upload(new Uint8Array([1])), 403, "insufficient_scope")
+      await expectError(
+        await client(shape.api.baseUrl, readOnly.secret).upload(new Uint8Array([1])),
+        403,
+        "insufficient_scope"
+      )
       await adminOk(env, "key", "revoke", readOnly.key.id)
       await expectError(await client(shape.api.baseUrl, readOnly.secret).get("/api/v1/media"), 401, "api_key_revoked")
     })
@@ -86,9 +110,17 @@ const conformance = (name: string, start: () => Promise<Shape>) =>
       const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
       try {
         // bigger than one socket read, so the server must keep reading the connection to get past it
-        const form = multipart([{ name: "file", filename: "big.png", type: "image/png", bytes: new Uint8Array(1024 * 1024) }])
+        const form = multipart([{
+          name: "file",
+          filename: "big.png",
+          type: "image/png",
+          bytes: new Uint8Array(1024 * 1024)
+        }])
         const refused = await rawRequest(`${shape.api.baseUrl}/api/v1/media`, {
-          method: "POST", agent, headers: { "content-type": form.contentType }, body: form.body
+          method: "POST",
+          agent,
+          headers: { "content-type": form.contentType },
+          body: form.body
         })
         expect(refused.status).toBe(401)
         for (let i = 0; i < 3; i++) {
@@ -118,12 +150,20 @@ const conformance = (name: string, start: () => Promise<Shape>) =>
     it("render: queued → completed, a valid 1080×1920 MP4 to download, charged exactly once (idempotent replay included)", async () => {
       const before = await usedOf(api)
       const { id: mediaId } = await uploadPhoto(api, "coffee.png", shape.api)
-      const created = await createRender(api, { media_id: mediaId, quote: "Runs on Deno ✨" }, { "idempotency-key": `deno-${name}` })
-      const replay = await createRender(api, { media_id: mediaId, quote: "Runs on Deno ✨" }, { "idempotency-key": `deno-${name}` })
+      const created = await createRender(api, { media_id: mediaId, quote: "Runs on Deno ✨" }, {
+        "idempotency-key": `deno-${name}`
+      })
+      const replay = await createRender(api, { media_id: mediaId, quote: "Runs on Deno ✨" }, {
+        "idempotency-key": `deno-${name}`
+      })
       expect(replay.id).toBe(created.id)
       const { render } = await pollToEnd(api, created.id, 240_000)
       expect(render.status, JSON.stringify(render)).toBe("completed")
-      expect(render).toMatchObject({ progress: 100, error: null, asset: { content_type: "video/mp4", width: 1080, height: 1920 } })
+      expect(render).toMatchObject({
+        progress: 100,
+        error: null,
+        asset: { content_type: "video/mp4", width: 1080, height: 1920 }
+      })
       const { probe, bytes } = await downloadAndProbe(api, created.id)
       expect(bytes.length).toBe(render.asset.byte_size)
       expect(probe.durationSec).toBeGreaterThan(0.5)
@@ -138,7 +178,9 @@ const conformance = (name: string, start: () => Promise<Shape>) =>
       const order = [...shape.all.filter((s) => s !== shape.api), shape.api]
       for (const s of order) expect(await s.stop("SIGTERM"), s.output().slice(-3000)).toBe(0)
       // the embedded PostgreSQL stopped with it (a running server keeps its postmaster.pid)
-      if (shape.dataDir !== undefined) expect(fs.existsSync(Path.join(shape.dataDir, "postgres", "postmaster.pid"))).toBe(false)
+      if (shape.dataDir !== undefined) {
+        expect(fs.existsSync(Path.join(shape.dataDir, "postgres", "postmaster.pid"))).toBe(false)
+      }
     })
   })
 
@@ -161,22 +203,33 @@ conformance("an api and two runners on DATABASE_URL (npm run api:deno, runner:de
 })
 
 describe("the renderer on Deno", () => {
-  it("makes the same MP4, byte for byte, as on Node (sharp, WebAssembly frames on worker threads, ffmpeg)", async () => {
-    const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-deno-render-"))
-    const render = (cmd: [string, Array<string>]) =>
-      new Promise<void>((resolve, reject) =>
-        execFile(cmd[0], cmd[1], { cwd: root, maxBuffer: 16 * 1024 * 1024 }, (err, _out, stderr) =>
-          err ? reject(new Error(`${err.message}\n${stderr.slice(-2000)}`)) : resolve()))
-    try {
-      const args = (out: string) => ["test/fixtures/rocket.jpg", "--quote", "Same on Deno ✨", "--seconds", "1", "--out", Path.join(dir, out)]
-      const script = Path.join(root, "packages/server/src/bin/render.ts")
-      await render(command(script, args("deno.mp4")))
-      await render([process.execPath, [script, ...args("node.mp4")]])
-      const [deno, node] = ["deno.mp4", "node.mp4"].map((f) => fs.readFileSync(Path.join(dir, f)))
-      expect((await probeBytes(deno)).height).toBe(1920)
-      expect(deno.equals(node)).toBe(true)
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true })
-    }
-  }, 240_000)
+  it(
+    "makes the same MP4, byte for byte, as on Node (sharp, WebAssembly frames on worker threads, ffmpeg)",
+    async () => {
+      const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-deno-render-"))
+      const render = (cmd: [string, Array<string>]) =>
+        new Promise<void>((resolve, reject) =>
+          execFile(
+            cmd[0],
+            cmd[1],
+            { cwd: root, maxBuffer: 16 * 1024 * 1024 },
+            (err, _out, stderr) => err ? reject(new Error(`${err.message}\n${stderr.slice(-2000)}`)) : resolve()
+          )
+        )
+      try {
+        const args = (
+          out: string
+        ) => ["test/fixtures/rocket.jpg", "--quote", "Same on Deno ✨", "--seconds", "1", "--out", Path.join(dir, out)]
+        const script = Path.join(root, "packages/server/src/bin/render.ts")
+        await render(command(script, args("deno.mp4")))
+        await render([process.execPath, [script, ...args("node.mp4")]])
+        const [deno, node] = ["deno.mp4", "node.mp4"].map((f) => fs.readFileSync(Path.join(dir, f)))
+        expect((await probeBytes(deno)).height).toBe(1920)
+        expect(deno.equals(node)).toBe(true)
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    },
+    240_000
+  )
 })

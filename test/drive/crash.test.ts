@@ -2,7 +2,16 @@ import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import type { DriveEmulator } from "../support/drive-emulator.ts"
 import { client, makeShared, type Service } from "../support/service.ts"
-import { allMedia, connectedWorkspace, createImport, driveEmulatorFor, paddedPng, reservePort, startDriveService, waitForImport } from "./support.ts"
+import {
+  allMedia,
+  connectedWorkspace,
+  createImport,
+  driveEmulatorFor,
+  paddedPng,
+  reservePort,
+  startDriveService,
+  waitForImport
+} from "./support.ts"
 
 describe("an import whose runner is killed", () => {
   let emulator: DriveEmulator | undefined
@@ -25,7 +34,12 @@ describe("an import whose runner is killed", () => {
     const files = 12
     const folder = emulator.addFolder({ name: "Crash" })
     for (let i = 0; i < files; i++) {
-      emulator.addFile({ name: `c${String(i).padStart(2, "0")}.png`, parent: folder, mimeType: "image/png", bytes: await paddedPng(192 * 1024) })
+      emulator.addFile({
+        name: `c${String(i).padStart(2, "0")}.png`,
+        parent: folder,
+        mimeType: "image/png",
+        bytes: await paddedPng(192 * 1024)
+      })
     }
     // about half a second per file, so the kill lands mid-import
     emulator.slowDownloads({ chunkBytes: 32 * 1024, delayMs: 80 })
@@ -61,7 +75,9 @@ describe("an import whose runner is killed", () => {
     })
     // what was recorded before the kill is kept as it was
     expect(done.items.slice(0, seen.items.length)).toEqual(seen.items)
-    expect(done.items.map((i: any) => i.name)).toEqual(Array.from({ length: files }, (_, i) => `c${String(i).padStart(2, "0")}.png`))
+    expect(done.items.map((i: any) => i.name)).toEqual(
+      Array.from({ length: files }, (_, i) => `c${String(i).padStart(2, "0")}.png`)
+    )
     expect(new Set(done.items.map((i: any) => i.source_ref)).size).toBe(files)
     expect(new Set(done.items.map((i: any) => i.media_id)).size).toBe(files)
 
@@ -72,7 +88,9 @@ describe("an import whose runner is killed", () => {
     const db = new pg.Client({ connectionString: shared.databaseUrl })
     await db.connect()
     try {
-      const rows = await db.query(`SELECT source_ref, count(*)::int AS n FROM media WHERE source_ref IS NOT NULL GROUP BY source_ref`)
+      const rows = await db.query(
+        `SELECT source_ref, count(*)::int AS n FROM media WHERE source_ref IS NOT NULL GROUP BY source_ref`
+      )
       expect(rows.rows.length).toBe(files)
       expect(rows.rows.every((r) => r.n === 1)).toBe(true)
       const used = await db.query(`SELECT storage_used_bytes FROM workspaces WHERE id = $1`, [ws.workspace.id])

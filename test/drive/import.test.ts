@@ -53,8 +53,14 @@ const importFolder = async (api: Api, folderId: string, timeoutMs?: number) => {
 /** Items reduced to what the spec fixes, keys that do not apply absent. */
 const shapeOf = (items: Array<any>) =>
   items.map((i) => {
-    expect(Object.keys(i).sort()).toEqual(i.status === "imported" ? ["media_id", "name", "source_ref", "status"] : ["name", "reason", "source_ref", "status"])
-    return i.status === "imported" ? { name: i.name, status: i.status } : { name: i.name, status: i.status, reason: i.reason }
+    expect(Object.keys(i).sort()).toEqual(
+      i.status === "imported"
+        ? ["media_id", "name", "source_ref", "status"]
+        : ["name", "reason", "source_ref", "status"]
+    )
+    return i.status === "imported"
+      ? { name: i.name, status: i.status }
+      : { name: i.name, status: i.status, reason: i.reason }
   })
 
 describe("bulk import from a drive folder", () => {
@@ -74,7 +80,9 @@ describe("bulk import from a drive folder", () => {
     ;[main, tight] = await Promise.all([
       connectedWorkspace(service, emulator),
       // room for two of the five files below, not three
-      connectedWorkspace(service, emulator, { workspaceArgs: ["--storage-budget-bytes", String(Math.floor(budgetFileBytes * 2.5))] })
+      connectedWorkspace(service, emulator, {
+        workspaceArgs: ["--storage-budget-bytes", String(Math.floor(budgetFileBytes * 2.5))]
+      })
     ])
   })
 
@@ -89,7 +97,13 @@ describe("bulk import from a drive folder", () => {
   it("imports a mixed folder: images in, the rest skipped or failed with its reason, in name order", async () => {
     const folder = emulator.addFolder({ name: "Mixed" })
     const add = (name: string, mimeType: string, bytes?: Uint8Array, size?: number) =>
-      emulator.addFile({ name, parent: folder, mimeType, ...(bytes === undefined ? {} : { bytes }), ...(size === undefined ? {} : { size }) })
+      emulator.addFile({
+        name,
+        parent: folder,
+        mimeType,
+        ...(bytes === undefined ? {} : { bytes }),
+        ...(size === undefined ? {} : { size })
+      })
     // added out of order: the drive lists newest first, the import goes by name
     const broken = add("09-broken.png", "image/png", await image("png", 9))
     add("05-notes.txt", "text/plain", text)
@@ -102,7 +116,13 @@ describe("bulk import from a drive folder", () => {
     add("02-photo.png", "image/png", await image("png", 2))
     add("10-doc", "application/vnd.google-apps.document")
     emulator.addFolder({ name: "11-sub", parent: folder }) // sub-folders are neither items nor counted
-    emulator.addFile({ name: "00-trashed.png", parent: folder, mimeType: "image/png", bytes: await image("png"), trashed: true })
+    emulator.addFile({
+      name: "00-trashed.png",
+      parent: folder,
+      mimeType: "image/png",
+      bytes: await image("png"),
+      trashed: true
+    })
     // every download attempt of this file fails
     emulator.failNext({ status: 500, count: 50, path: broken })
 
@@ -134,7 +154,12 @@ describe("bulk import from a drive folder", () => {
     // imported media are in the library, labelled with the file name, no tags
     const media = await allMedia(main.api)
     const byId = new Map(media.map((m) => [m.id, m]))
-    const types: Record<string, string> = { "01-photo.jpg": "image/jpeg", "02-photo.png": "image/png", "03-photo.webp": "image/webp", "04-anim.gif": "image/gif" }
+    const types: Record<string, string> = {
+      "01-photo.jpg": "image/jpeg",
+      "02-photo.png": "image/png",
+      "03-photo.webp": "image/webp",
+      "04-anim.gif": "image/gif"
+    }
     for (const item of done.items.filter((i: any) => i.status === "imported")) {
       expect(byId.get(item.media_id)).toMatchObject({ label: item.name, tags: [], mime_type: types[item.name] })
     }
@@ -148,14 +173,24 @@ describe("bulk import from a drive folder", () => {
     }
     const before = (await allMedia(main.api)).length
     const first = await importFolder(main.api, folder)
-    expect(first).toMatchObject({ status: "completed", stopped_reason: null, counts: { discovered: 3, imported: 3, skipped: 0, failed: 0 } })
+    expect(first).toMatchObject({
+      status: "completed",
+      stopped_reason: null,
+      counts: { discovered: 3, imported: 3, skipped: 0, failed: 0 }
+    })
     expect(first.items.map((i: any) => i.name)).toEqual(["B.png", "a.png", "c.png"])
     expect((await allMedia(main.api)).length).toBe(before + 3)
 
     const second = await importFolder(main.api, folder)
     expect(second.id).not.toBe(first.id)
-    expect(second).toMatchObject({ status: "completed", stopped_reason: null, counts: { discovered: 3, imported: 0, skipped: 3, failed: 0 } })
-    expect(shapeOf(second.items)).toEqual(["B.png", "a.png", "c.png"].map((name) => ({ name, status: "skipped", reason: "already_imported" })))
+    expect(second).toMatchObject({
+      status: "completed",
+      stopped_reason: null,
+      counts: { discovered: 3, imported: 0, skipped: 3, failed: 0 }
+    })
+    expect(shapeOf(second.items)).toEqual(
+      ["B.png", "a.png", "c.png"].map((name) => ({ name, status: "skipped", reason: "already_imported" }))
+    )
     expect(second.items.map((i: any) => i.source_ref)).toEqual(first.items.map((i: any) => i.source_ref))
     expect((await allMedia(main.api)).length).toBe(before + 3)
   })
@@ -184,7 +219,12 @@ describe("bulk import from a drive folder", () => {
   it("stops before the file that would cross the storage budget: partial, storage_budget_exceeded", async () => {
     const folder = emulator.addFolder({ name: "Budget" })
     for (let i = 1; i <= 5; i++) {
-      emulator.addFile({ name: `p${i}.png`, parent: folder, mimeType: "image/png", bytes: await paddedPng(budgetFileBytes) })
+      emulator.addFile({
+        name: `p${i}.png`,
+        parent: folder,
+        mimeType: "image/png",
+        bytes: await paddedPng(budgetFileBytes)
+      })
     }
     emulator.addFile({ name: "p6.txt", parent: folder, mimeType: "text/plain", bytes: text })
     const done = await importFolder(tight.api, folder)
@@ -194,7 +234,10 @@ describe("bulk import from a drive folder", () => {
       counts: { discovered: 6, imported: 2, skipped: 0, failed: 0 }
     })
     // the file that did not fit and everything after it have no item
-    expect(shapeOf(done.items)).toEqual([{ name: "p1.png", status: "imported" }, { name: "p2.png", status: "imported" }])
+    expect(shapeOf(done.items)).toEqual([{ name: "p1.png", status: "imported" }, {
+      name: "p2.png",
+      status: "imported"
+    }])
     expect((await allMedia(tight.api)).length).toBe(2)
   })
 
@@ -202,7 +245,14 @@ describe("bulk import from a drive folder", () => {
     const folder = emulator.addFolder({ name: "Throttled" })
     const ids: Array<string> = []
     for (let i = 0; i < 3; i++) {
-      ids.push(emulator.addFile({ name: `t${i}.jpg`, parent: folder, mimeType: "image/jpeg", bytes: await image("jpeg", 40 + i) }))
+      ids.push(
+        emulator.addFile({
+          name: `t${i}.jpg`,
+          parent: folder,
+          mimeType: "image/jpeg",
+          bytes: await image("jpeg", 40 + i)
+        })
+      )
     }
     // the folder check at creation, the listing, and two downloads are throttled
     emulator.failNext({ status: 429, count: 2, path: folder })
@@ -210,7 +260,11 @@ describe("bulk import from a drive folder", () => {
     emulator.failNext({ status: 429, count: 2, path: ids[0] })
     emulator.failNext({ status: 403, reason: "rateLimitExceeded", count: 2, path: ids[2] })
     const done = await importFolder(main.api, folder)
-    expect(done).toMatchObject({ status: "completed", stopped_reason: null, counts: { discovered: 3, imported: 3, skipped: 0, failed: 0 } })
+    expect(done).toMatchObject({
+      status: "completed",
+      stopped_reason: null,
+      counts: { discovered: 3, imported: 3, skipped: 0, failed: 0 }
+    })
     expect(emulator.requests.filter((r) => r.fault).length).toBe(7)
   })
 
@@ -226,9 +280,18 @@ describe("bulk import from a drive folder", () => {
     expect(replayed.headers.get("idempotency-replayed")).toBe("true")
     const body = await replayed.json()
     expect(Object.keys(body).sort()).toEqual(creationKeys)
-    expect(body).toMatchObject({ id: created.id, created_at: created.created_at, status: "completed", counts: { discovered: 1, imported: 1 } })
+    expect(body).toMatchObject({
+      id: created.id,
+      created_at: created.created_at,
+      status: "completed",
+      counts: { discovered: 1, imported: 1 }
+    })
 
-    await expectError(await createImport(main.api, emulator.addFolder({ name: "Twice" }), key), 409, "idempotency_conflict")
+    await expectError(
+      await createImport(main.api, emulator.addFolder({ name: "Twice" }), key),
+      409,
+      "idempotency_conflict"
+    )
     // the same key on another endpoint is another record
     expect((await main.api.postJson("/api/v1/renders", { media_id: "not-a-uuid" }, key)).status).toBe(422)
   })
@@ -236,10 +299,18 @@ describe("bulk import from a drive folder", () => {
   it("validates the body strictly and reports unknown imports as 404", async () => {
     const folder = emulator.addFolder({ name: "Strict" })
     const post = (body: unknown) => main.api.postJson("/api/v1/media/import", body)
-    await expectError(await post({ provider: "cloud_drive", folder_id: folder, recursive: true }), 422, "validation_failed")
+    await expectError(
+      await post({ provider: "cloud_drive", folder_id: folder, recursive: true }),
+      422,
+      "validation_failed"
+    )
     await expectError(await post({ provider: "cloud_drive", folder_id: folder, extra: 1 }), 422, "validation_failed")
     await expectError(await post({ provider: "dropbox", folder_id: folder }), 422, "validation_failed")
-    await expectError(await post({ provider: "cloud_drive", folder_id: `https://drive.google.com/drive/folders/${folder}` }), 422, "validation_failed")
+    await expectError(
+      await post({ provider: "cloud_drive", folder_id: `https://drive.google.com/drive/folders/${folder}` }),
+      422,
+      "validation_failed"
+    )
     await expectError(await post({ provider: "cloud_drive" }), 422, "validation_failed")
     await expectError(await main.api.postJson("/api/v1/media/import", "{not json"), 400, "invalid_request")
     const plain = await accepted(await post({ provider: "cloud_drive", folder_id: folder, recursive: false }), folder)
@@ -251,7 +322,12 @@ describe("bulk import from a drive folder", () => {
     await expectError(await tight.api.get(`/api/v1/media/imports/${mine.id}`), 404, "import_not_found")
     // an empty folder completes with nothing to do
     for (const id of [plain.id, mine.id]) {
-      expect(await waitForImport(main.api, id)).toMatchObject({ status: "completed", stopped_reason: null, items: [], counts: { discovered: 0 } })
+      expect(await waitForImport(main.api, id)).toMatchObject({
+        status: "completed",
+        stopped_reason: null,
+        items: [],
+        counts: { discovered: 0 }
+      })
     }
   })
 

@@ -4,7 +4,7 @@ import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { DriveEmulator } from "../support/drive-emulator.ts"
 import { expectError } from "../support/limits.ts"
-import { client, makeShared, workspaceWithKey, type Service, type Shared } from "../support/service.ts"
+import { client, makeShared, type Service, type Shared, workspaceWithKey } from "../support/service.ts"
 import {
   allTokens,
   CALLBACK_PATH,
@@ -81,7 +81,11 @@ describe("cloud-drive integration", () => {
     const api = client(unconfigured.baseUrl, u.secret)
     await expectError(await api.get("/api/v1/integrations/cloud/connect"), 503, "service_unavailable")
     expect(await json(await api.get("/api/v1/integrations/cloud"), 200)).toEqual({
-      object: "integration", provider: "cloud_drive", connected: false, connected_at: null, scopes: []
+      object: "integration",
+      provider: "cloud_drive",
+      connected: false,
+      connected_at: null,
+      scopes: []
     })
   })
 
@@ -89,7 +93,11 @@ describe("cloud-drive integration", () => {
     const api = client(service.baseUrl, a.secret)
 
     expect(await json(await api.get("/api/v1/integrations/cloud"), 200)).toEqual({
-      object: "integration", provider: "cloud_drive", connected: false, connected_at: null, scopes: []
+      object: "integration",
+      provider: "cloud_drive",
+      connected: false,
+      connected_at: null,
+      scopes: []
     })
 
     const before = Date.now()
@@ -120,7 +128,12 @@ describe("cloud-drive integration", () => {
     expectNoToken(page, emulator)
 
     const status = await json(await api.get("/api/v1/integrations/cloud"), 200)
-    expect(status).toMatchObject({ object: "integration", provider: "cloud_drive", connected: true, scopes: [READONLY_SCOPE] })
+    expect(status).toMatchObject({
+      object: "integration",
+      provider: "cloud_drive",
+      connected: true,
+      scopes: [READONLY_SCOPE]
+    })
     expect(Date.parse(status.connected_at)).toBeGreaterThanOrEqual(before - 1000)
 
     // the same callback again: the state is spent, 400, and nothing changes
@@ -162,13 +175,19 @@ describe("cloud-drive integration", () => {
     const db = new pg.Client({ connectionString: shared.databaseUrl })
     await db.connect()
     try {
-      await db.query(`UPDATE oauth_states SET expires_at = now() - interval '1 second' WHERE workspace_id = $1`, [workspace.id])
+      await db.query(`UPDATE oauth_states SET expires_at = now() - interval '1 second' WHERE workspace_id = $1`, [
+        workspace.id
+      ])
     } finally {
       await db.end()
     }
     await expectHtml(await fetch(`${service.baseUrl}${CALLBACK_PATH}?${new URLSearchParams(redirect)}`), 400)
     expect(await json(await api.get("/api/v1/integrations/cloud"), 200)).toEqual({
-      object: "integration", provider: "cloud_drive", connected: false, connected_at: null, scopes: []
+      object: "integration",
+      provider: "cloud_drive",
+      connected: false,
+      connected_at: null,
+      scopes: []
     })
     await expectError(await api.get("/api/v1/integrations/cloud/folders"), 409, "integration_not_connected")
 
@@ -214,19 +233,31 @@ describe("cloud-drive integration", () => {
     const root = await json(await api.get("/api/v1/integrations/cloud/folders"), 200)
     expect(root.data.map((f: any) => f.id)).toContain(parent)
 
-    await expectError(await api.get("/api/v1/integrations/cloud/folders?cursor=not-a-cursor!"), 422, "validation_failed")
+    await expectError(
+      await api.get("/api/v1/integrations/cloud/folders?cursor=not-a-cursor!"),
+      422,
+      "validation_failed"
+    )
     // a cursor belongs to the folder it pages through
     emulator.setPagePlan([1, 1])
     try {
       const first = await json(await api.get(`/api/v1/integrations/cloud/folders?parent=${parent}`), 200)
       expect(first.next_cursor).not.toBeNull()
-      await expectError(await api.get(`/api/v1/integrations/cloud/folders?cursor=${encodeURIComponent(first.next_cursor)}`), 422, "validation_failed")
+      await expectError(
+        await api.get(`/api/v1/integrations/cloud/folders?cursor=${encodeURIComponent(first.next_cursor)}`),
+        422,
+        "validation_failed"
+      )
     } finally {
       emulator.setPagePlan(null)
     }
     // an id the drive does not know is its 404, whatever characters it has; only a URL is refused as such
     await expectError(await createImport(api, "no.such~folder:1"), 404, "unknown_folder")
-    await expectError(await api.get("/api/v1/integrations/cloud/folders?parent=no.such~folder:1"), 404, "unknown_folder")
+    await expectError(
+      await api.get("/api/v1/integrations/cloud/folders?parent=no.such~folder:1"),
+      404,
+      "unknown_folder"
+    )
     await expectError(await api.get("/api/v1/integrations/cloud/folders?parent=1NoSuchFolder"), 404, "unknown_folder")
     const file = emulator.addFile({ name: "not-a-folder.png", mimeType: "image/png", bytes: "x" })
     await expectError(await api.get(`/api/v1/integrations/cloud/folders?parent=${file}`), 404, "unknown_folder")
@@ -241,7 +272,14 @@ describe("cloud-drive integration", () => {
     const revokes = emulator.requestCount({ path: "/revoke" })
 
     const gone = await json(await api.del("/api/v1/integrations/cloud"), 200)
-    expect(gone).toEqual({ object: "integration", provider: "cloud_drive", connected: false, connected_at: null, scopes: [], revoked: true })
+    expect(gone).toEqual({
+      object: "integration",
+      provider: "cloud_drive",
+      connected: false,
+      connected_at: null,
+      scopes: [],
+      revoked: true
+    })
     expect(emulator.requestCount({ path: "/revoke" })).toBe(revokes + 1)
     // where Google documents the token (and its client libraries send it): the query string
     expect(emulator.requests.filter((r) => r.path === "/revoke").at(-1)?.query.token).toMatch(/\S/)
@@ -258,7 +296,8 @@ describe("cloud-drive integration", () => {
       const db = new pg.Client({ connectionString: shared.databaseUrl })
       await db.connect()
       try {
-        return (await db.query(`SELECT tokens_ciphertext FROM integrations WHERE workspace_id = $1`, [a.workspace.id])).rows[0]?.tokens_ciphertext
+        return (await db.query(`SELECT tokens_ciphertext FROM integrations WHERE workspace_id = $1`, [a.workspace.id]))
+          .rows[0]?.tokens_ciphertext
       } finally {
         await db.end()
       }
@@ -284,7 +323,16 @@ describe("cloud-drive integration", () => {
     await db.connect()
     let dump = ""
     try {
-      for (const table of ["integrations", "oauth_states", "idempotency_records", "imports", "cluster_messages", "cluster_replies"]) {
+      for (
+        const table of [
+          "integrations",
+          "oauth_states",
+          "idempotency_records",
+          "imports",
+          "cluster_messages",
+          "cluster_replies"
+        ]
+      ) {
         const rows = await db.query(`SELECT row_to_json(t)::text AS j FROM ${table} t`)
         dump += rows.rows.map((r) => r.j).join("\n")
       }
@@ -319,6 +367,10 @@ describe("cloud-drive integration", () => {
     emulator.revokeAll()
     emulator.expireAccessTokens()
     await expectError(await api.get("/api/v1/integrations/cloud/folders"), 409, "integration_not_connected")
-    expect(await json(await api.get("/api/v1/integrations/cloud"), 200)).toMatchObject({ connected: false, connected_at: null, scopes: [] })
+    expect(await json(await api.get("/api/v1/integrations/cloud"), 200)).toMatchObject({
+      connected: false,
+      connected_at: null,
+      scopes: []
+    })
   })
 })

@@ -1,8 +1,8 @@
+import { crc32 } from "@pic2video/domain/Crc32"
 import sharp from "sharp"
 import { expect } from "vitest"
-import { startDriveEmulator, type DriveEmulator } from "../support/drive-emulator.ts"
-import { client, freePort, startService, workspaceWithKey, type Service, type Shared } from "../support/service.ts"
-import { crc32 } from "@pic2video/domain/Crc32"
+import { type DriveEmulator, startDriveEmulator } from "../support/drive-emulator.ts"
+import { client, freePort, type Service, type Shared, startService, workspaceWithKey } from "../support/service.ts"
 
 /**
  * Shared steps of the drive suite: a service wired to the drive emulator, the consent a person
@@ -86,7 +86,9 @@ export const allMedia = async (api: Api) => {
   const out: Array<any> = []
   let cursor: string | null = null
   do {
-    const r: Response = await api.get(`/api/v1/media?limit=100${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)
+    const r: Response = await api.get(
+      `/api/v1/media?limit=100${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`
+    )
     expect(r.status).toBe(200)
     const page = await r.json()
     out.push(...page.data)
@@ -113,7 +115,6 @@ export const paddedPng = async (bytes: number) => {
   const iend = png.length - 12
   return new Uint8Array(Buffer.concat([png.subarray(0, iend), chunk, png.subarray(iend)]))
 }
-
 
 /** Every token the emulator ever issued (access, refresh, authorization codes). */
 export const allTokens = (emulator: DriveEmulator) => {

@@ -1,6 +1,6 @@
+import { Errors } from "@pic2video/domain"
 import { run } from "@pic2video/server/AdminCli"
 import { layerInfra } from "@pic2video/server/Server"
-import { Errors } from "@pic2video/domain"
 import { Cause, ConfigProvider, Exit, Layer, ManagedRuntime, Option, References } from "effect"
 
 /**

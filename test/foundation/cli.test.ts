@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectOk } from "../support/limits.ts"
-import { admin, client, makeShared, photo, startService, type Service } from "../support/service.ts"
+import { admin, client, makeShared, photo, type Service, startService } from "../support/service.ts"
 import { type Admin, inProcessAdmin } from "./admin.ts"
 
 /**
@@ -13,10 +13,32 @@ import { type Admin, inProcessAdmin } from "./admin.ts"
  * (`run`/`refused`), because each binary start costs about 2 s of CPU.
  */
 const GiB = 1024 ** 3
-const workspaceKeys = ["api_enabled", "created_at", "cycle_start", "id", "included", "name", "object", "plan", "status", "storage_budget_bytes"]
+const workspaceKeys = [
+  "api_enabled",
+  "created_at",
+  "cycle_start",
+  "id",
+  "included",
+  "name",
+  "object",
+  "plan",
+  "status",
+  "storage_budget_bytes"
+]
 const apiKeyKeys = [
-  "created_at", "creates_per_minute", "expires_at", "id", "last_used_at", "name", "object", "reads_per_minute", "revoked_at", "scopes",
-  "spend_cap_24h", "uploads_per_minute", "workspace_id"
+  "created_at",
+  "creates_per_minute",
+  "expires_at",
+  "id",
+  "last_used_at",
+  "name",
+  "object",
+  "reads_per_minute",
+  "revoked_at",
+  "scopes",
+  "spend_cap_24h",
+  "uploads_per_minute",
+  "workspace_id"
 ]
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
@@ -79,7 +101,9 @@ const expectApiKey = (k: any, withSecret: boolean) => {
   expect(Object.keys(k).sort()).toEqual(withSecret ? [...apiKeyKeys, "secret"].sort() : apiKeyKeys)
   expect(k.object).toBe("api_key")
   expect(k.created_at).toMatch(iso)
-  for (const f of ["creates_per_minute", "reads_per_minute", "uploads_per_minute"]) expect(Number.isInteger(k[f])).toBe(true)
+  for (const f of ["creates_per_minute", "reads_per_minute", "uploads_per_minute"]) {
+    expect(Number.isInteger(k[f])).toBe(true)
+  }
   expect(k.spend_cap_24h === null || Number.isInteger(k.spend_cap_24h)).toBe(true)
 }
 
@@ -91,14 +115,28 @@ describe.concurrent("workspace commands", () => {
       [["--plan", "studio"], { plan: "studio", included: 100, storage_budget_bytes: 10 * GiB }],
       [["--plan", "agency"], { plan: "agency", included: 500, storage_budget_bytes: 50 * GiB }],
       [["--plan", "custom"], { plan: "custom", included: null, storage_budget_bytes: 100 * GiB }],
-      [["--plan", "custom", "--included", "unlimited"], { plan: "custom", included: null, storage_budget_bytes: 100 * GiB }],
-      [["--plan", "custom", "--included", "7", "--storage-budget-bytes", "12345"], { plan: "custom", included: 7, storage_budget_bytes: 12345 }],
-      [["--plan", "studio", "--storage-budget-bytes", "999"], { plan: "studio", included: 100, storage_budget_bytes: 999 }]
+      [["--plan", "custom", "--included", "unlimited"], {
+        plan: "custom",
+        included: null,
+        storage_budget_bytes: 100 * GiB
+      }],
+      [["--plan", "custom", "--included", "7", "--storage-budget-bytes", "12345"], {
+        plan: "custom",
+        included: 7,
+        storage_budget_bytes: 12345
+      }],
+      [["--plan", "studio", "--storage-budget-bytes", "999"], {
+        plan: "studio",
+        included: 100,
+        storage_budget_bytes: 999
+      }]
     ]
     const docs = [
       // the binary once, the variations in process
       await ok("workspace", "create", "--name", "Plan 0", ...cases[0][0]),
-      ...await Promise.all(cases.slice(1).map(([args], i) => run("workspace", "create", "--name", `Plan ${i + 1}`, ...args)))
+      ...await Promise.all(
+        cases.slice(1).map(([args], i) => run("workspace", "create", "--name", `Plan ${i + 1}`, ...args))
+      )
     ]
     docs.forEach((w, i) => {
       expectWorkspace(w)
@@ -112,13 +150,39 @@ describe.concurrent("workspace commands", () => {
 
   it("update and show: same document, changes applied; a plan change brings that plan's allowance", async () => {
     const w = await run("workspace", "create", "--name", "Updatable", "--plan", "studio")
-    const updated = await ok("workspace", "update", w.id, "--plan", "agency", "--status", "inactive", "--api-enabled", "false")
+    const updated = await ok(
+      "workspace",
+      "update",
+      w.id,
+      "--plan",
+      "agency",
+      "--status",
+      "inactive",
+      "--api-enabled",
+      "false"
+    )
     expectWorkspace(updated)
     expect(updated).toMatchObject({
-      id: w.id, name: "Updatable", plan: "agency", status: "inactive", api_enabled: false, included: 500, storage_budget_bytes: 50 * GiB
+      id: w.id,
+      name: "Updatable",
+      plan: "agency",
+      status: "inactive",
+      api_enabled: false,
+      included: 500,
+      storage_budget_bytes: 50 * GiB
     })
     expect(updated.created_at).toBe(w.created_at)
-    const custom = await run("workspace", "update", w.id, "--plan", "custom", "--included", "unlimited", "--storage-budget-bytes", "42")
+    const custom = await run(
+      "workspace",
+      "update",
+      w.id,
+      "--plan",
+      "custom",
+      "--included",
+      "unlimited",
+      "--storage-budget-bytes",
+      "42"
+    )
     expect(custom).toMatchObject({ plan: "custom", included: null, storage_budget_bytes: 42 })
     const limited = await run("workspace", "update", w.id, "--included", "3")
     expect(limited).toMatchObject({ plan: "custom", included: 3, storage_budget_bytes: 42, status: "inactive" })
@@ -152,13 +216,36 @@ describe.concurrent("key commands", () => {
   it("create shows the secret once (p2v_live_…); list has no secrets; revoke sets revoked_at; the key works at once", async () => {
     const w = await run("workspace", "create", "--name", "Keys", "--plan", "starter")
     const k = await ok(
-      "key", "create", w.id, "--scopes", "media:read,media:write", "--name", "ci", "--spend-cap-24h", "3",
-      "--creates-per-minute", "7", "--reads-per-minute", "8", "--uploads-per-minute", "9", "--expires-at", "2099-01-02T03:04:05Z"
+      "key",
+      "create",
+      w.id,
+      "--scopes",
+      "media:read,media:write",
+      "--name",
+      "ci",
+      "--spend-cap-24h",
+      "3",
+      "--creates-per-minute",
+      "7",
+      "--reads-per-minute",
+      "8",
+      "--uploads-per-minute",
+      "9",
+      "--expires-at",
+      "2099-01-02T03:04:05Z"
     )
     expectApiKey(k, true)
     expect(k).toMatchObject({
-      workspace_id: w.id, name: "ci", scopes: ["media:read", "media:write"], spend_cap_24h: 3, creates_per_minute: 7,
-      reads_per_minute: 8, uploads_per_minute: 9, expires_at: "2099-01-02T03:04:05.000Z", revoked_at: null, last_used_at: null
+      workspace_id: w.id,
+      name: "ci",
+      scopes: ["media:read", "media:write"],
+      spend_cap_24h: 3,
+      creates_per_minute: 7,
+      reads_per_minute: 8,
+      uploads_per_minute: 9,
+      expires_at: "2099-01-02T03:04:05.000Z",
+      revoked_at: null,
+      last_used_at: null
     })
     expect(k.secret).toMatch(/^p2v_live_[0-9A-Za-z]{20,}$/)
 
@@ -170,8 +257,14 @@ describe.concurrent("key commands", () => {
     const plain = await run("key", "create", w.id, "--scopes", "renders:read")
     expectApiKey(plain, true)
     expect(plain).toMatchObject({
-      name: "", scopes: ["renders:read"], spend_cap_24h: null, creates_per_minute: 60, reads_per_minute: 600, uploads_per_minute: 60,
-      expires_at: null, revoked_at: null
+      name: "",
+      scopes: ["renders:read"],
+      spend_cap_24h: null,
+      creates_per_minute: 60,
+      reads_per_minute: 600,
+      uploads_per_minute: 60,
+      expires_at: null,
+      revoked_at: null
     })
     expect(plain.secret).not.toBe(k.secret)
 
@@ -242,21 +335,36 @@ describe("media archive", () => {
   it("returns the media document; preview_url uses the default PUBLIC_BASE_URL (http://localhost:$PORT)", async () => {
     const w = await run("workspace", "create", "--name", "Archive", "--plan", "studio")
     const k = await run("key", "create", w.id, "--scopes", "media:read,media:write")
-    const created = await expectOk(await client(service.baseUrl, k.secret).upload(photo("rocket.jpg"), { filename: "rocket.jpg", label: "L" }), 201)
+    const created = await expectOk(
+      await client(service.baseUrl, k.secret).upload(photo("rocket.jpg"), { filename: "rocket.jpg", label: "L" }),
+      201
+    )
     expect(created.preview_url).toBe(`http://localhost:${env.PORT}/api/v1/media/${created.id}/preview`)
     const archived = await ok("media", "archive", created.id)
     expect(Object.keys(archived).sort()).toEqual(Object.keys(created).sort())
     expect(archived).toMatchObject({
-      object: "media", id: created.id, label: "L", mime_type: "image/jpeg", file_size_bytes: created.file_size_bytes,
-      preview_url: created.preview_url, preview_expires_at: null, width: 640, height: 427
+      object: "media",
+      id: created.id,
+      label: "L",
+      mime_type: "image/jpeg",
+      file_size_bytes: created.file_size_bytes,
+      preview_url: created.preview_url,
+      preview_expires_at: null,
+      width: 640,
+      height: 427
     })
-    for (const id of ["not-a-uuid", crypto.randomUUID()]) expect((await refused("media", "archive", id)).code).toBe("unknown_media")
+    for (const id of ["not-a-uuid", crypto.randomUUID()]) {
+      expect((await refused("media", "archive", id)).code).toBe("unknown_media")
+    }
   })
 
   it("given only DATABASE_URL / DATA_DIR (contract §2), it prints the URLs the running service serves under", async () => {
     const w = await run("workspace", "create", "--name", "Archive2", "--plan", "studio")
     const k = await run("key", "create", w.id, "--scopes", "media:read,media:write")
-    const created = await expectOk(await client(service.baseUrl, k.secret).upload(photo("rocket.jpg"), { filename: "rocket.jpg" }), 201)
+    const created = await expectOk(
+      await client(service.baseUrl, k.secret).upload(photo("rocket.jpg"), { filename: "rocket.jpg" }),
+      201
+    )
     const { PORT: _port, PUBLIC_BASE_URL: _base, ...withoutPort } = env
     expect(Number(env.PORT)).not.toBe(8080)
     const r = await admin(withoutPort, "media", "archive", created.id)

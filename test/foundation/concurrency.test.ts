@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError, expectOk, expectRateLimitHeaders } from "../support/limits.ts"
-import { client, makeShared, photo, startService, type Service, type Shared } from "../support/service.ts"
+import { client, makeShared, photo, type Service, type Shared, startService } from "../support/service.ts"
 import { type Admin, inProcessAdmin, keyed } from "./admin.ts"
 import { solid } from "./photos.ts"
 
@@ -32,7 +32,9 @@ const listAll = async (baseUrl: string, secret: string) => {
   const items: Array<any> = []
   let cursor: string | null = null
   do {
-    const page: any = await expectOk(await api.get(`/api/v1/media?limit=100${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`))
+    const page: any = await expectOk(
+      await api.get(`/api/v1/media?limit=100${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)
+    )
     items.push(...page.data)
     cursor = page.next_cursor
   } while (cursor !== null)
@@ -45,7 +47,12 @@ describe("storage budget under concurrency", () => {
     const size = rocket.length
     // room for exactly 5 photos (and not quite a 6th); 2 are uploaded first, so 3 of the 20 fit
     const budget = 6 * size - 1
-    const { secret, workspace } = await keyed(ops, "custom", ["--uploads-per-minute", "1000", "--reads-per-minute", "1000"], [
+    const { secret, workspace } = await keyed(ops, "custom", [
+      "--uploads-per-minute",
+      "1000",
+      "--reads-per-minute",
+      "1000"
+    ], [
       "--storage-budget-bytes",
       String(budget)
     ])
@@ -55,7 +62,10 @@ describe("storage budget under concurrency", () => {
 
     // spread over both processes, all in flight at once
     const responses = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => client(i % 2 === 0 ? a.baseUrl : b.baseUrl, secret).upload(rocket, { filename: `r${i}.jpg` }))
+      Array.from(
+        { length: 20 },
+        (_, i) => client(i % 2 === 0 ? a.baseUrl : b.baseUrl, secret).upload(rocket, { filename: `r${i}.jpg` })
+      )
     )
     const outcomes = await Promise.all(responses.map(async (res) => {
       if (res.status === 201) {
@@ -89,7 +99,13 @@ describe("storage budget under concurrency", () => {
       String(budget)
     ])
     const responses = await Promise.all(
-      Array.from({ length: 18 }, (_, i) => client(i % 2 === 0 ? a.baseUrl : b.baseUrl, secret).upload(files[i % 3], { filename: ["a.jpg", "b.png", "c.png"][i % 3] }))
+      Array.from(
+        { length: 18 },
+        (_, i) =>
+          client(i % 2 === 0 ? a.baseUrl : b.baseUrl, secret).upload(files[i % 3], {
+            filename: ["a.jpg", "b.png", "c.png"][i % 3]
+          })
+      )
     )
     let accepted = 0
     for (const res of responses) {

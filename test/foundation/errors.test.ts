@@ -3,8 +3,8 @@ import * as http from "node:http"
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError, expectNoRateLimitHeaders, expectOk, expectRateLimitHeaders } from "../support/limits.ts"
-import { admin, makeShared, photo, startService, type Service } from "../support/service.ts"
-import { type Admin, inProcessAdmin, keyed, type Keyed } from "./admin.ts"
+import { admin, makeShared, photo, type Service, startService } from "../support/service.ts"
+import { type Admin, inProcessAdmin, type Keyed, keyed } from "./admin.ts"
 import { multipart, rawRequest, uploadAlone } from "./http.ts"
 import { animatedPng, maxUploadBytes, pngBomb, pngOfSize, solid, svg, text } from "./photos.ts"
 
@@ -46,7 +46,11 @@ const form = (parts: Array<[string, string | { bytes: Uint8Array; filename: stri
   const f = new FormData()
   for (const [name, value] of parts) {
     if (typeof value === "string") f.append(name, value)
-    else f.append(name, new Blob([new Uint8Array(value.bytes)], value.type === undefined ? {} : { type: value.type }), value.filename)
+    else {f.append(
+        name,
+        new Blob([new Uint8Array(value.bytes)], value.type === undefined ? {} : { type: value.type }),
+        value.filename
+      )}
   }
   return f
 }
@@ -59,19 +63,21 @@ beforeAll(async () => {
   base = service.baseUrl
   env = service.env
   ops = inProcessAdmin(env)
-  const k = (plan: string, keyArgs: Array<string> = [], workspaceArgs: Array<string> = []) => keyed(ops, plan, keyArgs, workspaceArgs)
-  ;[main, foreign, revoked, expired, gated, onlyDisabled, onlyInactive, smallBudget, limitedReads, limitedUploads] = await Promise.all([
-    k("studio", ["--uploads-per-minute", "1000", "--reads-per-minute", "1000"]),
-    k("agency"),
-    k("studio"),
-    k("studio", ["--expires-at", "2001-02-03T04:05:06Z"]),
-    k("studio"),
-    k("studio"),
-    k("studio"),
-    k("custom", [], ["--storage-budget-bytes", String(rocket.length + 1000)]),
-    k("studio", ["--reads-per-minute", "3"]),
-    k("studio", ["--uploads-per-minute", "2"])
-  ])
+  const k = (plan: string, keyArgs: Array<string> = [], workspaceArgs: Array<string> = []) =>
+    keyed(ops, plan, keyArgs, workspaceArgs)
+  ;[main, foreign, revoked, expired, gated, onlyDisabled, onlyInactive, smallBudget, limitedReads, limitedUploads] =
+    await Promise.all([
+      k("studio", ["--uploads-per-minute", "1000", "--reads-per-minute", "1000"]),
+      k("agency"),
+      k("studio"),
+      k("studio", ["--expires-at", "2001-02-03T04:05:06Z"]),
+      k("studio"),
+      k("studio"),
+      k("studio"),
+      k("custom", [], ["--storage-budget-bytes", String(rocket.length + 1000)]),
+      k("studio", ["--reads-per-minute", "3"]),
+      k("studio", ["--uploads-per-minute", "2"])
+    ])
   await ops.ok("key", "revoke", revoked.key.id)
   await ops.ok("workspace", "update", onlyDisabled.workspace.id, "--api-enabled", "false")
   await ops.ok("workspace", "update", onlyInactive.workspace.id, "--status", "inactive")
@@ -114,7 +120,9 @@ describe("invalid_request (route and body, contract §4.1 and §4.7)", () => {
   })
 
   it("HEAD is answered as GET, without a body", async () => {
-    for (const [path, headers] of [["/healthz", {}], ["/api/v1/usage", { authorization: bearer(main.secret) }]] as const) {
+    for (
+      const [path, headers] of [["/healthz", {}], ["/api/v1/usage", { authorization: bearer(main.secret) }]] as const
+    ) {
       const res = await fetch(`${base}${path}`, { method: "HEAD", headers })
       expect(res.status, path).toBe(200)
       expect(await res.text()).toBe("")
@@ -123,10 +131,12 @@ describe("invalid_request (route and body, contract §4.1 and §4.7)", () => {
 
   it("a request Node's HTTP parser refuses (unknown method, broken framing) is 400 invalid_request with a request id", async () => {
     const { hostname, port } = new URL(base)
-    for (const raw of [
-      "FOO /api/v1/usage HTTP/1.1\r\nHost: x\r\n\r\n",
-      "GET /api/v1/usage HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n"
-    ]) {
+    for (
+      const raw of [
+        "FOO /api/v1/usage HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET /api/v1/usage HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n"
+      ]
+    ) {
       const answer = await new Promise<string>((resolve, reject) => {
         const socket = net.connect(Number(port), hostname, () => socket.end(raw))
         let text = ""
@@ -154,12 +164,14 @@ describe("invalid_request (route and body, contract §4.1 and §4.7)", () => {
   })
 
   it("an upload that is not multipart/form-data is 400 invalid_request (after auth, with RateLimit headers)", async () => {
-    for (const [type, body] of [
-      ["application/json", JSON.stringify({ file: "x" })],
-      ["text/plain", "hello"],
-      ["application/x-www-form-urlencoded", "file=x&label=y"],
-      ["image/png", "\x89PNG"]
-    ] as const) {
+    for (
+      const [type, body] of [
+        ["application/json", JSON.stringify({ file: "x" })],
+        ["text/plain", "hello"],
+        ["application/x-www-form-urlencoded", "file=x&label=y"],
+        ["image/png", "\x89PNG"]
+      ] as const
+    ) {
       const res = await fetch(`${base}/api/v1/media`, {
         method: "POST",
         headers: { authorization: bearer(main.secret), "content-type": type },
@@ -168,7 +180,10 @@ describe("invalid_request (route and body, contract §4.1 and §4.7)", () => {
       await expectError(res, 400, "invalid_request")
       expectRateLimitHeaders(res)
     }
-    const none = await fetch(`${base}/api/v1/media`, { method: "POST", headers: { authorization: bearer(main.secret) } })
+    const none = await fetch(`${base}/api/v1/media`, {
+      method: "POST",
+      headers: { authorization: bearer(main.secret) }
+    })
     await expectError(none, 400, "invalid_request")
   })
 
@@ -206,7 +221,8 @@ describe("invalid_request (route and body, contract §4.1 and §4.7)", () => {
     const res = await rawRequest(`${base}/api/v1/media`, {
       method: "POST",
       headers: { authorization: bearer(main.secret), "content-type": "multipart/form-data; boundary=XyZ" },
-      body: "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\x89PNG",
+      body:
+        "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\x89PNG",
       timeoutMs: 5_000
     })
     expect(res.status, res.text).toBe(400)
@@ -218,7 +234,10 @@ describe("authentication (contract §4.2)", () => {
   it("no Authorization header is 401 missing_api_key on every authenticated endpoint", async () => {
     await expectError(await get("/api/v1/media"), 401, "missing_api_key")
     await expectError(await get("/api/v1/media/00000000-0000-4000-8000-000000000000/preview"), 401, "missing_api_key")
-    const post = await fetch(`${base}/api/v1/media`, { method: "POST", body: form([["file", { bytes: rocket, filename: "r.jpg" }]]) })
+    const post = await fetch(`${base}/api/v1/media`, {
+      method: "POST",
+      body: form([["file", { bytes: rocket, filename: "r.jpg" }]])
+    })
     await expectError(post, 401, "missing_api_key")
     expectNoRateLimitHeaders(post)
   })
@@ -301,7 +320,15 @@ describe("account gates (contract §4.3)", () => {
     const probe = () => get("/api/v1/media", bearer(gated.secret))
     const revokedHere = await ops.ok("key", "create", ws, "--scopes", "media:read")
     await ops.ok("key", "revoke", revokedHere.id)
-    const expiredHere = await ops.ok("key", "create", ws, "--scopes", "media:read", "--expires-at", "2020-01-01T00:00:00Z")
+    const expiredHere = await ops.ok(
+      "key",
+      "create",
+      ws,
+      "--scopes",
+      "media:read",
+      "--expires-at",
+      "2020-01-01T00:00:00Z"
+    )
     await expectOk(await probe())
     await ops.ok("workspace", "update", ws, "--plan", "free")
     await expectError(await probe(), 403, "tier_not_eligible")
@@ -374,7 +401,9 @@ describe("rate_limit_exceeded (contract §4.5)", () => {
 
 describe("validation_failed (contract §4.8, §5)", () => {
   it("limit outside 1–100 or not an integer is 422, never clamped", async () => {
-    for (const limit of ["0", "101", "abc", "1.5", "-1", "", "1e2x", "10abc", "1.0", "1e1", "0x10", "+5", " 5", "Infinity"]) {
+    for (
+      const limit of ["0", "101", "abc", "1.5", "-1", "", "1e2x", "10abc", "1.0", "1e1", "0x10", "+5", " 5", "Infinity"]
+    ) {
       const res = await get(`/api/v1/media?limit=${encodeURIComponent(limit)}`, bearer(main.secret))
       const body = await expectError(res, 422, "validation_failed")
       expect(body.error.message, `limit=${limit}`).toMatch(/limit/)
@@ -394,12 +423,20 @@ describe("validation_failed (contract §4.8, §5)", () => {
   })
 
   // a well-formed cursor document holding a position the service never hands out is 422, not a fault
-  for (const [what, position] of [
-    ["an id that is not a media id", { t: "2024-01-01T00:00:00.000Z", i: "x" }],
-    ["an id carrying SQL", { t: "2024-01-01T00:00:00.000Z", i: "'; SELECT 1; --" }],
-    ["a time Date.parse accepts but is not ISO 8601", { t: "not a date 0", i: "00000000-0000-4000-8000-000000000000" }],
-    ["a time outside the database's range", { t: "-271821-04-20T00:00:00.000Z", i: "00000000-0000-4000-8000-000000000000" }]
-  ] as const) {
+  for (
+    const [what, position] of [
+      ["an id that is not a media id", { t: "2024-01-01T00:00:00.000Z", i: "x" }],
+      ["an id carrying SQL", { t: "2024-01-01T00:00:00.000Z", i: "'; SELECT 1; --" }],
+      ["a time Date.parse accepts but is not ISO 8601", {
+        t: "not a date 0",
+        i: "00000000-0000-4000-8000-000000000000"
+      }],
+      ["a time outside the database's range", {
+        t: "-271821-04-20T00:00:00.000Z",
+        i: "00000000-0000-4000-8000-000000000000"
+      }]
+    ] as const
+  ) {
     it(`a crafted cursor with ${what} is 422`, async () => {
       const cursor = Buffer.from(JSON.stringify(position)).toString("base64url")
       const res = await get(`/api/v1/media?cursor=${cursor}`, bearer(main.secret))
@@ -420,20 +457,36 @@ describe("validation_failed (contract §4.8, §5)", () => {
   })
 
   it("label over 200 code points is 422; 200 emoji are accepted", async () => {
-    const long = await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }], ["label", "a".repeat(201)]]))
+    const long = await postForm(
+      main.secret,
+      form([["file", { bytes: rocket, filename: "rocket.jpg" }], ["label", "a".repeat(201)]])
+    )
     const body = await expectError(long, 422, "validation_failed")
     expect(body.error.message).toMatch(/label/)
     const emoji = "😀".repeat(200) // 400 UTF-16 units, 200 code points
-    const ok = await expectOk(await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }], ["label", emoji]])), 201)
+    const ok = await expectOk(
+      await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }], ["label", emoji]])),
+      201
+    )
     expect(ok.label).toBe(emoji)
-    const over = await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }], ["label", "😀".repeat(201)]]))
+    const over = await postForm(
+      main.secret,
+      form([["file", { bytes: rocket, filename: "rocket.jpg" }], ["label", "😀".repeat(201)]])
+    )
     await expectError(over, 422, "validation_failed")
   })
 
   it("21 tags, an empty tag or a tag over 50 code points is 422; 20 tags of 50 emoji are accepted", async () => {
     const withTags = (tags: Array<string>) =>
-      postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }], ...tags.map((t): [string, string] => ["tags", t])]))
-    const many = await expectError(await withTags(Array.from({ length: 21 }, (_, i) => `t${i}`)), 422, "validation_failed")
+      postForm(
+        main.secret,
+        form([["file", { bytes: rocket, filename: "rocket.jpg" }], ...tags.map((t): [string, string] => ["tags", t])])
+      )
+    const many = await expectError(
+      await withTags(Array.from({ length: 21 }, (_, i) => `t${i}`)),
+      422,
+      "validation_failed"
+    )
     expect(many.error.message).toMatch(/tag/)
     await expectError(await withTags(["ok", ""]), 422, "validation_failed")
     await expectError(await withTags([""]), 422, "validation_failed")
@@ -467,18 +520,24 @@ describe("unsupported_media_type (contract §5)", () => {
   it("an image over 100 megapixels is 415 (a 144 MP PNG bomb of 18 KB), and the service stays healthy", async () => {
     const bomb = pngBomb(12000, 12000)
     const started = Date.now()
-    await expectError(await postForm(main.secret, form([["file", { bytes: bomb, filename: "bomb.png" }]])), 415, "unsupported_media_type")
+    await expectError(
+      await postForm(main.secret, form([["file", { bytes: bomb, filename: "bomb.png" }]])),
+      415,
+      "unsupported_media_type"
+    )
     expect(Date.now() - started).toBeLessThan(20_000)
     expect((await get("/readyz")).status).toBe(200)
   })
 
   it("PNG bytes labelled as JPEG (file name or part Content-Type) are 415, naming both types", async () => {
-    for (const file of [
-      { bytes: png, filename: "photo.jpg" },
-      { bytes: png, filename: "photo.JPEG", type: "application/octet-stream" },
-      { bytes: png, filename: "photo", type: "image/jpeg" },
-      { bytes: png, filename: "photo.png", type: "image/jpeg" }
-    ]) {
+    for (
+      const file of [
+        { bytes: png, filename: "photo.jpg" },
+        { bytes: png, filename: "photo.JPEG", type: "application/octet-stream" },
+        { bytes: png, filename: "photo", type: "image/jpeg" },
+        { bytes: png, filename: "photo.png", type: "image/jpeg" }
+      ]
+    ) {
       const body = await expectError(await postForm(main.secret, form([["file", file]])), 415, "unsupported_media_type")
       expect(body.error.message, JSON.stringify({ ...file, bytes: undefined })).toMatch(/png/i)
       expect(body.error.message).toMatch(/jpe?g/i)
@@ -501,7 +560,11 @@ describe("unsupported_media_type (contract §5)", () => {
     }
     const png = await solid(8, 8)
     expect((await expectOk(await raw("\r\nContent-Type: image/png", png), 201)).mime_type).toBe("image/png")
-    await expectError(await raw(`; filename="data.json"\r\nContent-Type: application/json`, png), 415, "unsupported_media_type")
+    await expectError(
+      await raw(`; filename="data.json"\r\nContent-Type: application/json`, png),
+      415,
+      "unsupported_media_type"
+    )
     await expectError(await raw("\r\nContent-Type: application/json", png), 415, "unsupported_media_type")
     // a plain text field named `file` is no file; the error does not echo what was sent
     const plain = await raw("", Buffer.from("x".repeat(5000)))
@@ -512,26 +575,34 @@ describe("unsupported_media_type (contract §5)", () => {
   })
 
   it("an animated PNG is a PNG (rendered from its first frame, like GIF and WebP)", async () => {
-    const media = await expectOk(await postForm(main.secret, form([["file", { bytes: await animatedPng(), filename: "anim.png" }]])), 201)
+    const media = await expectOk(
+      await postForm(main.secret, form([["file", { bytes: await animatedPng(), filename: "anim.png" }]])),
+      201
+    )
     expect(media.mime_type).toBe("image/png")
   })
 
   it("U+0000 in a label or a tag is 422 (it cannot be stored), not a fault", async () => {
     for (const field of ["label", "tags"]) {
-      const res = await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }], [field, "a\u0000b"]]))
+      const res = await postForm(
+        main.secret,
+        form([["file", { bytes: rocket, filename: "rocket.jpg" }], [field, "a\u0000b"]])
+      )
       await expectError(res, 422, "validation_failed")
     }
   })
 
   it("PNG bytes named photo.png, or photo with application/octet-stream, are accepted as image/png (so are other names of PNG)", async () => {
-    for (const file of [
-      { bytes: png, filename: "photo.png" },
-      { bytes: png, filename: "photo", type: "application/octet-stream" },
-      { bytes: png, filename: "photo.png", type: "image/png" },
-      { bytes: png, filename: "photo.png", type: "image/x-png" },
-      { bytes: png, filename: "photo.apng", type: "image/apng" },
-      { bytes: png, filename: "photo", type: "image/*" }
-    ]) {
+    for (
+      const file of [
+        { bytes: png, filename: "photo.png" },
+        { bytes: png, filename: "photo", type: "application/octet-stream" },
+        { bytes: png, filename: "photo.png", type: "image/png" },
+        { bytes: png, filename: "photo.png", type: "image/x-png" },
+        { bytes: png, filename: "photo.apng", type: "image/apng" },
+        { bytes: png, filename: "photo", type: "image/*" }
+      ]
+    ) {
       const media = await expectOk(await postForm(main.secret, form([["file", file]])), 201)
       expect(media.mime_type).toBe("image/png")
       expect(media.file_size_bytes).toBe(png.length)
@@ -549,7 +620,10 @@ describe("payload_too_large (contract §5)", () => {
   it("exactly 15,728,640 bytes of valid PNG is accepted; one byte more is 413", async () => {
     const exact = await pngOfSize(maxUploadBytes)
     // each on a connection of its own: how the server treats a connection after a big upload is tested below
-    const media = await expectOk(await uploadAlone(base, main.secret, { bytes: exact, filename: "big.png", type: "image/png" }), 201)
+    const media = await expectOk(
+      await uploadAlone(base, main.secret, { bytes: exact, filename: "big.png", type: "image/png" }),
+      201
+    )
     expect(media).toMatchObject({ mime_type: "image/png", file_size_bytes: maxUploadBytes })
     const over = await pngOfSize(maxUploadBytes + 1)
     const refused = await uploadAlone(base, main.secret, { bytes: over, filename: "big.png", type: "image/png" })
@@ -559,13 +633,22 @@ describe("payload_too_large (contract §5)", () => {
 
   it("an upload far over the limit is 413 too (cut off, on its own connection)", async () => {
     const huge = await pngOfSize(maxUploadBytes + 2 * 1024 * 1024)
-    await expectError(await uploadAlone(base, main.secret, { bytes: huge, filename: "huge.png", type: "image/png" }), 413, "payload_too_large")
+    await expectError(
+      await uploadAlone(base, main.secret, { bytes: huge, filename: "huge.png", type: "image/png" }),
+      413,
+      "payload_too_large"
+    )
   })
 
   it("after cutting off an oversized upload the connection is closed or still usable (a keep-alive client is not left hanging)", async () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
     try {
-      const huge = multipart([{ name: "file", filename: "huge.png", type: "image/png", bytes: await pngOfSize(maxUploadBytes + 2 * 1024 * 1024) }])
+      const huge = multipart([{
+        name: "file",
+        filename: "huge.png",
+        type: "image/png",
+        bytes: await pngOfSize(maxUploadBytes + 2 * 1024 * 1024)
+      }])
       const cut = await rawRequest(`${base}/api/v1/media`, {
         method: "POST",
         headers: { authorization: bearer(main.secret), "content-type": huge.contentType },
@@ -574,9 +657,17 @@ describe("payload_too_large (contract §5)", () => {
       })
       expect(cut.status).toBe(413)
       // the same agent (one socket) reuses the connection unless the server said `Connection: close`
-      const next = await rawRequest(`${base}/api/v1/media`, { headers: { authorization: bearer(main.secret) }, agent, timeoutMs: 3_000 })
+      const next = await rawRequest(`${base}/api/v1/media`, {
+        headers: { authorization: bearer(main.secret) },
+        agent,
+        timeoutMs: 3_000
+      })
         .catch((e: Error) => ({ status: 0, headers: {}, text: `${e.message}` }))
-      expect({ connection: cut.headers.connection, next: next.status, error: next.status === 0 ? next.text : undefined })
+      expect({
+        connection: cut.headers.connection,
+        next: next.status,
+        error: next.status === 0 ? next.text : undefined
+      })
         .toMatchObject({ next: 200 })
     } finally {
       agent.destroy()
@@ -599,8 +690,14 @@ describe("quota_exceeded (storage budget, contract §3)", () => {
 
 describe("unknown_media (preview)", () => {
   it("unknown, foreign, archived and malformed ids are all 404 unknown_media", async () => {
-    const mine = await expectOk(await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }]])), 201)
-    const archived = await expectOk(await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }]])), 201)
+    const mine = await expectOk(
+      await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }]])),
+      201
+    )
+    const archived = await expectOk(
+      await postForm(main.secret, form([["file", { bytes: rocket, filename: "rocket.jpg" }]])),
+      201
+    )
     await ops.ok("media", "archive", archived.id)
     const preview = (id: string, secret: string) => get(`/api/v1/media/${id}/preview`, bearer(secret))
     expect((await preview(mine.id, main.secret)).status).toBe(200)

@@ -13,16 +13,33 @@ export interface RawResponse {
 
 export const rawRequest = (
   url: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: Uint8Array | string; agent?: http.Agent | false; timeoutMs?: number } = {}
+  opts: {
+    method?: string
+    headers?: Record<string, string>
+    body?: Uint8Array | string
+    agent?: http.Agent | false
+    timeoutMs?: number
+  } = {}
 ) =>
   new Promise<RawResponse>((resolve, reject) => {
-    const req = http.request(url, { method: opts.method ?? "GET", headers: opts.headers, agent: opts.agent ?? false }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c) => chunks.push(c))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") }))
-      res.on("error", reject)
-    })
-    req.setTimeout(opts.timeoutMs ?? 30_000, () => req.destroy(new Error(`no answer within ${opts.timeoutMs ?? 30_000} ms`)))
+    const req = http.request(
+      url,
+      { method: opts.method ?? "GET", headers: opts.headers, agent: opts.agent ?? false },
+      (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (c) => chunks.push(c))
+        res.on(
+          "end",
+          () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") })
+        )
+        res.on("error", reject)
+      }
+    )
+    req.setTimeout(
+      opts.timeoutMs ?? 30_000,
+      () => req.destroy(new Error(`no answer within ${opts.timeoutMs ?? 30_000} ms`))
+    )
     // the server may answer and close before the whole upload is sent: that is not an error here
     req.on("error", (e) => reject(e))
     if (opts.body !== undefined) req.end(opts.body)
@@ -30,12 +47,16 @@ export const rawRequest = (
   })
 
 /** A multipart/form-data body built by hand. */
-export const multipart = (parts: Array<{ name: string; value: string } | { name: string; filename: string; type?: string; bytes: Uint8Array }>) => {
+export const multipart = (
+  parts: Array<{ name: string; value: string } | { name: string; filename: string; type?: string; bytes: Uint8Array }>
+) => {
   const boundary = `----p2v${Math.random().toString(36).slice(2)}`
   const chunks: Array<Buffer> = []
   for (const p of parts) {
     if ("value" in p) {
-      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"\r\n\r\n${p.value}\r\n`))
+      chunks.push(
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"\r\n\r\n${p.value}\r\n`)
+      )
     } else {
       chunks.push(Buffer.from(
         `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"; filename="${p.filename}"\r\n` +
@@ -60,11 +81,17 @@ export const asResponse = (r: RawResponse) => {
 }
 
 /** POST /api/v1/media on a connection of its own (big bodies the server may stop reading). */
-export const uploadAlone = async (baseUrl: string, secret: string, file: { bytes: Uint8Array; filename: string; type?: string }) => {
+export const uploadAlone = async (
+  baseUrl: string,
+  secret: string,
+  file: { bytes: Uint8Array; filename: string; type?: string }
+) => {
   const form = multipart([{ name: "file", ...file }])
-  return asResponse(await rawRequest(`${baseUrl}/api/v1/media`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${secret}`, "content-type": form.contentType },
-    body: form.body
-  }))
+  return asResponse(
+    await rawRequest(`${baseUrl}/api/v1/media`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${secret}`, "content-type": form.contentType },
+      body: form.body
+    })
+  )
 }

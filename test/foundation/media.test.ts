@@ -3,8 +3,8 @@ import * as http from "node:http"
 import sharp from "sharp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError, expectOk, expectRateLimitHeaders } from "../support/limits.ts"
-import { client, makeShared, photo, startService, waitFor, type Service } from "../support/service.ts"
-import { type Admin, inProcessAdmin, keyed, type Keyed } from "./admin.ts"
+import { client, makeShared, photo, type Service, startService, waitFor } from "../support/service.ts"
+import { type Admin, inProcessAdmin, type Keyed, keyed } from "./admin.ts"
 import { rawRequest } from "./http.ts"
 import { animatedGif, animatedWebp, exifRotatedJpegWithGps, hasTiffTag, solid } from "./photos.ts"
 
@@ -20,7 +20,17 @@ let owner: Keyed
 let other: Keyed
 
 const mediaKeys = [
-  "created_at", "file_size_bytes", "height", "id", "label", "mime_type", "object", "preview_expires_at", "preview_url", "tags", "width"
+  "created_at",
+  "file_size_bytes",
+  "height",
+  "id",
+  "label",
+  "mime_type",
+  "object",
+  "preview_expires_at",
+  "preview_url",
+  "tags",
+  "width"
 ]
 
 beforeAll(async () => {
@@ -43,11 +53,15 @@ const list = async (k: Keyed, query = "") => expectOk(await api(k).get(`/api/v1/
 /** The list entry for `id`, once the service has filled in its dimensions (contract §5: within 5 s). */
 const settled = async (k: Keyed, id: string) => {
   let found: any
-  await waitFor(async () => {
-    const page = await list(k, "?limit=100")
-    found = page.data.find((m: any) => m.id === id)
-    return found !== undefined && found.width !== null && found.height !== null
-  }, 5_000, `dimensions of ${id}`)
+  await waitFor(
+    async () => {
+      const page = await list(k, "?limit=100")
+      found = page.data.find((m: any) => m.id === id)
+      return found !== undefined && found.width !== null && found.height !== null
+    },
+    5_000,
+    `dimensions of ${id}`
+  )
   return found
 }
 
@@ -73,7 +87,11 @@ describe("the upload response", () => {
   })
 
   it("keeps the label and repeated tags as sent", async () => {
-    const m = await upload(owner, photo("rocket.jpg"), { filename: "rocket.jpg", label: "Launch 🚀", tags: ["space", "rocket", "🚀"] })
+    const m = await upload(owner, photo("rocket.jpg"), {
+      filename: "rocket.jpg",
+      label: "Launch 🚀",
+      tags: ["space", "rocket", "🚀"]
+    })
     expect(m).toMatchObject({ label: "Launch 🚀", tags: ["space", "rocket", "🚀"] })
     const inList = await settled(owner, m.id)
     expect(inList).toMatchObject({ label: "Launch 🚀", tags: ["space", "rocket", "🚀"] })
@@ -274,7 +292,10 @@ describe("previews", () => {
 describe("archiving (operator CLI `media archive`)", () => {
   it("archived media leave the list, are 404 on preview, and free their storage", async () => {
     const rocket = photo("rocket.jpg")
-    const k = await keyed(ops, "custom", ["--uploads-per-minute", "1000"], ["--storage-budget-bytes", String(rocket.length + 10)])
+    const k = await keyed(ops, "custom", ["--uploads-per-minute", "1000"], [
+      "--storage-budget-bytes",
+      String(rocket.length + 10)
+    ])
     const first = await upload(k, rocket, { filename: "rocket.jpg" })
     await expectError(await api(k).upload(rocket, { filename: "rocket.jpg" }), 402, "quota_exceeded")
 
@@ -323,7 +344,11 @@ describe("file names (any Unicode; RFC 7578, 6266 and 8187)", () => {
 
   it("the name is read exactly: its extension still names a type the bytes contradict (415)", async () => {
     for (const name of ["日本.png", "東京タワー.PNG", "写真😀.png"]) {
-      const body = await expectError(await uploadWith(owner, `form-data; name="file"; filename="${name}"`), 415, "unsupported_media_type")
+      const body = await expectError(
+        await uploadWith(owner, `form-data; name="file"; filename="${name}"`),
+        415,
+        "unsupported_media_type"
+      )
       expect(body.error.message, name).toBe(`the bytes are image/jpeg but the file name says image/png (.png)`)
     }
   })
@@ -333,10 +358,12 @@ describe("file names (any Unicode; RFC 7578, 6266 and 8187)", () => {
     await expectOk(await uploadWith(owner, `form-data; name="file"; filename*=UTF-8'ja'%E6%9D%B1%E4%BA%AC.jpg`), 201)
     await expectOk(await uploadWith(owner, `form-data; name="file"; filename*=iso-8859-1''caf%E9.jpg`), 201)
     // the decoded name is the one whose extension counts
-    for (const disposition of [
-      `form-data; name="file"; filename*=UTF-8'ja'%E6%9D%B1%E4%BA%AC.png`,
-      `form-data; name="file"; filename*=iso-8859-1''caf%E9.png`
-    ]) {
+    for (
+      const disposition of [
+        `form-data; name="file"; filename*=UTF-8'ja'%E6%9D%B1%E4%BA%AC.png`,
+        `form-data; name="file"; filename*=iso-8859-1''caf%E9.png`
+      ]
+    ) {
       const body = await expectError(await uploadWith(owner, disposition), 415, "unsupported_media_type")
       expect(body.error.message, disposition).toContain("(.png)")
     }
@@ -362,17 +389,38 @@ describe("file names (any Unicode; RFC 7578, 6266 and 8187)", () => {
     const k = await keyed(ops, "studio", ["--uploads-per-minute", "1000"])
     const cases: Array<[string | undefined, RegExp]> = [
       [undefined, /^the request body cannot be parsed: part 1 has no Content-Disposition header$/],
-      [`form-data; filename="日本.jpg"`, /^the request body cannot be parsed: part 1's Content-Disposition has no name$/],
+      [
+        `form-data; filename="日本.jpg"`,
+        /^the request body cannot be parsed: part 1's Content-Disposition has no name$/
+      ],
       [`form-data; filename="a.jpg"`, /part 1's Content-Disposition has no name$/],
       [`form-data; name=""; filename="a.jpg"`, /part 1's Content-Disposition has an empty name$/],
       [`attachment; name="file"; filename="a.jpg"`, /part 1's Content-Disposition is not form-data$/],
-      [`form-data; name="file"; filename="日本.jpg`, /part 1's Content-Disposition has a quoted string without its closing quote$/],
-      [`form-data; name="file"; filename*=utf-8''%E6%97`, /part 1's Content-Disposition has a filename\* that is not UTF-8/],
-      [`form-data; name="file"; filename*=utf-8''%ZZ.jpg`, /part 1's Content-Disposition has a filename\* that is not an RFC 8187 value/],
-      [`form-data; name="file"; filename*=%E6%97%A5.jpg`, /part 1's Content-Disposition has a filename\* that is not an RFC 8187 value/],
-      [`form-data; name="file"; filename*=shift_jis''%93%FA.jpg`, /part 1's Content-Disposition has a filename\* in a charset other than UTF-8 or ISO-8859-1/],
+      [
+        `form-data; name="file"; filename="日本.jpg`,
+        /part 1's Content-Disposition has a quoted string without its closing quote$/
+      ],
+      [
+        `form-data; name="file"; filename*=utf-8''%E6%97`,
+        /part 1's Content-Disposition has a filename\* that is not UTF-8/
+      ],
+      [
+        `form-data; name="file"; filename*=utf-8''%ZZ.jpg`,
+        /part 1's Content-Disposition has a filename\* that is not an RFC 8187 value/
+      ],
+      [
+        `form-data; name="file"; filename*=%E6%97%A5.jpg`,
+        /part 1's Content-Disposition has a filename\* that is not an RFC 8187 value/
+      ],
+      [
+        `form-data; name="file"; filename*=shift_jis''%93%FA.jpg`,
+        /part 1's Content-Disposition has a filename\* in a charset other than UTF-8 or ISO-8859-1/
+      ],
       [`form-data; name="file"; name="label"`, /part 1's Content-Disposition has the parameter name twice$/],
-      [`form-data; name="file" filename="a.jpg"`, /part 1's Content-Disposition cannot be read at character 24 \(expected ";"\)$/]
+      [
+        `form-data; name="file" filename="a.jpg"`,
+        /part 1's Content-Disposition cannot be read at character 24 \(expected ";"\)$/
+      ]
     ]
     for (const [disposition, message] of cases) {
       const body = await expectError(await uploadWith(k, disposition), 400, "invalid_request")
@@ -396,7 +444,10 @@ describe("file names (any Unicode; RFC 7578, 6266 and 8187)", () => {
       return connect(...args)
     }
     try {
-      const headers = { authorization: `Bearer ${owner.secret}`, "content-type": `multipart/form-data; boundary=${boundary}` }
+      const headers = {
+        authorization: `Bearer ${owner.secret}`,
+        "content-type": `multipart/form-data; boundary=${boundary}`
+      }
       const started = Date.now()
       const res = await rawRequest(`${service.baseUrl}/api/v1/media`, { method: "POST", headers, body, agent })
       expect(res.status, res.text).toBe(400)

@@ -1,6 +1,6 @@
+import { crc32 } from "@pic2video/domain/Crc32"
 import { deflateSync } from "node:zlib"
 import sharp from "sharp"
-import { crc32 } from "@pic2video/domain/Crc32"
 
 /**
  * Photos built to order for the foundation suite (no vitest import, so the bench can use it too):
@@ -12,7 +12,6 @@ export const maxUploadBytes = 15 * 1024 * 1024
 
 export const solid = (width: number, height: number, format: "png" | "jpeg" | "webp" | "gif" = "png") =>
   sharp({ create: { width, height, channels: 3, background: { r: 40, g: 120, b: 200 } } })[format]().toBuffer()
-
 
 /** A PNG chunk; `prVt` is ancillary, private and safe to copy, so decoders skip it. */
 const pngChunk = (type: string, data: Uint8Array) => {
@@ -31,7 +30,8 @@ const pngChunk = (type: string, data: Uint8Array) => {
  */
 export const animatedPng = async (): Promise<Buffer> => {
   const width = 32, height = 24
-  const png = await sharp({ create: { width, height, channels: 3, background: { r: 250, g: 80, b: 20 } } }).png().toBuffer()
+  const png = await sharp({ create: { width, height, channels: 3, background: { r: 250, g: 80, b: 20 } } }).png()
+    .toBuffer()
   const afterIhdr = 8 + 25
   const u32 = (...values: Array<number>) => {
     const b = Buffer.alloc(values.length * 4)
@@ -45,8 +45,13 @@ export const animatedPng = async (): Promise<Buffer> => {
   const frame = Buffer.concat([u32(2), deflateSync(raw)])
   const iend = png.length - 12
   return Buffer.concat([
-    png.subarray(0, afterIhdr), pngChunk("acTL", u32(2, 0)), fcTL(0),
-    png.subarray(afterIhdr, iend), fcTL(1), pngChunk("fdAT", frame), png.subarray(iend)
+    png.subarray(0, afterIhdr),
+    pngChunk("acTL", u32(2, 0)),
+    fcTL(0),
+    png.subarray(afterIhdr, iend),
+    fcTL(1),
+    pngChunk("fdAT", frame),
+    png.subarray(iend)
   ])
 }
 
@@ -55,7 +60,8 @@ export const animatedPng = async (): Promise<Buffer> => {
  * before IEND (each at most 1 MiB, so no decoder's chunk limit is hit).
  */
 export const pngOfSize = async (size: number): Promise<Buffer> => {
-  const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 10, g: 200, b: 90 } } }).png().toBuffer()
+  const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 10, g: 200, b: 90 } } })
+    .png().toBuffer()
   const iend = png.length - 12
   let missing = size - png.length
   if (missing < 0) throw new Error(`a PNG cannot be ${size} bytes`)
@@ -98,7 +104,8 @@ export const hasTiffTag = (exif: Uint8Array, tag: number) => {
 export const animatedGif = async (width: number, height: number) => {
   const frame = (r: number, b: number) =>
     sharp({ create: { width, height, channels: 3, background: { r, g: 0, b } } }).png().toBuffer()
-  return sharp([await frame(255, 0), await frame(0, 255)], { join: { animated: true } } as any).gif({ loop: 0 }).toBuffer()
+  return sharp([await frame(255, 0), await frame(0, 255)], { join: { animated: true } } as any).gif({ loop: 0 })
+    .toBuffer()
 }
 
 export const svg = new TextEncoder().encode(
@@ -132,5 +139,6 @@ export const pngBomb = (width: number, height: number) => {
 export const animatedWebp = async (width: number, height: number) => {
   const frame = (r: number, b: number) =>
     sharp({ create: { width, height, channels: 3, background: { r, g: 0, b } } }).png().toBuffer()
-  return sharp([await frame(255, 0), await frame(0, 255)], { join: { animated: true } } as any).webp({ loop: 0 }).toBuffer()
+  return sharp([await frame(255, 0), await frame(0, 255)], { join: { animated: true } } as any).webp({ loop: 0 })
+    .toBuffer()
 }

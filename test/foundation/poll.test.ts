@@ -1,7 +1,7 @@
 import { checksumOf, keyPrefix, mintToken } from "@pic2video/domain/ApiKeyToken"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError, expectOk, expectRateLimitHeaders } from "../support/limits.ts"
-import { client, makeShared, photo, startService, type Service, type Shared } from "../support/service.ts"
+import { client, makeShared, photo, type Service, type Shared, startService } from "../support/service.ts"
 import { type Admin, inProcessAdmin, type Keyed, keyed } from "./admin.ts"
 
 /**
@@ -37,7 +37,8 @@ afterAll(async () => {
   expect(codes).toEqual([0, 0])
 })
 
-const poll = (service: Service, secret: string, id = renderId) => client(service.baseUrl, secret).get(`/api/v1/renders/${id}`)
+const poll = (service: Service, secret: string, id = renderId) =>
+  client(service.baseUrl, secret).get(`/api/v1/renders/${id}`)
 /** Same key id, a different secret, a valid checksum: passes the format check, fails verification. */
 const wrongSecret = (token: string) => {
   const body = keyPrefix + token.slice(keyPrefix.length, keyPrefix.length + 16) + mintToken().secret
@@ -81,7 +82,15 @@ describe("the poll, read with the key, in either process", () => {
   })
 
   it("an expired key is api_key_expired", async () => {
-    const k = await ops.ok("key", "create", owner.workspace.id, "--scopes", "renders:read", "--expires-at", "2020-01-01T00:00:00Z")
+    const k = await ops.ok(
+      "key",
+      "create",
+      owner.workspace.id,
+      "--scopes",
+      "renders:read",
+      "--expires-at",
+      "2020-01-01T00:00:00Z"
+    )
     for (const s of both()) await expectError(await poll(s, k.secret), 401, "api_key_expired")
   })
 

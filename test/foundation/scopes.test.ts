@@ -2,7 +2,7 @@ import { routes } from "@pic2video/api/RouteTable"
 import { scopes } from "@pic2video/domain/Scopes"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError } from "../support/limits.ts"
-import { makeShared, startService, type Service } from "../support/service.ts"
+import { makeShared, type Service, startService } from "../support/service.ts"
 import { type Admin, inProcessAdmin } from "./admin.ts"
 
 /**
@@ -30,9 +30,12 @@ const specScopes: Record<string, string> = {
 }
 
 const pathFor = (path: string) =>
-  path.replace(/:id/g, path.startsWith("/api/v1/renders") ? "rnd_AAAAAAAAAAAAAAAAAAAAAAAA" : path.includes("imports")
-    ? "imp_AAAAAAAAAAAAAAAAAAAAAAAA"
-    : "00000000-0000-4000-8000-000000000000")
+  path.replace(
+    /:id/g,
+    path.startsWith("/api/v1/renders") ? "rnd_AAAAAAAAAAAAAAAAAAAAAAAA" : path.includes("imports")
+      ? "imp_AAAAAAAAAAAAAAAAAAAAAAAA"
+      : "00000000-0000-4000-8000-000000000000"
+  )
 
 const request = (base: string, method: string, path: string, secret: string) => {
   const body = method === "POST" || method === "PUT" || method === "PATCH"
@@ -58,7 +61,17 @@ beforeAll(async () => {
   ops = inProcessAdmin(service.env)
   const ws = await ops.ok("workspace", "create", "--name", "Scopes", "--plan", "studio")
   for (const scope of scopes) {
-    keyFor[scope] = (await ops.ok("key", "create", ws.id, "--scopes", scope, "--reads-per-minute", "10000", "--uploads-per-minute", "10000")).secret
+    keyFor[scope] = (await ops.ok(
+      "key",
+      "create",
+      ws.id,
+      "--scopes",
+      scope,
+      "--reads-per-minute",
+      "10000",
+      "--uploads-per-minute",
+      "10000"
+    )).secret
   }
 })
 
@@ -79,7 +92,9 @@ describe("scope matrix", () => {
 
   it("the media endpoints are all in the route table", () => {
     const names = authenticated.map((r) => `${r.method} ${r.path}`)
-    expect(names).toEqual(expect.arrayContaining(["GET /api/v1/media", "POST /api/v1/media", "GET /api/v1/media/:id/preview"]))
+    expect(names).toEqual(
+      expect.arrayContaining(["GET /api/v1/media", "POST /api/v1/media", "GET /api/v1/media/:id/preview"])
+    )
   })
 
   for (const route of authenticated) {

@@ -2,7 +2,7 @@ import * as http from "node:http"
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectNoRateLimitHeaders } from "../support/limits.ts"
-import { makeShared, startService, waitFor, type Service } from "../support/service.ts"
+import { makeShared, type Service, startService, waitFor } from "../support/service.ts"
 import { inProcessAdmin, keyed } from "./admin.ts"
 import { multipart } from "./http.ts"
 import { pngOfSize } from "./photos.ts"
@@ -61,7 +61,9 @@ describe("OpenAPI document", () => {
     return out
   }
   const resolve = (ref: string) =>
-    ref.startsWith("#/") ? ref.slice(2).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~")).reduce((n: any, k) => n?.[k], doc) : undefined
+    ref.startsWith("#/")
+      ? ref.slice(2).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~")).reduce((n: any, k) => n?.[k], doc)
+      : undefined
 
   const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
   const operations = () =>
@@ -100,13 +102,21 @@ describe("OpenAPI document", () => {
 
   it("lists the media endpoints with bearer security", () => {
     const schemes = doc.components.securitySchemes as Record<string, any>
-    const bearer = Object.keys(schemes).filter((k) => schemes[k].type === "http" && String(schemes[k].scheme).toLowerCase() === "bearer")
+    const bearer = Object.keys(schemes).filter((k) =>
+      schemes[k].type === "http" && String(schemes[k].scheme).toLowerCase() === "bearer"
+    )
     expect(bearer.length).toBeGreaterThan(0)
-    for (const [path, method] of [["/api/v1/media", "get"], ["/api/v1/media", "post"], ["/api/v1/media/{id}/preview", "get"]]) {
+    for (
+      const [path, method] of [["/api/v1/media", "get"], ["/api/v1/media", "post"], [
+        "/api/v1/media/{id}/preview",
+        "get"
+      ]]
+    ) {
       const op = doc.paths[path]?.[method]
       expect(op, `${method.toUpperCase()} ${path}`).toBeDefined()
       const security: Array<Record<string, unknown>> = op.security ?? doc.security ?? []
-      expect(security.some((req) => Object.keys(req).some((k) => bearer.includes(k))), `${method} ${path} security`).toBe(true)
+      expect(security.some((req) => Object.keys(req).some((k) => bearer.includes(k))), `${method} ${path} security`)
+        .toBe(true)
     }
     expect(Object.keys(doc.paths["/api/v1/media"].post.requestBody.content)).toContain("multipart/form-data")
     // the system endpoints are not part of the documented API surface but must not be documented as keyed either
@@ -122,7 +132,9 @@ describe("OpenAPI document", () => {
         for (const [type, media] of Object.entries((response.content ?? {}) as Record<string, any>)) {
           expect(type).toMatch(/json/)
           const schema = media.schema.$ref !== undefined ? resolve(media.schema.$ref) : media.schema
-          const alternatives: Array<any> = (schema.anyOf ?? schema.oneOf ?? [schema]).map((s: any) => (s.$ref ? resolve(s.$ref) : s))
+          const alternatives: Array<any> = (schema.anyOf ?? schema.oneOf ?? [schema]).map((
+            s: any
+          ) => (s.$ref ? resolve(s.$ref) : s))
           for (const alt of alternatives) {
             expect(
               [...(alt.required ?? [])].sort(),
@@ -151,7 +163,12 @@ describe("SIGTERM", () => {
     const ops = inProcessAdmin(service.env)
     const { secret } = await keyed(ops, "studio")
     await ops.dispose()
-    const big = multipart([{ name: "file", filename: "big.png", type: "image/png", bytes: await pngOfSize(4 * 1024 * 1024) }])
+    const big = multipart([{
+      name: "file",
+      filename: "big.png",
+      type: "image/png",
+      bytes: await pngOfSize(4 * 1024 * 1024)
+    }])
     // the request is under way (headers and a first part of the body sent) when the signal arrives;
     // the rest of the body follows after it
     let exitCode: number | null = null
@@ -161,7 +178,11 @@ describe("SIGTERM", () => {
       const req = http.request(`${service.baseUrl}/api/v1/media`, {
         method: "POST",
         agent: false,
-        headers: { authorization: `Bearer ${secret}`, "content-type": big.contentType, "content-length": String(big.body.length) }
+        headers: {
+          authorization: `Bearer ${secret}`,
+          "content-type": big.contentType,
+          "content-length": String(big.body.length)
+        }
       }, (res) => {
         let text = ""
         res.on("data", (d) => (text += d))

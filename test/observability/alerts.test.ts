@@ -33,13 +33,26 @@ it("promtool accepts the rules and their unit tests pass", async () => {
 
 it("every alert the issue asks for is there, with a severity, a summary and a runbook in docs/operations.md", () => {
   expect(alerts.map((a) => a.name).sort()).toEqual(
-    ["ApiErrorRatioHigh", "DatabasePoolSaturated", "NoRunnerHeartbeats", "RenderQueueTooOld", "RunnerDown", "TraceExportFailing"]
+    [
+      "ApiErrorRatioHigh",
+      "DatabasePoolSaturated",
+      "NoRunnerHeartbeats",
+      "RenderQueueTooOld",
+      "RunnerDown",
+      "TraceExportFailing"
+    ]
   )
   // every one is exercised by the unit tests
   const tests = fs.readFileSync(Path.join(root, "deploy/prometheus/alerts.test.yml"), "utf8")
-  const headings = [...operations.matchAll(/^(#{2,5}) (.+)$/gm)].map((m) => ({ level: m[1].length, text: m[2], at: m.index }))
+  const headings = [...operations.matchAll(/^(#{2,5}) (.+)$/gm)].map((m) => ({
+    level: m[1].length,
+    text: m[2],
+    at: m.index
+  }))
   for (const { block, name } of alerts) {
-    expect(tests, `${name} has a unit test`).toMatch(new RegExp(`alertname: ${name}\\n\\s+exp_alerts:\\n\\s+- exp_labels`))
+    expect(tests, `${name} has a unit test`).toMatch(
+      new RegExp(`alertname: ${name}\\n\\s+exp_alerts:\\n\\s+- exp_labels`)
+    )
     expect(block, name).toMatch(/severity: (warning|critical)/)
     expect(block, name).toMatch(/summary: "/)
     const runbook = /runbook: "docs\/operations\.md#([\w-]+)"/.exec(block)?.[1]
@@ -53,5 +66,7 @@ it("every alert the issue asks for is there, with a severity, a summary and a ru
     }
   }
   // the compose file's Prometheus loads this file
-  expect(fs.readFileSync(Path.join(root, "deploy/prometheus/prometheus.yml"), "utf8")).toMatch(/rule_files:\n\s+- \/etc\/prometheus\/alerts\.yml/)
+  expect(fs.readFileSync(Path.join(root, "deploy/prometheus/prometheus.yml"), "utf8")).toMatch(
+    /rule_files:\n\s+- \/etc\/prometheus\/alerts\.yml/
+  )
 })

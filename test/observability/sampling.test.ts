@@ -22,7 +22,10 @@ afterAll(async () => {
   for (const r of receivers) await r.close()
 })
 
-const keys = { API_KEY_HASH_KEY: randomBytes(32).toString("base64"), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString("base64") }
+const keys = {
+  API_KEY_HASH_KEY: randomBytes(32).toString("base64"),
+  TOKEN_ENCRYPTION_KEY: randomBytes(32).toString("base64")
+}
 
 const deploy = async (
   mode: "all-in-one" | "split",
@@ -68,11 +71,15 @@ const renderToCompletion = async (
   const created = await http.postJson("/api/v1/renders", { media_id: mediaId, quote }, headers)
   expect(created.status).toBe(202)
   const id = (await created.json()).id as string
-  await waitFor(async () => {
-    const doc = await (await http.get(`/api/v1/renders/${id}`)).json()
-    if (doc.status === "failed" || doc.status === "canceled") throw new Error(`render ${id} ended ${doc.status}`)
-    return doc.status === "completed"
-  }, 120_000, `render ${id} to complete`)
+  await waitFor(
+    async () => {
+      const doc = await (await http.get(`/api/v1/renders/${id}`)).json()
+      if (doc.status === "failed" || doc.status === "canceled") throw new Error(`render ${id} ended ${doc.status}`)
+      return doc.status === "completed"
+    },
+    120_000,
+    `render ${id} to complete`
+  )
   return id
 }
 
@@ -103,72 +110,85 @@ for (const mode of ["split", "all-in-one"] as const) {
   }, 300_000)
 }
 
-it("split: at parentbased_traceidratio 1, every exported span's parent is exported (whole traces, API to runner)", async () => {
-  const { api, receiver, services } = await deploy("split", "1")
-  const { http, mediaId } = await keyedWithPhoto(api, "coffee.png")
-  const ids = [await renderToCompletion(http, mediaId, "Sampled 1"), await renderToCompletion(http, mediaId, "Sampled 2")]
-  await stopAll(services)
-  const spans = receiver.spans()
-  const missing = orphans(spans)
-  expect(missing.map((s) => `${s.service} ${s.name} (parent ${s.parentSpanId})`), summary(spans)).toEqual([])
-  // and each render's trace runs from the API's server span to the runner's Render.Start
-  for (const id of ids) {
-    const start = spans.find((s) => s.name === "Render.Start" && s.attributes["entity.id"] === id)
-    expect(start, `Render.Start of ${id}: ${summary(spans)}`).toBeDefined()
-    expect(start!.service).toBe("pic2video-runner")
-    const trace = spans.filter((s) => s.traceId === start!.traceId)
-    const roots = trace.filter((s) => s.parentSpanId === undefined)
-    expect(roots.map((s) => s.name), traceTree(trace)).toEqual(["POST /api/v1/renders"])
-  }
-}, 300_000)
+it(
+  "split: at parentbased_traceidratio 1, every exported span's parent is exported (whole traces, API to runner)",
+  async () => {
+    const { api, receiver, services } = await deploy("split", "1")
+    const { http, mediaId } = await keyedWithPhoto(api, "coffee.png")
+    const ids = [
+      await renderToCompletion(http, mediaId, "Sampled 1"),
+      await renderToCompletion(http, mediaId, "Sampled 2")
+    ]
+    await stopAll(services)
+    const spans = receiver.spans()
+    const missing = orphans(spans)
+    expect(missing.map((s) => `${s.service} ${s.name} (parent ${s.parentSpanId})`), summary(spans)).toEqual([])
+    // and each render's trace runs from the API's server span to the runner's Render.Start
+    for (const id of ids) {
+      const start = spans.find((s) => s.name === "Render.Start" && s.attributes["entity.id"] === id)
+      expect(start, `Render.Start of ${id}: ${summary(spans)}`).toBeDefined()
+      expect(start!.service).toBe("pic2video-runner")
+      const trace = spans.filter((s) => s.traceId === start!.traceId)
+      const roots = trace.filter((s) => s.parentSpanId === undefined)
+      expect(roots.map((s) => s.name), traceTree(trace)).toEqual(["POST /api/v1/renders"])
+    }
+  },
+  300_000
+)
 
-it("a client's traceparent or b3 is ignored by default (nothing exported at ratio 0, its trace id in no span or log); TRACE_TRUST_INCOMING=true honours it", async () => {
-  // ---- by default
-  const forced = { traceId: hex(16), spanId: hex(8) }
-  const forcing = {
-    traceparent: `00-${forced.traceId}-${forced.spanId}-01`,
-    b3: `${forced.traceId}-${forced.spanId}-1`,
-    "x-b3-traceid": forced.traceId,
-    "x-b3-spanid": forced.spanId,
-    "x-b3-sampled": "1"
-  }
-  const plain = await deploy("all-in-one", "0", { LOG_FORMAT: "json" })
-  const { http, mediaId } = await keyedWithPhoto(plain.api, "coffee.png")
-  await renderToCompletion(http, mediaId, "Forced?", forcing)
-  for (let i = 0; i < 20; i++) expect((await http.get("/api/v1/usage", forcing)).status).toBe(200)
-  expect((await fetch(`${plain.api.baseUrl}/portal/sign-in`, { headers: forcing })).status).toBeLessThan(500)
-  expect((await fetch(`${plain.api.baseUrl}/api/v1/usage`, { headers: { b3: forcing.b3 } })).status).toBe(401)
-  await stopAll(plain.services)
-  expect(plain.receiver.spans(), summary(plain.receiver.spans())).toEqual([])
-  const output = plain.api.output()
-  expect(output).toContain("\"trace_id\"")
-  expect(output.includes(forced.traceId), "the client's trace id is in the log").toBe(false)
+it(
+  "a client's traceparent or b3 is ignored by default (nothing exported at ratio 0, its trace id in no span or log); TRACE_TRUST_INCOMING=true honours it",
+  async () => {
+    // ---- by default
+    const forced = { traceId: hex(16), spanId: hex(8) }
+    const forcing = {
+      traceparent: `00-${forced.traceId}-${forced.spanId}-01`,
+      b3: `${forced.traceId}-${forced.spanId}-1`,
+      "x-b3-traceid": forced.traceId,
+      "x-b3-spanid": forced.spanId,
+      "x-b3-sampled": "1"
+    }
+    const plain = await deploy("all-in-one", "0", { LOG_FORMAT: "json" })
+    const { http, mediaId } = await keyedWithPhoto(plain.api, "coffee.png")
+    await renderToCompletion(http, mediaId, "Forced?", forcing)
+    for (let i = 0; i < 20; i++) expect((await http.get("/api/v1/usage", forcing)).status).toBe(200)
+    expect((await fetch(`${plain.api.baseUrl}/portal/sign-in`, { headers: forcing })).status).toBeLessThan(500)
+    expect((await fetch(`${plain.api.baseUrl}/api/v1/usage`, { headers: { b3: forcing.b3 } })).status).toBe(401)
+    await stopAll(plain.services)
+    expect(plain.receiver.spans(), summary(plain.receiver.spans())).toEqual([])
+    const output = plain.api.output()
+    expect(output).toContain("\"trace_id\"")
+    expect(output.includes(forced.traceId), "the client's trace id is in the log").toBe(false)
 
-  // ---- opted in: the client's sampled context is continued, even at ratio 0
-  const trusted = await deploy("all-in-one", "0", { LOG_FORMAT: "json", TRACE_TRUST_INCOMING: "true" })
-  const keyed = await keyedWithPhoto(trusted.api, "coffee.png")
-  const w3c = { traceId: hex(16), spanId: hex(8) }
-  const renderId = await renderToCompletion(keyed.http, keyed.mediaId, "Trusted", {
-    traceparent: `00-${w3c.traceId}-${w3c.spanId}-01`
-  })
-  const b3 = { traceId: hex(16), spanId: hex(8) }
-  expect((await keyed.http.get("/api/v1/usage", { b3: `${b3.traceId}-${b3.spanId}-1` })).status).toBe(200)
-  // a context the client says is not sampled stays unsampled
-  const unsampled = { traceId: hex(16), spanId: hex(8) }
-  expect((await keyed.http.get("/api/v1/usage", { traceparent: `00-${unsampled.traceId}-${unsampled.spanId}-00` })).status)
-    .toBe(200)
-  await stopAll(trusted.services)
+    // ---- opted in: the client's sampled context is continued, even at ratio 0
+    const trusted = await deploy("all-in-one", "0", { LOG_FORMAT: "json", TRACE_TRUST_INCOMING: "true" })
+    const keyed = await keyedWithPhoto(trusted.api, "coffee.png")
+    const w3c = { traceId: hex(16), spanId: hex(8) }
+    const renderId = await renderToCompletion(keyed.http, keyed.mediaId, "Trusted", {
+      traceparent: `00-${w3c.traceId}-${w3c.spanId}-01`
+    })
+    const b3 = { traceId: hex(16), spanId: hex(8) }
+    expect((await keyed.http.get("/api/v1/usage", { b3: `${b3.traceId}-${b3.spanId}-1` })).status).toBe(200)
+    // a context the client says is not sampled stays unsampled
+    const unsampled = { traceId: hex(16), spanId: hex(8) }
+    expect(
+      (await keyed.http.get("/api/v1/usage", { traceparent: `00-${unsampled.traceId}-${unsampled.spanId}-00` })).status
+    )
+      .toBe(200)
+    await stopAll(trusted.services)
 
-  const spans = trusted.receiver.spans()
-  expect(new Set(spans.map((s) => s.traceId)), summary(spans)).toEqual(new Set([w3c.traceId, b3.traceId]))
-  const renderTrace = spans.filter((s) => s.traceId === w3c.traceId)
-  const server = renderTrace.find((s) => s.name === "POST /api/v1/renders")
-  expect(server?.parentSpanId, traceTree(renderTrace)).toBe(w3c.spanId)
-  const start = renderTrace.find((s) => s.name === "Render.Start")
-  expect(start?.attributes["entity.id"], traceTree(renderTrace)).toBe(renderId)
-  expect(orphans(renderTrace, new Set([w3c.spanId])), traceTree(renderTrace)).toEqual([])
-  expect(spans.find((s) => s.traceId === b3.traceId && s.kind === 2)?.parentSpanId).toBe(b3.spanId)
-  // the JSON log names the client's trace on the request's lines
-  const accepted = trusted.api.output().split("\n").find((l) => l.includes(`render ${renderId} accepted`))
-  expect(accepted).toContain(`"trace_id":"${w3c.traceId}"`)
-}, 300_000)
+    const spans = trusted.receiver.spans()
+    expect(new Set(spans.map((s) => s.traceId)), summary(spans)).toEqual(new Set([w3c.traceId, b3.traceId]))
+    const renderTrace = spans.filter((s) => s.traceId === w3c.traceId)
+    const server = renderTrace.find((s) => s.name === "POST /api/v1/renders")
+    expect(server?.parentSpanId, traceTree(renderTrace)).toBe(w3c.spanId)
+    const start = renderTrace.find((s) => s.name === "Render.Start")
+    expect(start?.attributes["entity.id"], traceTree(renderTrace)).toBe(renderId)
+    expect(orphans(renderTrace, new Set([w3c.spanId])), traceTree(renderTrace)).toEqual([])
+    expect(spans.find((s) => s.traceId === b3.traceId && s.kind === 2)?.parentSpanId).toBe(b3.spanId)
+    // the JSON log names the client's trace on the request's lines
+    const accepted = trusted.api.output().split("\n").find((l) => l.includes(`render ${renderId} accepted`))
+    expect(accepted).toContain(`"trace_id":"${w3c.traceId}"`)
+  },
+  300_000
+)

@@ -66,7 +66,11 @@ it("every scrape shows what happened before it; renderings at most one a second,
   const start = performance.now()
   while (performance.now() - start < 3_500) seen.push({ at: performance.now() - start, ...(await scrape(agent)) })
   agent.destroy()
-  console.log(`tight loop on one connection: ${seen.length} scrapes in 3.5 s, renderings ${seen.map((s) => s.rendering).join(", ")}, waits ${seen.map((s) => s.ms.toFixed(0)).join(", ")} ms`)
+  console.log(
+    `tight loop on one connection: ${seen.length} scrapes in 3.5 s, renderings ${
+      seen.map((s) => s.rendering).join(", ")
+    }, waits ${seen.map((s) => s.ms.toFixed(0)).join(", ")} ms`
+  )
   expect(seen.length).toBeGreaterThanOrEqual(2)
   expect(seen.length).toBeLessThanOrEqual(5)
   for (let i = 1; i < seen.length; i++) {
@@ -85,7 +89,14 @@ it("every scrape shows what happened before it; renderings at most one a second,
 const send = (method: string, path: string, body?: string) =>
   new Promise<number>((resolve) => {
     const url = new URL(service.baseUrl)
-    const req = http.request({ host: url.hostname, port: url.port, method, path, agent: false, headers: body === undefined ? {} : { "content-type": "application/json" } }, (res) => {
+    const req = http.request({
+      host: url.hostname,
+      port: url.port,
+      method,
+      path,
+      agent: false,
+      headers: body === undefined ? {} : { "content-type": "application/json" }
+    }, (res) => {
       res.resume()
       res.on("end", () => resolve(res.statusCode ?? 0))
     })
@@ -116,14 +127,22 @@ const junk = async (n: number) => {
       `/${t}.php`,
       `/%2e%2e/${t}`
     ]
-    const status = await send(methods[i % methods.length], paths[Math.floor(i / methods.length) % paths.length], i % 3 === 0 ? `{"x":"${t}"}` : undefined)
+    const status = await send(
+      methods[i % methods.length],
+      paths[Math.floor(i / methods.length) % paths.length],
+      i % 3 === 0 ? `{"x":"${t}"}` : undefined
+    )
     statuses.set(status, (statuses.get(status) ?? 0) + 1)
   }
   return statuses
 }
 
 const routeSeries = (text: string) =>
-  new Set(text.split("\n").filter((l) => l.startsWith("http_server_request_duration_seconds_count{")).map((l) => l.replace(/ [^ ]+$/, "")))
+  new Set(
+    text.split("\n").filter((l) => l.startsWith("http_server_request_duration_seconds_count{")).map((l) =>
+      l.replace(/ [^ ]+$/, "")
+    )
+  )
 
 it("unauthenticated junk: unknown paths fold into `unmatched`, and more of the same adds no series", async () => {
   await sleep(1_100)
@@ -137,7 +156,9 @@ it("unauthenticated junk: unknown paths fold into `unmatched`, and more of the s
   await sleep(1_100)
   const afterSecond = (await scrape()).body
   console.log(
-    `junk: ${kinds} requests (${JSON.stringify(Object.fromEntries(first))}), then ${kinds} more (${JSON.stringify(Object.fromEntries(second))}); ` +
+    `junk: ${kinds} requests (${JSON.stringify(Object.fromEntries(first))}), then ${kinds} more (${
+      JSON.stringify(Object.fromEntries(second))
+    }); ` +
       `exposition ${before.length} → ${afterFirst.length} → ${afterSecond.length} bytes, ` +
       `${routeSeries(before).size} → ${routeSeries(afterFirst).size} → ${routeSeries(afterSecond).size} request series`
   )
@@ -150,5 +171,8 @@ it("unauthenticated junk: unknown paths fold into `unmatched`, and more of the s
   }
   // methods outside the fixed set are one label
   const methods = new Set([...afterSecond.matchAll(/http_request_method="([^"]*)"/g)].map((m) => m[1]))
-  expect([...methods].every((m) => ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "_OTHER"].includes(m)), [...methods].join()).toBe(true)
+  expect(
+    [...methods].every((m) => ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "_OTHER"].includes(m)),
+    [...methods].join()
+  ).toBe(true)
 })

@@ -8,7 +8,11 @@ import { client, makeShared, photo, type Service, type Shared, workspaceWithKey 
  * photo in its library.
  */
 export const useDeployment = () => {
-  const state = { shared: undefined as unknown as Shared, receiver: undefined as unknown as OtlpReceiver, services: [] as Array<Service> }
+  const state = {
+    shared: undefined as unknown as Shared,
+    receiver: undefined as unknown as OtlpReceiver,
+    services: [] as Array<Service>
+  }
   beforeAll(async () => {
     state.shared = await makeShared()
     state.receiver = await startOtlpReceiver()

@@ -17,7 +17,11 @@ const deployment = useDeployment()
 const ancestors = (span: ReceivedSpan, all: ReadonlyArray<ReceivedSpan>) => {
   const byId = new Map(all.map((s) => [s.spanId, s]))
   const chain: Array<ReceivedSpan> = []
-  for (let p = span.parentSpanId === undefined ? undefined : byId.get(span.parentSpanId); p !== undefined; p = p.parentSpanId === undefined ? undefined : byId.get(p.parentSpanId)) {
+  for (
+    let p = span.parentSpanId === undefined ? undefined : byId.get(span.parentSpanId);
+    p !== undefined;
+    p = p.parentSpanId === undefined ? undefined : byId.get(p.parentSpanId)
+  ) {
     chain.push(p)
   }
   return chain
@@ -42,10 +46,15 @@ it("one render is one trace from the API's server span to the runner's stages; a
   // ---- an upload: its server span, the store, the classification after the answer
   const { secret, http, mediaId } = await keyedWithPhoto(api, "rocket.jpg")
   const uploadRoot = () => deployment.receiver.spans().find((s) => s.name === "POST /api/v1/media" && s.kind === 2)
-  await waitFor(async () => {
-    const root = uploadRoot()
-    return root !== undefined && deployment.receiver.spans().some((s) => s.traceId === root.traceId && s.name === "vision.infer")
-  }, 90_000, "the upload's trace with its classification")
+  await waitFor(
+    async () => {
+      const root = uploadRoot()
+      return root !== undefined &&
+        deployment.receiver.spans().some((s) => s.traceId === root.traceId && s.name === "vision.infer")
+    },
+    90_000,
+    "the upload's trace with its classification"
+  )
   const uploadTrace = deployment.receiver.spans().filter((s) => s.traceId === uploadRoot()!.traceId)
   for (const name of ["MediaLibrary.ingest", "media.store", "media.classify", "vision.infer"]) {
     const span = uploadTrace.find((s) => s.name === name)
@@ -58,11 +67,15 @@ it("one render is one trace from the API's server span to the runner's stages; a
   const created = await http.postJson("/api/v1/renders", { media_id: mediaId, quote: "Followed through" })
   expect(created.status).toBe(202)
   const renderId = (await created.json()).id as string
-  await waitFor(async () => {
-    const doc = await (await http.get(`/api/v1/renders/${renderId}`)).json()
-    if (doc.status === "failed" || doc.status === "canceled") throw new Error(`render ended ${doc.status}`)
-    return doc.status === "completed"
-  }, 120_000, "the render to complete")
+  await waitFor(
+    async () => {
+      const doc = await (await http.get(`/api/v1/renders/${renderId}`)).json()
+      if (doc.status === "failed" || doc.status === "canceled") throw new Error(`render ended ${doc.status}`)
+      return doc.status === "completed"
+    },
+    120_000,
+    "the render to complete"
+  )
 
   const root = deployment.receiver.spans().find((s) => s.name === "POST /api/v1/renders" && s.kind === 2)!
   expect(root, "the create's server span").toBeDefined()
@@ -111,16 +124,24 @@ it("one render is one trace from the API's server span to the runner's stages; a
   expect(ancestors(finished, trace).map((s) => s.spanId)).toContain(start.spanId)
 
   // database spans as the database semantic conventions name them
-  const statements = trace.filter((s) => s.attributes["db.system.name"] === "postgresql" && s.attributes["db.query.text"] !== undefined)
+  const statements = trace.filter((s) =>
+    s.attributes["db.system.name"] === "postgresql" && s.attributes["db.query.text"] !== undefined
+  )
   expect(statements.length).toBeGreaterThan(3)
   for (const s of statements) {
     expect(s.kind).toBe(3)
     expect(s.name).toMatch(/^[A-Z]+( [a-z_]+)?$/)
     expect(s.name.split(" ")[0]).toBe(s.attributes["db.operation.name"])
   }
-  expect(statements.some((s) => s.name === "UPDATE renders" && s.attributes["db.collection.name"] === "renders")).toBe(true)
+  expect(statements.some((s) => s.name === "UPDATE renders" && s.attributes["db.collection.name"] === "renders")).toBe(
+    true
+  )
 
   // reads are traced too while traces are exported (and the poll is named by its route)
-  expect(deployment.receiver.spans().some((s) => s.name === "GET /api/v1/renders/{id}" && s.attributes["http.route"] === "/api/v1/renders/{id}")).toBe(true)
+  expect(
+    deployment.receiver.spans().some((s) =>
+      s.name === "GET /api/v1/renders/{id}" && s.attributes["http.route"] === "/api/v1/renders/{id}"
+    )
+  ).toBe(true)
   expect(deployment.receiver.rejected()).toEqual([])
 })

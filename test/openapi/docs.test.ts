@@ -1,7 +1,7 @@
 import { execFile, spawnSync } from "node:child_process"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeShared, root, startService, type Service } from "../support/service.ts"
+import { makeShared, root, type Service, startService } from "../support/service.ts"
 
 /**
  * /docs is ours and works offline: Scalar's script is inlined, its configuration turns off the
@@ -18,7 +18,9 @@ afterAll(async () => {
   await service?.stop()
 })
 
-const chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => spawnSync(p, ["--version"]).status === 0)
+const chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) =>
+  spawnSync(p, ["--version"]).status === 0
+)
 
 describe("/docs", () => {
   it("loads nothing from elsewhere and is configured as ours", async () => {
@@ -37,11 +39,24 @@ describe("/docs", () => {
 
   it.skipIf(chromium === undefined)("renders in a browser that can reach nothing but the service", async () => {
     const dom = await new Promise<string>((resolve, reject) =>
-      execFile(chromium!, [
-        "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000",
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--dump-dom", `${service.baseUrl}/docs`
-      ], { maxBuffer: 64 * 1024 * 1024, timeout: 90_000 }, (e, out) => (e ? reject(e) : resolve(out))))
-    for (const summary of ["List photos", "Upload a photo", "Create a render", "Get usage"]) expect(dom).toContain(summary)
+      execFile(
+        chromium!,
+        [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--virtual-time-budget=10000",
+          "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+          "--dump-dom",
+          `${service.baseUrl}/docs`
+        ],
+        { maxBuffer: 64 * 1024 * 1024, timeout: 90_000 },
+        (e, out) => (e ? reject(e) : resolve(out))
+      )
+    )
+    for (const summary of ["List photos", "Upload a photo", "Create a render", "Get usage"]) {
+      expect(dom).toContain(summary)
+    }
     // the page as shown (the inline bundle itself names every control it has)
     const shown = dom.replace(/<script[\s\S]*?<\/script>/g, "")
     expect(shown).not.toContain("Generate SDKs")
@@ -53,7 +68,9 @@ const over80 = (text: string) => text.split("\n").filter((line) => [...line].len
 
 describe("admin --help", () => {
   it("prints the commands and exits 0, within 80 columns", () => {
-    const r = spawnSync(process.execPath, [Path.join(root, "packages/server/src/bin/admin.ts"), "--help"], { encoding: "utf8" })
+    const r = spawnSync(process.execPath, [Path.join(root, "packages/server/src/bin/admin.ts"), "--help"], {
+      encoding: "utf8"
+    })
     expect(r.status).toBe(0)
     expect(r.stdout).toContain("key create WORKSPACE_ID --scopes")
     expect(r.stderr).toBe("")
@@ -65,15 +82,18 @@ describe("p2v --help", () => {
   // not spawnSync: a blocked worker misses vitest's heartbeats
   const p2v = (...args: Array<string>) =>
     new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(process.execPath, [Path.join(root, "packages/client/src/bin/p2v.ts"), ...args], { env: { PATH: process.env.PATH ?? "" } }, (_e, stdout, stderr) =>
-        resolve({ status: child.exitCode, stdout, stderr }))
+      const child = execFile(process.execPath, [Path.join(root, "packages/client/src/bin/p2v.ts"), ...args], {
+        env: { PATH: process.env.PATH ?? "" }
+      }, (_e, stdout, stderr) => resolve({ status: child.exitCode, stdout, stderr }))
     })
 
   it("lists each command's usage with its description below, within 80 columns", async () => {
     const r = await p2v("--help")
     expect(r.status, r.stderr).toBe(0)
     expect(r.stderr).toBe("")
-    expect(r.stdout).toMatch(/\n {2}status \[--wait\] \[--deadline integer\] \[--json\] <RENDER_ID>\n {6}Show a render's status/)
+    expect(r.stdout).toMatch(
+      /\n {2}status \[--wait\] \[--deadline integer\] \[--json\] <RENDER_ID>\n {6}Show a render's status/
+    )
     expect(r.stdout).toMatch(/\n {2}render \[options\] <MEDIA_ID\|FILE>\n/)
     expect(r.stdout).toMatch(/--first-byte-timeout SECONDS\n.*Default 60/)
     expect(r.stdout).toMatch(/\n {2}7 {4}unexpected answer from the service/)
@@ -85,7 +105,9 @@ describe("p2v --help", () => {
   it("gives each command's help within 80 columns, its options listed once", async () => {
     // in this process (what `p2v COMMAND --help` prints, without starting a process per command)
     const { helpFor } = await import("../../packages/client/src/Cli.ts")
-    const commands = [["upload"], ["render"], ["status"], ["download"], ["media"], ["media", "list"], ["import"], ["usage"], ["batch"]]
+    const commands = [["upload"], ["render"], ["status"], ["download"], ["media"], ["media", "list"], ["import"], [
+      "usage"
+    ], ["batch"]]
     const helps = commands.map((command) => helpFor([...command, "--help"])!)
     for (const [i, command] of commands.entries()) {
       expect(helps[i].missing).toBe(false)

@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeShared, root, runCommand, startService, type Service } from "../support/service.ts"
+import { makeShared, root, runCommand, type Service, startService } from "../support/service.ts"
 
 /**
  * The served /openapi.json as third-party tools read it: Redocly's `recommended` ruleset and
@@ -17,7 +17,10 @@ const publicBaseUrl = "https://video.pic2video.test"
 
 const run = (args: ReadonlyArray<string>, cwd: string) =>
   // no telemetry or update checks (nothing leaves the machine anyway)
-  runCommand(process.execPath, args, { cwd, env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", NO_COLOR: "1" } })
+  runCommand(process.execPath, args, {
+    cwd,
+    env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", NO_COLOR: "1" }
+  })
 
 beforeAll(async () => {
   service = await startService(await makeShared(), { PUBLIC_BASE_URL: publicBaseUrl })
@@ -42,7 +45,13 @@ describe("the served OpenAPI document", () => {
   })
 
   it("passes Redocly's recommended ruleset with no error and no warning", async () => {
-    const r = await run([Path.join(root, "node_modules/@redocly/cli/bin/cli.js"), "lint", "openapi.json", "--format", "json"], dir)
+    const r = await run([
+      Path.join(root, "node_modules/@redocly/cli/bin/cli.js"),
+      "lint",
+      "openapi.json",
+      "--format",
+      "json"
+    ], dir)
     const report = JSON.parse(r.stdout)
     expect(report.problems.map((p: any) => `${p.severity} ${p.ruleId}: ${p.message}`)).toEqual([])
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 })
@@ -52,7 +61,15 @@ describe("the served OpenAPI document", () => {
   it("passes Spectral's spectral:oas ruleset with no error, warning, info or hint", async () => {
     const r = await run([
       Path.join(root, "node_modules/@stoplight/spectral-cli/dist/index.js"),
-      "lint", "openapi.json", "--ruleset", ".spectral.yaml", "--format", "json", "--fail-severity", "hint", "--quiet"
+      "lint",
+      "openapi.json",
+      "--ruleset",
+      ".spectral.yaml",
+      "--format",
+      "json",
+      "--fail-severity",
+      "hint",
+      "--quiet"
     ], dir)
     const results = JSON.parse(r.stdout.trim() === "" ? "[]" : r.stdout)
     expect(results.map((p: any) => `${p.severity} ${p.code}: ${p.message} at ${p.path.join(".")}`)).toEqual([])

@@ -3,7 +3,7 @@ import * as Path from "node:path"
 import openapiTS, { astToString } from "openapi-typescript"
 import ts from "typescript"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeShared, root, runCommand, startService, workspaceWithKey, type Service } from "../support/service.ts"
+import { makeShared, root, runCommand, type Service, startService, workspaceWithKey } from "../support/service.ts"
 
 /**
  * A client a user generates on their own: types from the SERVED /openapi.json by openapi-typescript,
@@ -96,14 +96,25 @@ beforeAll(async () => {
   fs.writeFileSync(Path.join(dir, "schema.ts"), astToString(ast))
   fs.writeFileSync(Path.join(dir, "driver.ts"), driver)
   fs.writeFileSync(Path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
-  fs.writeFileSync(Path.join(dir, "tsconfig.json"), JSON.stringify({
-    compilerOptions: {
-      target: "ES2023", module: "NodeNext", moduleResolution: "NodeNext", lib: ["ES2023", "DOM"], types: ["node"],
-      typeRoots: [Path.join(root, "node_modules/@types")], strict: true, noEmit: true, allowImportingTsExtensions: true,
-      skipLibCheck: true, noUnusedLocals: false
-    },
-    include: ["*.ts"]
-  }))
+  fs.writeFileSync(
+    Path.join(dir, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2023",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        lib: ["ES2023", "DOM"],
+        types: ["node"],
+        typeRoots: [Path.join(root, "node_modules/@types")],
+        strict: true,
+        noEmit: true,
+        allowImportingTsExtensions: true,
+        skipLibCheck: true,
+        noUnusedLocals: false
+      },
+      include: ["*.ts"]
+    })
+  )
 })
 
 afterAll(async () => {
@@ -119,12 +130,25 @@ describe("a client generated from /openapi.json (openapi-typescript + openapi-fe
   })
 
   it("uploads, creates, polls and downloads against the real service", async () => {
-    const r = await run(["driver.ts"], { BASE_URL: service.baseUrl, API_KEY: secret, PHOTO: Path.join(root, "test/fixtures/rocket.jpg") })
+    const r = await run(["driver.ts"], {
+      BASE_URL: service.baseUrl,
+      API_KEY: secret,
+      PHOTO: Path.join(root, "test/fixtures/rocket.jpg")
+    })
     expect(r.code, r.stderr).toBe(0)
     const out = JSON.parse(r.stdout)
     expect(out).toMatchObject({
-      previewExpires: null, listed: 1, queued: true, ownCodes: [true, true], status: "completed", assetExpires: null,
-      completedAt: true, head: "ftyp", missingCode: "render_not_found", missingStatus: 404, requestId: "string"
+      previewExpires: null,
+      listed: 1,
+      queued: true,
+      ownCodes: [true, true],
+      status: "completed",
+      assetExpires: null,
+      completedAt: true,
+      head: "ftyp",
+      missingCode: "render_not_found",
+      missingStatus: 404,
+      requestId: "string"
     })
     expect(out.bytes).toBeGreaterThan(1000)
   })

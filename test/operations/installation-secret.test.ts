@@ -109,7 +109,15 @@ it("admin key create with only DATABASE_URL set refuses, and mints nothing", asy
   const before = await keyCount()
   // a fresh working directory: its ./data is not the installation's
   const cwd = tempDir()
-  const r = await adminIn(cwd, { DATABASE_URL: shared.databaseUrl }, "key", "create", workspaceId, "--scopes", "media:read")
+  const r = await adminIn(
+    cwd,
+    { DATABASE_URL: shared.databaseUrl },
+    "key",
+    "create",
+    workspaceId,
+    "--scopes",
+    "media:read"
+  )
   const line = expectOneLineRefusal(r, "API_KEY_HASH_KEY")
   expect(JSON.parse(line).error.code).toBe("service_unavailable")
   expect(line).not.toContain("p2v_live_")
@@ -124,7 +132,15 @@ it("admin with another DATA_DIR (holding other secrets) refuses", async () => {
   fs.mkdirSync(Path.join(other, "secrets"))
   fs.writeFileSync(Path.join(other, "secrets", "api-key-hash.key"), randomBytes(32).toString("base64"))
   const before = await keyCount()
-  const r = await adminIn(other, { DATABASE_URL: shared.databaseUrl, DATA_DIR: other }, "key", "create", workspaceId, "--scopes", "media:read")
+  const r = await adminIn(
+    other,
+    { DATABASE_URL: shared.databaseUrl, DATA_DIR: other },
+    "key",
+    "create",
+    workspaceId,
+    "--scopes",
+    "media:read"
+  )
   expect(expectOneLineRefusal(r, "API_KEY_HASH_KEY")).toContain("is not the installation's key-hashing secret")
   expect(await keyCount()).toBe(before)
 })
@@ -140,7 +156,11 @@ it("a runner started with another DATA_DIR exits with one line naming the variab
 
   // the key-hashing secret given as a variable, the drive-token key still missing: that one is named
   const hashKey = fs.readFileSync(Path.join(shared.dataDir, "secrets", "api-key-hash.key"), "utf8").trim()
-  const second = await runToEnd("runner", { DATABASE_URL: shared.databaseUrl, DATA_DIR: other, API_KEY_HASH_KEY: hashKey })
+  const second = await runToEnd("runner", {
+    DATABASE_URL: shared.databaseUrl,
+    DATA_DIR: other,
+    API_KEY_HASH_KEY: hashKey
+  })
   expect(second.code).toBe(1)
   expect(second.stderr.trim().split("\n"), second.stderr).toHaveLength(1)
   expect(second.stderr).toContain("TOKEN_ENCRYPTION_KEY is not set")

@@ -66,7 +66,12 @@ it("keys and drive tokens from before a rotation keep working through it", async
   const idle = await adminOk(svc.env, "key", "create", ws.id, "--scopes", "media:read", "--name", "idle")
   expect(await status(used.secret)).toBe(200)
   // a drive connection whose tokens are stored under the old key
-  const tokens = JSON.stringify({ accessToken: "at-1", refreshToken: "rt-1", expiresAt: Date.now() + 3600_000, scopes: ["drive.readonly"] })
+  const tokens = JSON.stringify({
+    accessToken: "at-1",
+    refreshToken: "rt-1",
+    expiresAt: Date.now() + 3600_000,
+    scopes: ["drive.readonly"]
+  })
   const stored = Effect.runSync(cipherOf(old.token).encrypt(tokens, ws.id))
   await db.query(
     `INSERT INTO integrations (workspace_id, tokens_ciphertext, scopes, connected_at, updated_at) VALUES ($1, $2, $3, now(), now())`,
@@ -84,11 +89,21 @@ it("keys and drive tokens from before a rotation keep working through it", async
   expect(await hashOf(used.id)).not.toBe(hashBefore)
   // and its use recorded with it (the operator's list of keys not yet moved: docs, step 5)
   const lastUsed = (await db.query("SELECT last_used_at FROM api_keys WHERE id = $1", [used.id])).rows[0].last_used_at
-  const switched = (await db.query("SELECT updated_at FROM service_settings WHERE name = 'api_key_hash_key_fingerprint'"))
-    .rows[0].updated_at
+  const switched =
+    (await db.query("SELECT updated_at FROM service_settings WHERE name = 'api_key_hash_key_fingerprint'"))
+      .rows[0].updated_at
   expect(lastUsed.getTime()).toBeGreaterThanOrEqual(switched.getTime())
   expect(await status(used.secret)).toBe(200)
-  const minted = await adminOk(svc.env, "key", "create", ws.id, "--scopes", "media:read", "--name", "minted in the window")
+  const minted = await adminOk(
+    svc.env,
+    "key",
+    "create",
+    ws.id,
+    "--scopes",
+    "media:read",
+    "--name",
+    "minted in the window"
+  )
   expect(await status(minted.secret)).toBe(200)
 
   // a process still holding only the old secret is refused now, in one line naming the variable
@@ -108,7 +123,12 @@ it("keys and drive tokens from before a rotation keep working through it", async
 
   // the drive tokens, stored again under the new key
   const reencrypted = await adminOk(svc.env, "secrets", "reencrypt")
-  expect(reencrypted).toEqual({ object: "token_reencryption", drive_connections: 1, reencrypted: 1, undecryptable_workspaces: [] })
+  expect(reencrypted).toEqual({
+    object: "token_reencryption",
+    drive_connections: 1,
+    reencrypted: 1,
+    undecryptable_workspaces: []
+  })
   const row = (await db.query("SELECT tokens_ciphertext FROM integrations WHERE workspace_id = $1", [ws.id])).rows[0]
   expect(Effect.runSync(cipherOf(next.token).decrypt(row.tokens_ciphertext, ws.id))).toBe(tokens)
   expect(Effect.runSync(Effect.flip(cipherOf(old.token).decrypt(row.tokens_ciphertext, ws.id))).reason).toBe(
@@ -117,9 +137,23 @@ it("keys and drive tokens from before a rotation keep working through it", async
   expect(await adminOk(svc.env, "secrets", "reencrypt")).toMatchObject({ drive_connections: 1, reencrypted: 0 })
   // a process still on the first step's settings stores under the installation's (new) value, not
   // back under its old one: nothing flips between the two while processes of both steps run
-  const firstStepEnv = { ...svc.env, ...oldOnly, API_KEY_HASH_KEY_PREVIOUS: next.hash, TOKEN_ENCRYPTION_KEY_PREVIOUS: next.token }
+  const firstStepEnv = {
+    ...svc.env,
+    ...oldOnly,
+    API_KEY_HASH_KEY_PREVIOUS: next.hash,
+    TOKEN_ENCRYPTION_KEY_PREVIOUS: next.token
+  }
   expect(await adminOk(firstStepEnv, "secrets", "reencrypt")).toMatchObject({ drive_connections: 1, reencrypted: 0 })
-  const mintedByFirstStep = await adminOk(firstStepEnv, "key", "create", ws.id, "--scopes", "media:read", "--name", "first step")
+  const mintedByFirstStep = await adminOk(
+    firstStepEnv,
+    "key",
+    "create",
+    ws.id,
+    "--scopes",
+    "media:read",
+    "--name",
+    "first step"
+  )
 
   // the window closed: the previous values dropped
   await start(newOnly)

@@ -36,7 +36,8 @@ const startTogether = async (shared: Shared) => {
   return started.flatMap((s, i) => {
     if (s.status === "fulfilled") return []
     const lines = String(s.reason).split("\n")
-    const why = lines.find((l) => /already exists|duplicate key|violates|Error:|error:/.test(l)) ?? lines.slice(1, 6).join(" | ")
+    const why = lines.find((l) => /already exists|duplicate key|violates|Error:|error:/.test(l)) ??
+      lines.slice(1, 6).join(" | ")
     return [`${entries[i]}: ${lines[0]} — ${why.trim()}`]
   })
 }

@@ -2,8 +2,8 @@ import * as Path from "node:path"
 import pg from "pg"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { keyed, type Keyed } from "../foundation/admin.ts"
-import { api, artifacts, check, heading, noChromium, startPortal, suite, until, type Portal } from "./support.ts"
+import { type Keyed, keyed } from "../foundation/admin.ts"
+import { api, artifacts, check, heading, noChromium, type Portal, startPortal, suite, until } from "./support.ts"
 
 /**
  * "Render selected" and posters in the browser: photos ticked in the Library open one form; its post
@@ -12,14 +12,20 @@ import { api, artifacts, check, heading, noChromium, startPortal, suite, until, 
  * the same forms; the form sent twice charges nothing more; a batch the allowance cannot cover is
  * refused whole; a render with no poster (completed before posters) shows a neutral box.
  */
-const photos = [["astronaut.png", "crew portrait"], ["chelsea.png", "tabby"], ["coffee.png", "espresso"], ["rocket.jpg", "launch pad"]] as const
+const photos = [["astronaut.png", "crew portrait"], ["chelsea.png", "tabby"], ["coffee.png", "espresso"], [
+  "rocket.jpg",
+  "launch pad"
+]] as const
 
-const cookieOf = async (page: Page) => (await page.context().cookies()).filter((c) => c.path === "/portal").map((c) => `${c.name}=${c.value}`).join("; ")
+const cookieOf = async (page: Page) =>
+  (await page.context().cookies()).filter((c) => c.path === "/portal").map((c) => `${c.name}=${c.value}`).join("; ")
 
 /** The page's batch form, to send over HTTP as it stands (hidden fields included). */
 const batchFormOf = async (page: Page) => {
   const form = page.locator("form[action='/portal/renders/batch']")
-  const fields = await form.evaluate((f) => [...new FormData(f as HTMLFormElement).entries()].map(([k, v]) => [k, String(v)] as [string, string]))
+  const fields = await form.evaluate((f) =>
+    [...new FormData(f as HTMLFormElement).entries()].map(([k, v]) => [k, String(v)] as [string, string])
+  )
   const cookie = await cookieOf(page)
   return () =>
     fetch(new URL("/portal/renders/batch", page.url()), {
@@ -66,7 +72,10 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
     await until(async () => (await grid.locator("img").count()) === 4, "the four photos in the grid")
     for (const img of await grid.locator("img").all()) {
       await img.scrollIntoViewIfNeeded()
-      await until(() => img.evaluate((e) => (e as HTMLImageElement).complete && (e as HTMLImageElement).naturalWidth > 0), "a preview loaded")
+      await until(
+        () => img.evaluate((e) => (e as HTMLImageElement).complete && (e as HTMLImageElement).naturalWidth > 0),
+        "a preview loaded"
+      )
     }
     await page.evaluate(() => window.scrollTo(0, 0))
     // with script: "Select all on this page" and a count
@@ -92,7 +101,9 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
     expect(await heading(page)).toBe("Render selected")
     const chosen = page.getByRole("list", { name: "Selected photos" })
     expect(await chosen.getByRole("listitem").count()).toBe(4)
-    expect(await page.locator("main").innerText()).toContain("This workspace has 100 of its 100 renders left this billing cycle.")
+    expect(await page.locator("main").innerText()).toContain(
+      "This workspace has 100 of its 100 renders left this billing cycle."
+    )
     await page.getByLabel("Quote", { exact: true }).fill("Made in one go")
     // one photo gets its own caption
     await page.getByText("A caption per photo").click()
@@ -108,7 +119,11 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
     // live: every render completes, and its poster replaces the box, without a reload
     const table = page.getByRole("table", { name: "Renders" })
     expect(await table.getByRole("row").count()).toBe(5) // the header and four renders
-    await until(async () => (await page.getByTestId("batch-progress").innerText()).startsWith("4 of 4 completed"), "the batch to complete", 240_000)
+    await until(
+      async () => (await page.getByTestId("batch-progress").innerText()).startsWith("4 of 4 completed"),
+      "the batch to complete",
+      240_000
+    )
     const posters = table.locator("img.poster-thumb[src$='/poster.jpg']")
     await until(async () => (await posters.count()) === 4, "four posters")
     const cookie = await cookieOf(page)
@@ -117,7 +132,10 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
       expect(await img.getAttribute("loading")).toBe("lazy")
       alts.push((await img.getAttribute("alt")) ?? "")
       await img.scrollIntoViewIfNeeded()
-      await until(() => img.evaluate((e) => (e as HTMLImageElement).complete && (e as HTMLImageElement).naturalWidth === 360), "a poster loaded")
+      await until(
+        () => img.evaluate((e) => (e as HTMLImageElement).complete && (e as HTMLImageElement).naturalWidth === 360),
+        "a poster loaded"
+      )
       const r = await fetch(new URL((await img.getAttribute("src"))!, page.url()), { headers: { cookie } })
       expect(r.status).toBe(200)
       expect(r.headers.get("content-type")).toBe("image/jpeg")
@@ -126,17 +144,28 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
       expect([bytes[0], bytes[1], bytes[2]]).toEqual([0xff, 0xd8, 0xff])
     }
     // alt text from the caption, the user's words isolated (FSI … PDI)
-    expect(alts.sort()).toEqual(["Poster: “\u2068Coffee first\u2069”", ...Array(3).fill("Poster: “\u2068Made in one go\u2069”")])
+    expect(alts.sort()).toEqual([
+      "Poster: “\u2068Coffee first\u2069”",
+      ...Array(3).fill("Poster: “\u2068Made in one go\u2069”")
+    ])
     await page.evaluate(() => window.scrollTo(0, 0))
     await check(page, "renders-batch")
 
     // on a phone-width screen too (no sideways scrolling)
     await page.setViewportSize({ width: 390, height: 844 })
-    for (const [url, name] of [[`${portal.baseUrl}/portal/library`, "phone-library-selection"], [formUrl, "phone-render-selected"], [batchUrl, "phone-renders-batch"]]) {
+    for (
+      const [url, name] of [[`${portal.baseUrl}/portal/library`, "phone-library-selection"], [
+        formUrl,
+        "phone-render-selected"
+      ], [batchUrl, "phone-renders-batch"]]
+    ) {
       await page.goto(url)
       if (name === "phone-library-selection") await page.getByLabel("Select tabby").check()
       await check(page, name)
-      const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: document.documentElement.clientWidth }))
+      const { scroll, width } = await page.evaluate(() => ({
+        scroll: document.documentElement.scrollWidth,
+        width: document.documentElement.clientWidth
+      }))
       expect(scroll, `${name} is ${scroll}px wide on a ${width}px screen`).toBeLessThanOrEqual(width)
     }
     await page.setViewportSize({ width: 1280, height: 800 })
@@ -152,7 +181,20 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
     for (const r of renders) {
       expect(r.idempotency_key).toMatch(/^portal-batch:[0-9a-f-]{36}:[0-9a-f-]{36}$/)
       // the public render object is unchanged: no poster, no batch
-      expect(Object.keys(r).sort()).toEqual(["asset", "completed_at", "created_at", "error", "id", "idempotency_key", "metadata", "object", "progress", "status", "type", "updated_at"])
+      expect(Object.keys(r).sort()).toEqual([
+        "asset",
+        "completed_at",
+        "created_at",
+        "error",
+        "id",
+        "idempotency_key",
+        "metadata",
+        "object",
+        "progress",
+        "status",
+        "type",
+        "updated_at"
+      ])
       expect(r.metadata).toEqual({})
     }
     const espresso = renders.find((r) => r.idempotency_key.endsWith(media["espresso"].id))
@@ -171,12 +213,19 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
     expect(foreign.status).toBe(404)
     expect(foreign.headers.get("content-type")).toContain("text/html")
     expect(await foreign.text()).toContain("There is nothing here, or it belongs to another workspace.")
-    expect((await fetch(`${portal.baseUrl}/portal/renders/rnd_${"x".repeat(24)}/poster.jpg`, { headers: { cookie }, redirect: "manual" })).status).toBe(404)
+    expect(
+      (await fetch(`${portal.baseUrl}/portal/renders/rnd_${"x".repeat(24)}/poster.jpg`, {
+        headers: { cookie },
+        redirect: "manual"
+      })).status
+    ).toBe(404)
     const anonymous = await fetch(posterUrl, { redirect: "manual" })
     expect(anonymous.status).toBe(303)
     expect(anonymous.headers.get("content-type") ?? "").not.toContain("image/jpeg")
     // and no batch of another workspace either
-    expect((await fetch(batchUrl, { headers: { cookie: await cookieOf(stranger) }, redirect: "manual" })).status).toBe(404)
+    expect((await fetch(batchUrl, { headers: { cookie: await cookieOf(stranger) }, redirect: "manual" })).status).toBe(
+      404
+    )
 
     // a render completed before posters has none: a neutral box in the list, no poster on its player
     await db.query("UPDATE renders SET poster_blob_key = NULL WHERE id = $1", [first.id])
@@ -193,7 +242,10 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
   it("works without JavaScript: the selection and the batch form are plain form posts", async () => {
     const { ws, media, used } = await stocked()
     const { url } = await portal.link(ws.workspace.id)
-    const context = await portal.browser.newContext({ javaScriptEnabled: false, viewport: { width: 1280, height: 800 } })
+    const context = await portal.browser.newContext({
+      javaScriptEnabled: false,
+      viewport: { width: 1280, height: 800 }
+    })
     try {
       const page = await context.newPage()
       await page.goto(url)
@@ -207,7 +259,9 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
       await page.getByLabel("Select launch pad").check()
       await page.getByRole("button", { name: "Render selected" }).click()
       await page.waitForURL(/\/portal\/renders\/batch\?/)
-      expect(new URL(page.url()).searchParams.getAll("media_id").sort()).toEqual([media["tabby"].id, media["launch pad"].id].sort())
+      expect(new URL(page.url()).searchParams.getAll("media_id").sort()).toEqual(
+        [media["tabby"].id, media["launch pad"].id].sort()
+      )
       expect(await page.getByRole("list", { name: "Selected photos" }).getByRole("listitem").count()).toBe(2)
       await page.getByLabel("Quote", { exact: true }).fill("No script needed")
       await page.screenshot({ path: Path.join(artifacts, "render-selected-no-js.png"), fullPage: true })
@@ -217,10 +271,14 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
       expect(await page.getByRole("table", { name: "Renders" }).getByRole("row").count()).toBe(3)
       expect(await used()).toBe(2)
       // no live updates without script: a reload shows the posters once the renders are done
-      await until(async () => {
-        await page.reload()
-        return (await page.locator("img.poster-thumb[src$='/poster.jpg']").count()) === 2
-      }, "two posters after reloads", 180_000)
+      await until(
+        async () => {
+          await page.reload()
+          return (await page.locator("img.poster-thumb[src$='/poster.jpg']").count()) === 2
+        },
+        "two posters after reloads",
+        180_000
+      )
       await page.screenshot({ path: Path.join(artifacts, "renders-batch-no-js.png"), fullPage: true })
     } finally {
       await context.close()
@@ -262,7 +320,9 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
     await page.waitForURL(/\/portal\/renders\?batch=/)
     expect(await page.locator("main").innerText()).toContain("1 render created, 1 not.")
     const refused = page.getByRole("list", { name: "Photos not rendered" })
-    expect(await refused.innerText()).toMatch(/^A photo no longer in the library: No media [0-9a-f-]{36} in this library \(unknown_media\)$/)
+    expect(await refused.innerText()).toMatch(
+      /^A photo no longer in the library: No media [0-9a-f-]{36} in this library \(unknown_media\)$/
+    )
     expect(await page.getByRole("table", { name: "Renders" }).getByRole("row").count()).toBe(2)
     expect(await used()).toBe(1)
     await check(page, "renders-batch-one-refused")
@@ -278,7 +338,9 @@ describe.skipIf(noChromium)(suite("portal: render selected, posters"), () => {
     // said before sending
     expect(await page.getByRole("note").filter({ hasText: "the batch will be refused whole" }).count()).toBe(1)
     await page.getByRole("button", { name: "Create 4 renders" }).click()
-    const alert = page.getByRole("alert").filter({ hasText: "has room for 3 more renders, and 4 were asked for: nothing was created (quota_exceeded)" })
+    const alert = page.getByRole("alert").filter({
+      hasText: "has room for 3 more renders, and 4 were asked for: nothing was created (quota_exceeded)"
+    })
     await alert.waitFor()
     await check(page, "render-selected-refused")
     expect(await used()).toBe(0)

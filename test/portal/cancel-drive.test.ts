@@ -1,8 +1,19 @@
 import type { Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import sharp from "sharp"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { keyed } from "../foundation/admin.ts"
-import { api, check, heading, markDocument, noChromium, sameDocument, startPortal, suite, until, type Portal } from "./support.ts"
+import {
+  api,
+  check,
+  heading,
+  markDocument,
+  noChromium,
+  type Portal,
+  sameDocument,
+  startPortal,
+  suite,
+  until
+} from "./support.ts"
 
 /**
  * Renders long enough to cancel (RENDER_SECONDS=60: the cancel always lands while the render
@@ -20,7 +31,15 @@ describe.skipIf(noChromium)(suite("portal: cancel a render, drive import"), () =
 
   /** A JPEG of noise (about 15 KB: big enough to download slowly). */
   const noisy = () =>
-    sharp({ create: { width: 200, height: 150, channels: 3, background: "#808080", noise: { type: "gaussian", mean: 128, sigma: 40 } } }).jpeg().toBuffer().then((b) => new Uint8Array(b))
+    sharp({
+      create: {
+        width: 200,
+        height: 150,
+        channels: 3,
+        background: "#808080",
+        noise: { type: "gaussian", mean: 128, sigma: 40 }
+      }
+    }).jpeg().toBuffer().then((b) => new Uint8Array(b))
 
   const usageBar = async (page: Page) => {
     await page.goto(`${portal.baseUrl}/portal`)
@@ -60,7 +79,10 @@ describe.skipIf(noChromium)(suite("portal: cancel a render, drive import"), () =
       await page.getByRole("button", { name: "Cancel render" }).click()
     }
     await page.waitForURL(detail)
-    await until(async () => (await page.getByTestId("render-status").innerText()).toLowerCase().includes("canceled"), "canceled on the page")
+    await until(
+      async () => (await page.getByTestId("render-status").innerText()).toLowerCase().includes("canceled"),
+      "canceled on the page"
+    )
     expect(await page.getByRole("button", { name: "Cancel render" }).count()).toBe(0)
     // (the contract asks for the error code on failed renders; a canceled one may say it in words)
     expect(await page.locator("main").innerText()).toMatch(/render_canceled|refunded/)
@@ -95,7 +117,10 @@ describe.skipIf(noChromium)(suite("portal: cancel a render, drive import"), () =
     // a 60 s render is still running: the operator cancels it, both pages notice by polling
     await portal.admin.ok("render", "cancel", id)
     await until(async () => (await row()).toLowerCase().includes("canceled"), "the list row to say canceled")
-    await until(async () => (await detail.getByTestId("render-status").innerText()).toLowerCase().includes("canceled"), "the detail to say canceled")
+    await until(
+      async () => (await detail.getByTestId("render-status").innerText()).toLowerCase().includes("canceled"),
+      "the detail to say canceled"
+    )
     expect(await sameDocument(list), "list updated without a reload").toBe(true)
     expect(await sameDocument(detail), "detail updated without a reload").toBe(true)
   })
@@ -125,7 +150,9 @@ describe.skipIf(noChromium)(suite("portal: cancel a render, drive import"), () =
     expect(main).toContain("Connected")
     expect(main).not.toContain("Not connected")
     expect((await (await client.get("/api/v1/integrations/cloud")).json()).connected).toBe(true)
-    for (const t of [...emulator.issuedTokens().accessTokens, ...emulator.issuedTokens().refreshTokens]) expect(await page.content()).not.toContain(t)
+    for (const t of [...emulator.issuedTokens().accessTokens, ...emulator.issuedTokens().refreshTokens]) {
+      expect(await page.content()).not.toContain(t)
+    }
 
     const folders = page.getByRole("list", { name: "Folders" })
     await folders.waitFor()
@@ -152,13 +179,19 @@ describe.skipIf(noChromium)(suite("portal: cancel a render, drive import"), () =
     await link.click()
     await page.waitForURL(/\/portal\/imports\/imp_/)
     expect(await heading(page)).toBe(`Import ${importId}`)
-    expect((await page.locator("main").innerText()).toLowerCase(), "the import is still running when its page opens").toContain("pending")
+    expect((await page.locator("main").innerText()).toLowerCase(), "the import is still running when its page opens")
+      .toContain("pending")
     await markDocument(page)
     const files = page.getByRole("table", { name: "Files" })
-    await until(async () => {
-      const text = (await files.innerText().catch(() => "")).toLowerCase()
-      return text.includes("a-beach.jpg") && text.includes("b-hill.jpg") && text.includes("c-notes.txt") && !/pending/.test((await page.locator("main").innerText()).toLowerCase())
-    }, "the import's items", 60_000)
+    await until(
+      async () => {
+        const text = (await files.innerText().catch(() => "")).toLowerCase()
+        return text.includes("a-beach.jpg") && text.includes("b-hill.jpg") && text.includes("c-notes.txt") &&
+          !/pending/.test((await page.locator("main").innerText()).toLowerCase())
+      },
+      "the import's items",
+      60_000
+    )
     expect(await sameDocument(page), "items and counts arrived without a reload").toBe(true)
     emulator.slowDownloads(null)
     const row = (name: string) => files.getByRole("row").filter({ hasText: name }).innerText()
@@ -184,7 +217,10 @@ describe.skipIf(noChromium)(suite("portal: cancel a render, drive import"), () =
     // disconnect
     await page.goto(`${portal.baseUrl}/portal/drive`)
     await page.getByRole("button", { name: "Disconnect" }).click()
-    await until(async () => (await page.locator("main").innerText()).includes("Not connected"), "Not connected after disconnect")
+    await until(
+      async () => (await page.locator("main").innerText()).includes("Not connected"),
+      "Not connected after disconnect"
+    )
     expect((await (await client.get("/api/v1/integrations/cloud")).json()).connected).toBe(false)
   })
 })

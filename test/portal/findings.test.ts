@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import sharp from "sharp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { keyed } from "../foundation/admin.ts"
-import { api, check, fixture, heading, noChromium, startPortal, suite, until, type Portal } from "./support.ts"
+import { api, check, fixture, heading, noChromium, type Portal, startPortal, suite, until } from "./support.ts"
 
 /**
  * What a new user's walk through the portal found (2026-11-25), each pinned by a test that failed
@@ -24,7 +24,15 @@ describe.skipIf(noChromium)(suite("portal: findings of the new-user walk"), () =
   })
 
   const noisy = () =>
-    sharp({ create: { width: 200, height: 150, channels: 3, background: "#808080", noise: { type: "gaussian", mean: 128, sigma: 40 } } }).jpeg().toBuffer().then((b) => new Uint8Array(b))
+    sharp({
+      create: {
+        width: 200,
+        height: 150,
+        channels: 3,
+        background: "#808080",
+        noise: { type: "gaussian", mean: 128, sigma: 40 }
+      }
+    }).jpeg().toBuffer().then((b) => new Uint8Array(b))
 
   it("an import's skipped file says why in a sentence, with its code; a connected drive offers Reconnect", async () => {
     const emulator = portal.emulator!
@@ -46,7 +54,13 @@ describe.skipIf(noChromium)(suite("portal: findings of the new-user walk"), () =
     await page.getByRole("button", { name: "Import this folder" }).click()
     await page.waitForURL(/\/portal\/imports\/imp_/)
     const files = page.getByRole("table", { name: "Files" })
-    await until(async () => (await files.innerText().catch(() => "")).includes("notes.txt") && !(await page.locator("main").innerText()).includes("pending"), "the import's items", 60_000)
+    await until(
+      async () =>
+        (await files.innerText().catch(() => "")).includes("notes.txt") &&
+        !(await page.locator("main").innerText()).includes("pending"),
+      "the import's items",
+      60_000
+    )
     const row = await files.getByRole("row").filter({ hasText: "notes.txt" }).innerText()
     expect(row).toContain("Not a photo the service can use (JPEG, PNG, WebP or GIF)")
     expect(row).toContain("(unsupported_media_type)")
@@ -74,7 +88,10 @@ describe.skipIf(noChromium)(suite("portal: findings of the new-user walk"), () =
     expect((await (await client.get("/api/v1/usage")).json()).aesthetic_quotes.used).toBe(0)
     // choosing a photo shows it
     await photo.selectOption(kept.id)
-    await until(async () => (await page.locator("#r-photo-thumb").getAttribute("src")) === `/portal/media/${kept.id}/preview`, "the chosen photo's preview")
+    await until(
+      async () => (await page.locator("#r-photo-thumb").getAttribute("src")) === `/portal/media/${kept.id}/preview`,
+      "the chosen photo's preview"
+    )
 
     // a photo still in the library is preselected as before, with no notice
     await page.goto(`${portal.baseUrl}/portal/renders/new?media_id=${kept.id}`)
@@ -86,17 +103,25 @@ describe.skipIf(noChromium)(suite("portal: findings of the new-user walk"), () =
     const ws = await keyed(portal.admin, "studio", ["--uploads-per-minute", "1000"])
     const client = api(portal.baseUrl, ws.secret)
     const upload = async (label: string, i: number) => {
-      const png = await sharp({ create: { width: 64 + i, height: 64, channels: 3, background: { r: i % 256, g: 80, b: 160 } } }).png().toBuffer()
+      const png = await sharp({
+        create: { width: 64 + i, height: 64, channels: 3, background: { r: i % 256, g: 80, b: 160 } }
+      }).png().toBuffer()
       const form = new FormData()
       form.append("file", new Blob([new Uint8Array(png)], { type: "image/png" }), `${label}.png`)
       form.append("label", label)
-      const r = await fetch(`${portal.baseUrl}/api/v1/media`, { method: "POST", headers: { authorization: `Bearer ${ws.secret}` }, body: form })
+      const r = await fetch(`${portal.baseUrl}/api/v1/media`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ws.secret}` },
+        body: form
+      })
       expect(r.status, await r.clone().text()).toBe(201)
       return (await r.json()).id as string
     }
     const oldest = await upload("The oldest", 0)
     for (let i = 1; i <= 100; i++) await upload(`Newer ${i}`, i)
-    expect((await (await client.get("/api/v1/media?limit=100")).json()).data.map((m: any) => m.id)).not.toContain(oldest)
+    expect((await (await client.get("/api/v1/media?limit=100")).json()).data.map((m: any) => m.id)).not.toContain(
+      oldest
+    )
 
     const page = await portal.signIn(ws.workspace.id)
     await page.goto(`${portal.baseUrl}/portal/renders/new?media_id=${oldest}`)
@@ -133,7 +158,9 @@ describe.skipIf(noChromium)(suite("portal: findings of the new-user walk"), () =
     const page = await portal.signIn(ws.id)
     await page.goto(`${portal.baseUrl}/portal/library`)
     const note = page.getByRole("note").filter({ hasText: "holds no photos" })
-    expect(await note.innerText()).toContain("This workspace's plan (free) holds no photos: an upload is refused (quota_exceeded).")
+    expect(await note.innerText()).toContain(
+      "This workspace's plan (free) holds no photos: an upload is refused (quota_exceeded)."
+    )
     expect(await page.locator("main").innerText()).not.toContain("Upload some above")
     await check(page, "findings-library-free")
   })
@@ -156,15 +183,31 @@ describe.skipIf(noChromium)(suite("portal: findings of the new-user walk"), () =
     const folder = emulator.addFolder({ name: `Holiday ${rlo}` })
     emulator.addFile({ name: `beach${rlo}.jpg`, parent: folder, mimeType: "image/jpeg", bytes: await noisy() })
     const ws = await portal.admin.ok("workspace", "create", "--name", `Studio${rlo}`, "--plan", "studio")
-    const key = await portal.admin.ok("key", "create", ws.id, "--scopes", "media:read,media:write,renders:create,renders:read", "--name", `deploy${rlo}`)
+    const key = await portal.admin.ok(
+      "key",
+      "create",
+      ws.id,
+      "--scopes",
+      "media:read,media:write,renders:create,renders:read",
+      "--name",
+      `deploy${rlo}`
+    )
     const form = new FormData()
     form.append("file", new Blob([fs.readFileSync(fixture("rocket.jpg"))]), "rocket.jpg")
     form.append("label", `launch${rlo}`)
     form.append("tags", `night${rlo}`)
-    const up = await fetch(`${portal.baseUrl}/api/v1/media`, { method: "POST", headers: { authorization: `Bearer ${key.secret}` }, body: form })
+    const up = await fetch(`${portal.baseUrl}/api/v1/media`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.secret}` },
+      body: form
+    })
     expect(up.status).toBe(201)
     const media = await up.json()
-    const created = await api(portal.baseUrl, key.secret).postJson("/api/v1/renders", { media_id: media.id, quote: `Go ${rlo}up`, metadata: { [`team${rlo}`]: `blue${rlo}` } })
+    const created = await api(portal.baseUrl, key.secret).postJson("/api/v1/renders", {
+      media_id: media.id,
+      quote: `Go ${rlo}up`,
+      metadata: { [`team${rlo}`]: `blue${rlo}` }
+    })
     expect(created.status).toBe(202)
     const render = await created.json()
 
@@ -198,18 +241,28 @@ describe.skipIf(noChromium)(suite("portal: findings of the new-user walk"), () =
         const wrapped = /\u2068[^\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]*\u2069/g
         for (const element of document.querySelectorAll("*")) {
           for (const attribute of element.attributes) {
-            if (controls.test(attribute.value.replace(wrapped, ""))) found.push(`${element.tagName.toLowerCase()}[${attribute.name}] ${JSON.stringify(attribute.value)}`)
+            if (controls.test(attribute.value.replace(wrapped, ""))) {
+              found.push(`${element.tagName.toLowerCase()}[${attribute.name}] ${JSON.stringify(attribute.value)}`)
+            }
           }
         }
         if (controls.test(document.title)) found.push(`title ${JSON.stringify(document.title)}`)
         return found
       })
-    for (const [path, name] of [
-      ["/portal", "overview"], ["/portal/keys", "keys"], ["/portal/library", "library"], ["/portal/renders", "renders"],
-      [`/portal/renders/new?media_id=${media.id}`, "render-new"], [`/portal/renders/${render.id}`, "render"],
-      [`/portal/media/${media.id}/archive`, "archive"], [`/portal/keys/${key.id}/revoke`, "revoke"],
-      [folderPage, "drive-folder"], [importPage, "import"]
-    ] as const) {
+    for (
+      const [path, name] of [
+        ["/portal", "overview"],
+        ["/portal/keys", "keys"],
+        ["/portal/library", "library"],
+        ["/portal/renders", "renders"],
+        [`/portal/renders/new?media_id=${media.id}`, "render-new"],
+        [`/portal/renders/${render.id}`, "render"],
+        [`/portal/media/${media.id}/archive`, "archive"],
+        [`/portal/keys/${key.id}/revoke`, "revoke"],
+        [folderPage, "drive-folder"],
+        [importPage, "import"]
+      ] as const
+    ) {
       await page.goto(path.startsWith("http") ? path : `${portal.baseUrl}${path}`)
       expect(await leaks(), `${name}: user text with bidi controls not isolated`).toEqual([])
       await check(page, `bidi-${name}`)

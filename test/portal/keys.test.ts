@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { image } from "../drive/support.ts"
 import { keyed } from "../foundation/admin.ts"
-import { api, check, expectError, heading, noChromium, startPortal, suite, type Portal } from "./support.ts"
+import { api, check, expectError, heading, noChromium, type Portal, startPortal, suite } from "./support.ts"
 
 /**
  * API keys in the portal: minted and shown once, used over HTTP, revoked; the plans' rules. Also the
@@ -30,7 +30,9 @@ describe.skipIf(noChromium)(suite("portal: API keys, library paging"), () => {
 
     const form = page.getByRole("form", { name: "Create a key" })
     // default-deny: no scope preselected
-    for (const scope of SCOPES) expect(await form.getByRole("checkbox", { name: scope, exact: true }).isChecked(), scope).toBe(false)
+    for (const scope of SCOPES) {
+      expect(await form.getByRole("checkbox", { name: scope, exact: true }).isChecked(), scope).toBe(false)
+    }
     await form.getByLabel("Name", { exact: true }).fill("ci-reader")
     await form.getByRole("checkbox", { name: "renders:read", exact: true }).check()
     await form.getByLabel("Spend cap (renders per 24 hours)").fill("7")
@@ -56,7 +58,13 @@ describe.skipIf(noChromium)(suite("portal: API keys, library paging"), () => {
     // the stored key has what the form said
     const keys = (await portal.admin.ok("key", "list", ws.id)).data
     expect(keys).toHaveLength(1)
-    expect(keys[0]).toMatchObject({ name: "ci-reader", scopes: ["renders:read"], spend_cap_24h: 7, reads_per_minute: 120, revoked_at: null })
+    expect(keys[0]).toMatchObject({
+      name: "ci-reader",
+      scopes: ["renders:read"],
+      spend_cap_24h: 7,
+      reads_per_minute: 120,
+      revoked_at: null
+    })
 
     // reload: listed, never the secret
     await page.goto(`${portal.baseUrl}/portal/keys`)
@@ -77,8 +85,16 @@ describe.skipIf(noChromium)(suite("portal: API keys, library paging"), () => {
     await confirm.waitFor()
     await check(page, "keys-revoke-confirm")
     await confirm.click()
-    await expect.poll(async () => (await page.getByRole("table", { name: "Keys" }).getByRole("row").filter({ hasText: "ci-reader" }).innerText()).toLowerCase()).toContain("revoked")
-    expect(await page.getByRole("table", { name: "Keys" }).getByRole("row").filter({ hasText: "ci-reader" }).getByRole("button", { name: /Revoke/ }).count()).toBe(0)
+    await expect.poll(async () =>
+      (await page.getByRole("table", { name: "Keys" }).getByRole("row").filter({ hasText: "ci-reader" }).innerText())
+        .toLowerCase()
+    ).toContain("revoked")
+    expect(
+      await page.getByRole("table", { name: "Keys" }).getByRole("row").filter({ hasText: "ci-reader" }).getByRole(
+        "button",
+        { name: /Revoke/ }
+      ).count()
+    ).toBe(0)
     await check(page, "keys-revoked")
     await expectError(await client.get("/api/v1/usage"), 401, "api_key_revoked")
     expect((await portal.admin.ok("key", "list", ws.id)).data[0].revoked_at).not.toBeNull()
@@ -96,23 +112,39 @@ describe.skipIf(noChromium)(suite("portal: API keys, library paging"), () => {
           const e = document.activeElement!
           const style = getComputedStyle(e)
           const label = (e as HTMLInputElement).labels?.[0]?.textContent?.trim() ?? ""
-          return { tag: e.tagName, text: (e.textContent ?? "").trim(), label, aria: e.getAttribute("aria-label") ?? "", type: e.getAttribute("type") ?? "", indicated: (style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0) || style.boxShadow !== "none" }
+          return {
+            tag: e.tagName,
+            text: (e.textContent ?? "").trim(),
+            label,
+            aria: e.getAttribute("aria-label") ?? "",
+            type: e.getAttribute("type") ?? "",
+            indicated: (style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0) ||
+              style.boxShadow !== "none"
+          }
         })
         // (date and time inputs highlight the focused segment themselves)
-        if (!/^(datetime-local|date|time)$/.test(stop.type)) expect(stop.indicated, `focus indicator on ${JSON.stringify(stop)}`).toBe(true)
+        if (!/^(datetime-local|date|time)$/.test(stop.type)) {
+          expect(stop.indicated, `focus indicator on ${JSON.stringify(stop)}`).toBe(true)
+        }
         if (await page.evaluate(matches)) return
       }
       throw new Error(`Tab never reached ${what}`)
     }
     await tabTo("Name", () => (document.activeElement as HTMLInputElement).labels?.[0]?.textContent?.trim() === "Name")
     await page.keyboard.type("typed-key")
-    await tabTo("renders:read", () => (document.activeElement as HTMLInputElement).labels?.[0]?.textContent?.trim() === "renders:read")
+    await tabTo(
+      "renders:read",
+      () => (document.activeElement as HTMLInputElement).labels?.[0]?.textContent?.trim() === "renders:read"
+    )
     await page.keyboard.press("Space")
     await tabTo("Create key", () => document.activeElement?.textContent?.trim() === "Create key")
     await page.keyboard.press("Enter")
     const secret = (await page.getByTestId("new-key-secret").innerText()).trim()
     expect(secret).toMatch(/^p2v_/)
-    expect((await portal.admin.ok("key", "list", ws.id)).data).toMatchObject([{ name: "typed-key", scopes: ["renders:read"] }])
+    expect((await portal.admin.ok("key", "list", ws.id)).data).toMatchObject([{
+      name: "typed-key",
+      scopes: ["renders:read"]
+    }])
   })
 
   it("a key needs a name and at least one scope; the error is shown and nothing is minted", async () => {
@@ -132,7 +164,19 @@ describe.skipIf(noChromium)(suite("portal: API keys, library paging"), () => {
 
   it("lists keys minted elsewhere with their limits, never a secret; the Overview shows each key's 24 h window", async () => {
     const ws = await portal.admin.ok("workspace", "create", "--name", "Keys list", "--plan", "agency")
-    const capped = await portal.admin.ok("key", "create", ws.id, "--scopes", "renders:create,renders:read", "--name", "capped", "--spend-cap-24h", "5", "--creates-per-minute", "9")
+    const capped = await portal.admin.ok(
+      "key",
+      "create",
+      ws.id,
+      "--scopes",
+      "renders:create,renders:read",
+      "--name",
+      "capped",
+      "--spend-cap-24h",
+      "5",
+      "--creates-per-minute",
+      "9"
+    )
     const open = await portal.admin.ok("key", "create", ws.id, "--scopes", "media:read", "--name", "uncapped")
     const page = await portal.signIn(ws.id)
     const overview = await page.locator("main").innerText()
@@ -143,7 +187,9 @@ describe.skipIf(noChromium)(suite("portal: API keys, library paging"), () => {
     const html = await page.content()
     expect(html).not.toContain(capped.secret)
     expect(html).not.toContain(open.secret)
-    const row = page.getByRole("table", { name: "Keys" }).getByRole("row").filter({ hasText: "capped" }).filter({ hasNotText: "uncapped" })
+    const row = page.getByRole("table", { name: "Keys" }).getByRole("row").filter({ hasText: "capped" }).filter({
+      hasNotText: "uncapped"
+    })
     const text = await row.innerText()
     expect(text).toContain(capped.id)
     expect(text).toContain("renders:create")
@@ -176,7 +222,11 @@ describe.skipIf(noChromium)(suite("portal: API keys, library paging"), () => {
     const client = api(portal.baseUrl, secret)
     const up = await client.upload("rocket.jpg")
     expect(up.status, await up.clone().text()).toBe(201)
-    await expectError(await client.postJson("/api/v1/renders", { media_id: (await up.json()).id }), 402, "quota_exceeded")
+    await expectError(
+      await client.postJson("/api/v1/renders", { media_id: (await up.json()).id }),
+      402,
+      "quota_exceeded"
+    )
   })
 
   it("the library pages newest first with a Next page link", async () => {
@@ -186,13 +236,20 @@ describe.skipIf(noChromium)(suite("portal: API keys, library paging"), () => {
       const form = new FormData()
       form.append("file", new Blob([await image("png", i)]), `p${i}.png`)
       form.append("label", `photo-${String(i).padStart(2, "0")}`)
-      const r = await fetch(`${portal.baseUrl}/api/v1/media`, { method: "POST", headers: { authorization: `Bearer ${ws.secret}` }, body: form })
+      const r = await fetch(`${portal.baseUrl}/api/v1/media`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ws.secret}` },
+        body: form
+      })
       expect(r.status, await r.clone().text()).toBe(201)
     }
     expect((await (await client.get("/api/v1/media?limit=100")).json()).data).toHaveLength(25)
     const page = await portal.signIn(ws.workspace.id)
     await page.goto(`${portal.baseUrl}/portal/library`)
-    const labels = async () => (await page.getByRole("list", { name: "Photos" }).getByRole("listitem").allInnerTexts()).map((t) => t.match(/photo-\d\d/)?.[0])
+    const labels = async () =>
+      (await page.getByRole("list", { name: "Photos" }).getByRole("listitem").allInnerTexts()).map((t) =>
+        t.match(/photo-\d\d/)?.[0]
+      )
     const first = await labels()
     expect(first.length).toBeGreaterThan(0)
     expect(first.length).toBeLessThan(25)

@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { keyed } from "../foundation/admin.ts"
-import { api, check, fixture, noChromium, startPortal, suite, type Portal } from "./support.ts"
+import { api, check, fixture, noChromium, type Portal, startPortal, suite } from "./support.ts"
 
 /**
  * The Library's upload of photos named in any script, as Chromium sends them (the name as UTF-8 in

@@ -1,8 +1,8 @@
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Page } from "playwright-core"
-import { keyed, type Keyed } from "../foundation/admin.ts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Keyed, keyed } from "../foundation/admin.ts"
 import {
   api,
   artifacts,
@@ -12,11 +12,11 @@ import {
   heading,
   markDocument,
   noChromium,
+  type Portal,
   sameDocument,
   startPortal,
   suite,
-  until,
-  type Portal
+  until
 } from "./support.ts"
 
 const RENDER_SECONDS = 2
@@ -25,8 +25,11 @@ const RENDER_SECONDS = 2
 const renderFormOf = async (page: Page) => {
   const form = page.locator("form").filter({ has: page.getByRole("button", { name: "Create render" }) })
   const action = new URL((await form.getAttribute("action")) ?? "", page.url()).toString()
-  const fields = await form.evaluate((f) => [...new FormData(f as HTMLFormElement).entries()].map(([k, v]) => [k, String(v)] as [string, string]))
-  const cookie = (await page.context().cookies()).filter((c) => c.path === "/portal").map((c) => `${c.name}=${c.value}`).join("; ")
+  const fields = await form.evaluate((f) =>
+    [...new FormData(f as HTMLFormElement).entries()].map(([k, v]) => [k, String(v)] as [string, string])
+  )
+  const cookie = (await page.context().cookies()).filter((c) => c.path === "/portal").map((c) => `${c.name}=${c.value}`)
+    .join("; ")
   const send = (replace: Record<string, string> = {}) =>
     fetch(action, {
       method: "POST",
@@ -64,7 +67,7 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
 
     // two files at once, through the labelled file input
     // (the grid is named "Photos" too: the file input is the labelled <input type=file>)
-    const input = page.locator('input[type="file"]').and(page.getByLabel("Photos", { exact: true }))
+    const input = page.locator("input[type=\"file\"]").and(page.getByLabel("Photos", { exact: true }))
     expect(await input.getAttribute("multiple")).not.toBeNull()
     await input.setInputFiles([fixture("chelsea.png"), fixture("rocket.jpg")])
     await page.getByRole("button", { name: "Upload" }).click()
@@ -91,7 +94,10 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
       expect(await img.getAttribute("loading")).toBe("lazy")
       expect(await img.getAttribute("alt")).not.toBeNull()
       await img.scrollIntoViewIfNeeded()
-      await until(() => img.evaluate((e) => (e as HTMLImageElement).complete && (e as HTMLImageElement).naturalWidth > 0), "a preview loaded")
+      await until(
+        () => img.evaluate((e) => (e as HTMLImageElement).complete && (e as HTMLImageElement).naturalWidth > 0),
+        "a preview loaded"
+      )
     }
     await check(page, "library")
 
@@ -127,14 +133,22 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
     await markDocument(page)
     const status = page.getByTestId("render-status")
     const seen = new Set<string>()
-    await until(async () => {
-      const s = (await status.innerText()).trim().toLowerCase()
-      seen.add(s)
-      return s.includes("completed")
-    }, "the render to complete on the page", 120_000).catch(async (e) => {
+    await until(
+      async () => {
+        const s = (await status.innerText()).trim().toLowerCase()
+        seen.add(s)
+        return s.includes("completed")
+      },
+      "the render to complete on the page",
+      120_000
+    ).catch(async (e) => {
       // what the page showed, what the API says, and what the service logged: which side stalled
       const doc = await (await client.get(`/api/v1/renders/${renderId}`)).text()
-      throw new Error(`${e.message}; the page showed ${[...seen].join(" → ")}; the API says ${doc}\n${portal.service.output().slice(-6000)}`)
+      throw new Error(
+        `${e.message}; the page showed ${[...seen].join(" → ")}; the API says ${doc}\n${
+          portal.service.output().slice(-6000)
+        }`
+      )
     })
     expect(await sameDocument(page), "completed shown without a reload").toBe(true)
 
@@ -156,9 +170,12 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
 
     // another workspace's session gets 404 for this render's page, video and download
     const videoSrc = new URL((await video.getAttribute("src"))!, page.url()).toString()
-    const downloadHref = new URL((await page.getByRole("link", { name: "Download" }).getAttribute("href"))!, page.url()).toString()
+    const downloadHref = new URL((await page.getByRole("link", { name: "Download" }).getAttribute("href"))!, page.url())
+      .toString()
     const stranger = await portal.signIn((await keyed(portal.admin, "studio")).workspace.id)
-    const strangerCookie = (await stranger.context().cookies()).filter((c) => c.path === "/portal").map((c) => `${c.name}=${c.value}`).join("; ")
+    const strangerCookie = (await stranger.context().cookies()).filter((c) => c.path === "/portal").map((c) =>
+      `${c.name}=${c.value}`
+    ).join("; ")
     for (const url of [page.url(), videoSrc, downloadHref]) {
       const r = await fetch(url, { headers: { cookie: strangerCookie }, redirect: "manual" })
       expect(r.status, url).toBe(404)
@@ -172,7 +189,10 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
     }
 
     // download: an MP4 named after the render
-    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download" }).click()])
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("link", { name: "Download" }).click()
+    ])
     expect(download.suggestedFilename()).toBe(`${renderId}.mp4`)
     const file = Path.join(artifacts, `${renderId}.mp4`)
     await download.saveAs(file)
@@ -198,9 +218,19 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
     await check(page, "renders")
     // the select submits its form: wait for that page (and its script) before the next change
     await Promise.all([page.waitForURL(/status=failed/), page.getByLabel("Status").selectOption("failed")])
-    await until(async () => (await page.getByRole("table", { name: "Renders" }).getByRole("row").filter({ hasText: renderId }).count()) === 0, "the filter to hide it")
+    await until(
+      async () =>
+        (await page.getByRole("table", { name: "Renders" }).getByRole("row").filter({ hasText: renderId }).count()) ===
+          0,
+      "the filter to hide it"
+    )
     await Promise.all([page.waitForURL(/status=completed/), page.getByLabel("Status").selectOption("completed")])
-    await until(async () => (await page.getByRole("table", { name: "Renders" }).getByRole("row").filter({ hasText: renderId }).count()) === 1, "the filter to show it")
+    await until(
+      async () =>
+        (await page.getByRole("table", { name: "Renders" }).getByRole("row").filter({ hasText: renderId }).count()) ===
+          1,
+      "the filter to show it"
+    )
 
     // the Overview counts it
     await page.goto(`${portal.baseUrl}/portal`)
@@ -227,7 +257,7 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
       dt.items.add(new File([raw], "dropped-coffee.png", { type: "image/png" }))
       return dt
     }, bytes)
-    const zone = page.locator("[data-dropzone]").filter({ has: page.locator('input[type="file"]') })
+    const zone = page.locator("[data-dropzone]").filter({ has: page.locator("input[type=\"file\"]") })
     await zone.dispatchEvent("dragenter", { dataTransfer })
     await zone.dispatchEvent("dragover", { dataTransfer })
     await zone.dispatchEvent("drop", { dataTransfer })
@@ -242,7 +272,9 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
     const media = await up.json()
     const before = (await (await client.get("/api/v1/usage")).json()).aesthetic_quotes.used
     const page = await portal.signIn(ws.workspace.id)
-    const cases: Array<{ readonly name: string; readonly fill: () => Promise<void>; readonly body: Record<string, unknown> }> = [
+    const cases: Array<
+      { readonly name: string; readonly fill: () => Promise<void>; readonly body: Record<string, unknown> }
+    > = [
       {
         name: "metadata",
         fill: () => page.getByLabel("Metadata (JSON)").fill(JSON.stringify({ nested: { not: "scalar" } })),
@@ -324,12 +356,18 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
       expect((await client.upload(file, label)).status).toBe(201)
     }
     const page = await portal.signIn(ws.workspace.id)
-    const card = (label: string) => page.getByRole("list", { name: "Photos" }).getByRole("listitem").filter({ hasText: label })
+    const card = (label: string) =>
+      page.getByRole("list", { name: "Photos" }).getByRole("listitem").filter({ hasText: label })
     // the model looks right after the upload has answered: "Being looked at…" until then
-    await until(async () => {
-      await page.goto(`${portal.baseUrl}/portal/library`)
-      return !(await card("crew portrait").innerText()).includes("Being looked at") && !(await card("espresso").innerText()).includes("Being looked at")
-    }, "both photos looked at", 60_000)
+    await until(
+      async () => {
+        await page.goto(`${portal.baseUrl}/portal/library`)
+        return !(await card("crew portrait").innerText()).includes("Being looked at") &&
+          !(await card("espresso").innerText()).includes("Being looked at")
+      },
+      "both photos looked at",
+      60_000
+    )
     expect(await card("crew portrait").innerText()).toContain("Seen as person")
     expect(await card("espresso").innerText()).toContain("Seen as product_object")
     // the same words as the form's Image class field, which overrides it; its Photo list says it too
@@ -359,9 +397,16 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
     await confirm.waitFor()
     await check(page, "library-archive-confirm")
     await confirm.click()
-    await until(async () => (await page.getByRole("list", { name: "Photos" }).getByRole("listitem").filter({ hasText: "to archive" }).count()) === 0, "the photo to leave the grid")
+    await until(
+      async () =>
+        (await page.getByRole("list", { name: "Photos" }).getByRole("listitem").filter({ hasText: "to archive" })
+          .count()) === 0,
+      "the photo to leave the grid"
+    )
     await page.goto(`${portal.baseUrl}/portal/library`)
-    expect(await page.getByRole("list", { name: "Photos" }).getByRole("listitem").filter({ hasText: "to archive" }).count()).toBe(0)
+    expect(
+      await page.getByRole("list", { name: "Photos" }).getByRole("listitem").filter({ hasText: "to archive" }).count()
+    ).toBe(0)
     const ids = (await (await client.get("/api/v1/media?limit=100")).json()).data.map((m: any) => m.id)
     expect(ids).not.toContain(media.id)
     await expectError(await client.get(`/api/v1/media/${media.id}/preview`), 404, "unknown_media")

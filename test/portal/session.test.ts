@@ -1,8 +1,19 @@
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { admin as adminCli, freePort, startService } from "../support/service.ts"
 import { keyed } from "../foundation/admin.ts"
-import { api, check, expectError, heading, noChromium, sessionCookie, startPortal, suite, until, type Portal } from "./support.ts"
+import { admin as adminCli, freePort, startService } from "../support/service.ts"
+import {
+  api,
+  check,
+  expectError,
+  heading,
+  noChromium,
+  type Portal,
+  sessionCookie,
+  startPortal,
+  suite,
+  until
+} from "./support.ts"
 
 /**
  * Sign-in links, sessions and the portal's security rules: the browser where a person would use
@@ -29,7 +40,8 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
     }
   }
 
-  const workspace = (plan = "studio") => portal.admin.ok("workspace", "create", "--name", `Portal ${plan}`, "--plan", plan)
+  const workspace = (plan = "studio") =>
+    portal.admin.ok("workspace", "create", "--name", `Portal ${plan}`, "--plan", plan)
 
   it("the operator CLI prints a single-use sign-in link; opening it signs in (its page POSTs the token: 303 to /portal, HttpOnly, SameSite=Strict, Path=/portal)", async () => {
     const ws = await workspace()
@@ -46,7 +58,9 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
     expect(expires).toBeLessThanOrEqual(Date.now() + 15 * 60_000 + 5_000)
 
     const page = await portal.newPage()
-    const posted = page.waitForResponse((res) => new URL(res.url()).pathname === "/portal/sign-in" && res.request().method() === "POST")
+    const posted = page.waitForResponse((res) =>
+      new URL(res.url()).pathname === "/portal/sign-in" && res.request().method() === "POST"
+    )
     const opened = await page.goto(r.json.url)
     // the link opens a page (nothing is spent by fetching it); its script sends the sign-in form
     expect(opened!.status()).toBe(200)
@@ -56,7 +70,9 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
     expect(new URL(signInResponse.headers()["location"]!, portal.baseUrl).pathname).toBe("/portal")
     await page.waitForURL(`${portal.baseUrl}/portal`)
     // the session cookie is the Strict one, and the only cookie the sign-in sets
-    const setCookies = (await signInResponse.headersArray()).filter((h) => h.name.toLowerCase() === "set-cookie").map((h) => h.value)
+    const setCookies = (await signInResponse.headersArray()).filter((h) => h.name.toLowerCase() === "set-cookie").map((
+      h
+    ) => h.value)
     const strict = setCookies.filter((c) => /;\s*SameSite=Strict/i.test(c))
     expect(strict, setCookies.join("\n")).toHaveLength(1)
     expect(setCookies).toHaveLength(1)
@@ -99,18 +115,25 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
     }, url)
     const landings: Array<Promise<string>> = []
     page.on("request", (r) => {
-      if (r.isNavigationRequest() && new URL(r.url()).pathname === "/portal") landings.push(r.allHeaders().then((h) => h["cookie"] ?? ""))
+      if (r.isNavigationRequest() && new URL(r.url()).pathname === "/portal") {
+        landings.push(r.allHeaders().then((h) => h["cookie"] ?? ""))
+      }
     })
     await page.getByRole("link", { name: "Open the portal" }).click()
     await page.waitForURL(`${portal.baseUrl}/portal`)
-    await until(async () => (await page.locator("h1").innerText().catch(() => "")) === "Overview", "the Overview after a cross-site sign-in", 30_000)
+    await until(
+      async () => (await page.locator("h1").innerText().catch(() => "")) === "Overview",
+      "the Overview after a cross-site sign-in",
+      30_000
+    )
     await check(page, "overview-cross-site")
     // the landing carried the new session at once: no reload dance
     const session = await sessionCookie(page)
     const sent = await Promise.all(landings)
     expect(sent.length, JSON.stringify(sent)).toBe(1)
     expect(sent[0]).toContain(session.value)
-    expect((await page.context().cookies()).filter((c) => c.sameSite !== "Strict"), "no cookie but the session").toEqual([])
+    expect((await page.context().cookies()).filter((c) => c.sameSite !== "Strict"), "no cookie but the session")
+      .toEqual([])
   })
 
   it("an expired link and an unknown token are refused with the same page and start nothing", async () => {
@@ -118,8 +141,19 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
     const expired = await portal.link(ws.id, "--ttl-minutes", "1")
     expect(Date.parse(expired.expires_at) - Date.now()).toBeLessThanOrEqual(60_000)
     // time travel instead of a minute's wait: the link's expiry moves into the past
-    expect(await sql(`UPDATE portal_links SET expires_at = now() - interval '1 second' WHERE workspace_id = $1 AND used_at IS NULL`, [ws.id])).toBe(1)
-    for (const url of [expired.url, `${portal.baseUrl}/portal/sign-in?token=${"x".repeat(43)}`, `${portal.baseUrl}/portal/sign-in`]) {
+    expect(
+      await sql(
+        `UPDATE portal_links SET expires_at = now() - interval '1 second' WHERE workspace_id = $1 AND used_at IS NULL`,
+        [ws.id]
+      )
+    ).toBe(1)
+    for (
+      const url of [
+        expired.url,
+        `${portal.baseUrl}/portal/sign-in?token=${"x".repeat(43)}`,
+        `${portal.baseUrl}/portal/sign-in`
+      ]
+    ) {
       const page = await portal.newPage()
       const r = await page.goto(url)
       expect(r!.status(), url).toBe(400)
@@ -130,7 +164,16 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
 
   it("without a session every page redirects (303) to the signed-out page; signing out ends the session", async () => {
     const anonymous = await portal.newPage()
-    for (const path of ["/portal", "/portal/keys", "/portal/library", "/portal/renders", "/portal/renders/new", "/portal/drive"]) {
+    for (
+      const path of [
+        "/portal",
+        "/portal/keys",
+        "/portal/library",
+        "/portal/renders",
+        "/portal/renders/new",
+        "/portal/drive"
+      ]
+    ) {
       const r = await fetch(`${portal.baseUrl}${path}`, { redirect: "manual" })
       expect(r.status, path).toBe(303)
       expect(new URL(r.headers.get("location")!, portal.baseUrl).pathname, path).toBe("/portal/signed-out")
@@ -148,18 +191,23 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
     await page.waitForURL(/\/portal\/signed-out$/)
     expect(await heading(page)).toBe("You are signed out")
     // the old cookie, replayed by hand, opens nothing
-    const replay = await fetch(`${portal.baseUrl}/portal`, { redirect: "manual", headers: { cookie: `${cookie.name}=${cookie.value}` } })
+    const replay = await fetch(`${portal.baseUrl}/portal`, {
+      redirect: "manual",
+      headers: { cookie: `${cookie.name}=${cookie.value}` }
+    })
     expect(replay.status).toBe(303)
     expect(new URL(replay.headers.get("location")!, portal.baseUrl).pathname).toBe("/portal/signed-out")
   })
 
   it("a session ends after its idle time and at its absolute expiry", async () => {
-    for (const age of [
-      // idle: unused for longer than the idle expiry (30 minutes)
-      `UPDATE portal_sessions SET last_seen_at = now() - interval '31 minutes' WHERE workspace_id = $1`,
-      // absolute: past its end however busy
-      `UPDATE portal_sessions SET expires_at = now() - interval '1 second' WHERE workspace_id = $1`
-    ]) {
+    for (
+      const age of [
+        // idle: unused for longer than the idle expiry (30 minutes)
+        `UPDATE portal_sessions SET last_seen_at = now() - interval '31 minutes' WHERE workspace_id = $1`,
+        // absolute: past its end however busy
+        `UPDATE portal_sessions SET expires_at = now() - interval '1 second' WHERE workspace_id = $1`
+      ]
+    ) {
       const ws = await workspace()
       const page = await portal.signIn(ws.id)
       expect(await sql(age, [ws.id])).toBe(1)
@@ -176,7 +224,11 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
     for (const path of ["/api/v1/usage", "/api/v1/media"]) {
       await expectError(await api(portal.baseUrl, undefined, jar).get(path), 401, "missing_api_key")
     }
-    await expectError(await api(portal.baseUrl, undefined, jar).postJson("/api/v1/renders", { media_id: crypto.randomUUID() }), 401, "missing_api_key")
+    await expectError(
+      await api(portal.baseUrl, undefined, jar).postJson("/api/v1/renders", { media_id: crypto.randomUUID() }),
+      401,
+      "missing_api_key"
+    )
     // and the OpenAPI document lists no portal route
     const doc = await (await fetch(`${portal.baseUrl}/openapi.json`)).json()
     expect(Object.keys(doc.paths).filter((p) => p.includes("portal"))).toEqual([])
@@ -191,11 +243,25 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
 
     // forged by hand: the session cookie but no token, then a wrong token
     for (const csrf of [undefined, "0".repeat(43)]) {
-      const body = new URLSearchParams({ name: "forged", scopes: "renders:read", ...(csrf === undefined ? {} : { csrf }) })
-      const r = await fetch(`${portal.baseUrl}/portal/keys`, { method: "POST", redirect: "manual", headers: { cookie: jar, "content-type": "application/x-www-form-urlencoded" }, body })
+      const body = new URLSearchParams({
+        name: "forged",
+        scopes: "renders:read",
+        ...(csrf === undefined ? {} : { csrf })
+      })
+      const r = await fetch(`${portal.baseUrl}/portal/keys`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { cookie: jar, "content-type": "application/x-www-form-urlencoded" },
+        body
+      })
       expect(r.status, `csrf=${csrf}`).toBe(403)
       expect(await r.text()).toContain("This form has expired")
-      const out = await fetch(`${portal.baseUrl}/portal/sign-out`, { method: "POST", redirect: "manual", headers: { cookie: jar, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(csrf === undefined ? {} : { csrf }) })
+      const out = await fetch(`${portal.baseUrl}/portal/sign-out`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { cookie: jar, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams(csrf === undefined ? {} : { csrf })
+      })
       expect(out.status).toBe(403)
     }
 
@@ -204,15 +270,18 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
     const form = page.getByRole("form", { name: "Create a key" })
     await form.getByLabel("Name", { exact: true }).fill("no token")
     await form.getByRole("checkbox", { name: "renders:read", exact: true }).check()
-    await form.locator('input[name="csrf"]').evaluate((e) => e.remove())
-    const [refused] = await Promise.all([page.waitForNavigation(), form.getByRole("button", { name: "Create key" }).click()])
+    await form.locator("input[name=\"csrf\"]").evaluate((e) => e.remove())
+    const [refused] = await Promise.all([
+      page.waitForNavigation(),
+      form.getByRole("button", { name: "Create key" }).click()
+    ])
     expect(refused!.status()).toBe(403)
     expect(await heading(page)).toBe("This form has expired")
     await check(page, "csrf-refused", { signedIn: false })
     expect((await portal.admin.ok("key", "list", ws.id)).data.length).toBe(keysBefore)
 
     await page.goto(`${portal.baseUrl}/portal`)
-    await page.locator('form:has(button:text-is("Sign out")) input[name="csrf"]').evaluate((e) => e.remove())
+    await page.locator("form:has(button:text-is(\"Sign out\")) input[name=\"csrf\"]").evaluate((e) => e.remove())
     const [kept] = await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Sign out" }).click()])
     expect(kept!.status()).toBe(403)
     // still signed in
@@ -266,10 +335,23 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
 
   it("pages are readable on a phone-width screen (no sideways scrolling of the page)", async () => {
     const ws = await workspace()
-    const key = await portal.admin.ok("key", "create", ws.id, "--scopes", "media:read,media:write,renders:create,renders:read", "--name", "a-rather-long-key-name-for-a-phone", "--spend-cap-24h", "10")
+    const key = await portal.admin.ok(
+      "key",
+      "create",
+      ws.id,
+      "--scopes",
+      "media:read,media:write,renders:create,renders:read",
+      "--name",
+      "a-rather-long-key-name-for-a-phone",
+      "--spend-cap-24h",
+      "10"
+    )
     // pages with content: a photo with a long label, and a render of it
     const client = api(portal.baseUrl, key.secret)
-    const up = await client.upload("rocket.jpg", "A launch pad at dusk, seen from the far side of the service structure")
+    const up = await client.upload(
+      "rocket.jpg",
+      "A launch pad at dusk, seen from the far side of the service structure"
+    )
     expect(up.status).toBe(201)
     const created = await client.postJson("/api/v1/renders", { media_id: (await up.json()).id, quote: "Phone-sized" })
     expect(created.status).toBe(202)
@@ -277,13 +359,21 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
     const page = await portal.signIn(ws.id)
     await page.setViewportSize({ width: 390, height: 844 })
     const pages = [
-      ["/portal", "overview"], ["/portal/keys", "keys"], ["/portal/library", "library"], ["/portal/renders", "renders"],
-      [`/portal/renders/${render.id}`, "render"], ["/portal/renders/new", "render-new"], ["/portal/drive", "drive"]
+      ["/portal", "overview"],
+      ["/portal/keys", "keys"],
+      ["/portal/library", "library"],
+      ["/portal/renders", "renders"],
+      [`/portal/renders/${render.id}`, "render"],
+      ["/portal/renders/new", "render-new"],
+      ["/portal/drive", "drive"]
     ] as const
     for (const [path, name] of pages) {
       await page.goto(`${portal.baseUrl}${path}`)
       await check(page, `phone-${name}`)
-      const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: document.documentElement.clientWidth }))
+      const { scroll, width } = await page.evaluate(() => ({
+        scroll: document.documentElement.scrollWidth,
+        width: document.documentElement.clientWidth
+      }))
       expect(scroll, `${path} is ${scroll}px wide on a ${width}px screen`).toBeLessThanOrEqual(width)
     }
   })
@@ -291,7 +381,10 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
   it("the session cookie is Secure when PUBLIC_BASE_URL is https", async () => {
     // the same database behind a second API process that believes it is served over https (a proxy)
     const port = await freePort()
-    const tls = await startService(portal.shared, { PORT: String(port), PUBLIC_BASE_URL: "https://portal.example.test" }, "api")
+    const tls = await startService(portal.shared, {
+      PORT: String(port),
+      PUBLIC_BASE_URL: "https://portal.example.test"
+    }, "api")
     try {
       const ws = await workspace()
       const link = await portal.link(ws.id)
@@ -317,7 +410,7 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
     const ws = await workspace()
     const page = await portal.signIn(ws.id)
     await page.goto(`${portal.baseUrl}/portal/keys`)
-    const csrf = await page.getByRole("form", { name: "Create a key" }).locator('input[name="csrf"]').inputValue()
+    const csrf = await page.getByRole("form", { name: "Create a key" }).locator("input[name=\"csrf\"]").inputValue()
     const cookie = await sessionCookie(page)
     const statuses: Array<number> = []
     let limited: Response | undefined
@@ -342,12 +435,16 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
     // another workspace's changes are still admitted
     const other = await portal.signIn((await workspace()).id)
     await other.goto(`${portal.baseUrl}/portal/keys`)
-    const otherCsrf = await other.getByRole("form", { name: "Create a key" }).locator('input[name="csrf"]').inputValue()
+    const otherCsrf = await other.getByRole("form", { name: "Create a key" }).locator("input[name=\"csrf\"]")
+      .inputValue()
     const otherCookie = await sessionCookie(other)
     const admitted = await fetch(`${portal.baseUrl}/portal/keys`, {
       method: "POST",
       redirect: "manual",
-      headers: { cookie: `${otherCookie.name}=${otherCookie.value}`, "content-type": "application/x-www-form-urlencoded" },
+      headers: {
+        cookie: `${otherCookie.name}=${otherCookie.value}`,
+        "content-type": "application/x-www-form-urlencoded"
+      },
       body: new URLSearchParams({ csrf: otherCsrf, name: "other" })
     })
     expect(admitted.status).not.toBe(429)
@@ -370,7 +467,11 @@ describe.skipIf(noChromium)(suite("portal: sign-in, sessions, security"), () => 
       const r = await fetch(`${portal.baseUrl}${path}`, { headers, redirect: "manual" })
       const csp = r.headers.get("content-security-policy") ?? ""
       expect(csp, `CSP on ${path}`).not.toBe("")
-      const directives = new Map(csp.split(";").map((d) => d.trim().split(/\s+/)).filter((d) => d[0] !== "").map((d) => [d[0]!.toLowerCase(), d.slice(1)]))
+      const directives = new Map(
+        csp.split(";").map((d) => d.trim().split(/\s+/)).filter((d) => d[0] !== "").map((
+          d
+        ) => [d[0]!.toLowerCase(), d.slice(1)])
+      )
       const scripts = directives.get("script-src") ?? directives.get("default-src")
       expect(scripts, `script-src or default-src on ${path}: ${csp}`).toBeDefined()
       expect(scripts, csp).not.toContain("'unsafe-inline'")

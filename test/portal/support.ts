@@ -1,11 +1,11 @@
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { gzipSync } from "node:zlib"
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core"
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
 import { expect } from "vitest"
-import { inProcessAdmin, type Admin } from "../foundation/admin.ts"
-import { startDriveEmulator, type DriveEmulator } from "../support/drive-emulator.ts"
-import { freePort, makeShared, root, startService, type Service, type Shared } from "../support/service.ts"
+import { type Admin, inProcessAdmin } from "../foundation/admin.ts"
+import { type DriveEmulator, startDriveEmulator } from "../support/drive-emulator.ts"
+import { freePort, makeShared, root, type Service, type Shared, startService } from "../support/service.ts"
 
 /**
  * Harness of the portal's browser suite: the real service over real HTTP (as `npm start` runs it),
@@ -17,14 +17,20 @@ import { freePort, makeShared, root, startService, type Service, type Shared } f
  */
 
 // CHROMIUM_PATH, when set, is the only candidate (a wrong one skips, naming it, rather than testing another browser)
-const explicit = process.env.CHROMIUM_PATH !== undefined && process.env.CHROMIUM_PATH !== "" ? process.env.CHROMIUM_PATH : undefined
-const candidates = explicit !== undefined ? [explicit] : ["/usr/bin/chromium", "/usr/lib/chromium/chromium", "/usr/bin/chromium-browser"]
+const explicit = process.env.CHROMIUM_PATH !== undefined && process.env.CHROMIUM_PATH !== ""
+  ? process.env.CHROMIUM_PATH
+  : undefined
+const candidates = explicit !== undefined
+  ? [explicit]
+  : ["/usr/bin/chromium", "/usr/lib/chromium/chromium", "/usr/bin/chromium-browser"]
 export const chromiumPath: string | undefined = candidates.find((p) => fs.existsSync(p))
 
 /** The suite's name, saying why it skips when it does. */
 export const suite = (name: string) =>
   chromiumPath === undefined
-    ? `${name} — SKIPPED: no Chromium at ${candidates.join(", ")} (run \`node scripts/setup.mjs\` as root on Debian, or set CHROMIUM_PATH)`
+    ? `${name} — SKIPPED: no Chromium at ${
+      candidates.join(", ")
+    } (run \`node scripts/setup.mjs\` as root on Debian, or set CHROMIUM_PATH)`
     : name
 export const noChromium = chromiumPath === undefined
 if (noChromium) console.warn(`[portal tests] ${suite("browser suite")}`)
@@ -61,7 +67,10 @@ export interface Portal {
   readonly emulator: DriveEmulator | undefined
   readonly baseUrl: string
   /** A sign-in link from `admin portal link` (in-process). */
-  readonly link: (workspaceId: string, ...args: Array<string>) => Promise<{ object: string; url: string; expires_at: string }>
+  readonly link: (
+    workspaceId: string,
+    ...args: Array<string>
+  ) => Promise<{ object: string; url: string; expires_at: string }>
   /** A fresh browser context (own cookie jar) with a page whose problems are recorded. */
   readonly newPage: () => Promise<Page>
   /** Opens a sign-in link in a fresh context and returns the page on the Overview. */
@@ -81,13 +90,17 @@ const watch = (page: Page) => {
   page.on("pageerror", (e) => seen.push(`uncaught: ${e.message}`))
   page.on("response", (r) => {
     const type = r.request().resourceType()
-    if (type !== "document" && type !== "media" && type !== "fetch" && type !== "xhr" && r.status() >= 400) seen.push(`${type} ${r.url()}: ${r.status()}`)
+    if (type !== "document" && type !== "media" && type !== "fetch" && type !== "xhr" && r.status() >= 400) {
+      seen.push(`${type} ${r.url()}: ${r.status()}`)
+    }
   })
   page.on("requestfailed", (r) => {
     const type = r.resourceType()
     const error = r.failure()?.errorText ?? ""
     // leaving a page aborts what it was still loading (ERR_ABORTED); that is no fault of the page
-    if (type !== "document" && type !== "media" && type !== "fetch" && type !== "xhr" && !error.includes("ERR_ABORTED")) {
+    if (
+      type !== "document" && type !== "media" && type !== "fetch" && type !== "xhr" && !error.includes("ERR_ABORTED")
+    ) {
       seen.push(`${type} ${r.url()}: ${error}`)
     }
   })
@@ -205,7 +218,9 @@ export const check = async (page: Page, name: string, opts: { readonly signedIn?
   expect((await page.title()).trim(), `title on ${name}`).not.toBe("")
   if (opts.signedIn !== false) {
     const nav = page.getByRole("navigation", { name: "Portal" })
-    for (const link of NAV) expect(await nav.getByRole("link", { name: link, exact: true }).count(), `${link} in nav on ${name}`).toBe(1)
+    for (const link of NAV) {
+      expect(await nav.getByRole("link", { name: link, exact: true }).count(), `${link} in nav on ${name}`).toBe(1)
+    }
     expect(await page.getByRole("button", { name: "Sign out" }).count(), `Sign out on ${name}`).toBe(1)
   }
   expect(problems.get(page) ?? [], `script errors / CSP violations on ${name}`).toEqual([])
@@ -216,10 +231,13 @@ export const check = async (page: Page, name: string, opts: { readonly signedIn?
 const assetSizes = new Map<string, Promise<{ readonly raw: number; readonly gzip: number }>>()
 const assetSize = (url: string) => {
   if (!assetSizes.has(url)) {
-    assetSizes.set(url, fetch(url).then(async (r) => {
-      const body = new Uint8Array(await r.arrayBuffer())
-      return { raw: body.length, gzip: gzipSync(body, { level: 9 }).length }
-    }))
+    assetSizes.set(
+      url,
+      fetch(url).then(async (r) => {
+        const body = new Uint8Array(await r.arrayBuffer())
+        return { raw: body.length, gzip: gzipSync(body, { level: 9 }).length }
+      })
+    )
   }
   return assetSizes.get(url)!
 }
@@ -236,7 +254,7 @@ const recordMetrics = async (page: Page, name: string) => {
       path: location.pathname,
       document_bytes: nav?.encodedBodySize ?? null,
       scripts: [...document.querySelectorAll("script[src]")].map((e) => (e as HTMLScriptElement).src),
-      styles: [...document.querySelectorAll('link[rel="stylesheet"]')].map((e) => (e as HTMLLinkElement).href),
+      styles: [...document.querySelectorAll("link[rel=\"stylesheet\"]")].map((e) => (e as HTMLLinkElement).href),
       first_contentful_paint_ms: performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? null,
       dom_content_loaded_ms: nav === undefined ? null : Math.round(nav.domContentLoadedEventEnd)
     }
@@ -294,7 +312,11 @@ export const api = (baseUrl: string, secret?: string, cookie?: string) => {
   return {
     get: (path: string) => fetch(`${baseUrl}${path}`, { headers: headers() }),
     postJson: (path: string, body: unknown, extra?: Record<string, string>) =>
-      fetch(`${baseUrl}${path}`, { method: "POST", headers: headers({ "content-type": "application/json", ...extra }), body: JSON.stringify(body) }),
+      fetch(`${baseUrl}${path}`, {
+        method: "POST",
+        headers: headers({ "content-type": "application/json", ...extra }),
+        body: JSON.stringify(body)
+      }),
     upload: (file: string, label?: string) => {
       const form = new FormData()
       form.append("file", new Blob([fs.readFileSync(fixture(file))]), file)

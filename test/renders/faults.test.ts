@@ -1,6 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { client, makeShared, startService, waitFor, workspaceWithKey, type Service, type Shared } from "../support/service.ts"
-import { type Api, createRender, downloadAndProbe, findEncoder, getRender, pollToEnd, sleep, stopOrKill, uploadPhoto, usedOf } from "./helpers.ts"
+import {
+  client,
+  makeShared,
+  type Service,
+  type Shared,
+  startService,
+  waitFor,
+  workspaceWithKey
+} from "../support/service.ts"
+import {
+  type Api,
+  createRender,
+  downloadAndProbe,
+  findEncoder,
+  getRender,
+  pollToEnd,
+  sleep,
+  stopOrKill,
+  uploadPhoto,
+  usedOf
+} from "./helpers.ts"
 
 /**
  * Faults (contract §1 SIGTERM, §6 "a render never stays queued or processing forever: after a crash of
@@ -20,10 +39,14 @@ const logsOf = (services: ReadonlyArray<Service | undefined>) =>
 /** Waits for the render to move again after a fault: its updated_at passes `since`, or it ends. */
 const waitForMovement = async (api: Api, id: string, since: string, timeoutMs: number) => {
   const t0 = Date.now()
-  await waitFor(async () => {
-    const r = await getRender(api, id)
-    return Date.parse(r.updated_at) > Date.parse(since) || r.status === "completed"
-  }, timeoutMs, `render ${id} to move again after the fault`)
+  await waitFor(
+    async () => {
+      const r = await getRender(api, id)
+      return Date.parse(r.updated_at) > Date.parse(since) || r.status === "completed"
+    },
+    timeoutMs,
+    `render ${id} to move again after the fault`
+  )
   return Date.now() - t0
 }
 
@@ -78,7 +101,9 @@ describe("a runner dies mid-render (two runners + an api process)", () => {
     const { render, seen } = await pollToEnd(api, id, 180_000).catch((e) => {
       throw new Error(`${(e as Error).message}\n${logsOf([survivor, apiService])}`)
     })
-    console.log(`kill -9: render ${render.status} ${Date.now() - killedAt} ms after the kill; statuses ${seen.join(" → ")}`)
+    console.log(
+      `kill -9: render ${render.status} ${Date.now() - killedAt} ms after the kill; statuses ${seen.join(" → ")}`
+    )
     expect(render.status, JSON.stringify(render)).toBe("completed")
     expect(render.error).toBeNull()
     expect(render.progress).toBe(100)
@@ -109,14 +134,19 @@ describe("a runner dies mid-render (two runners + an api process)", () => {
     const victim = candidates[which]
     const survivor = candidates[1 - which]
     const stoppedAt = Date.now()
-    const code = await Promise.race([victim.stop("SIGTERM"), sleep(60_000).then(() => "still running 60 s after SIGTERM")])
+    const code = await Promise.race([
+      victim.stop("SIGTERM"),
+      sleep(60_000).then(() => "still running 60 s after SIGTERM")
+    ])
     console.log(`SIGTERM: runner exited with ${code} after ${Date.now() - stoppedAt} ms`)
     expect(code, logsOf([victim])).toBe(0)
 
     const { render, seen } = await pollToEnd(api, id, 180_000).catch((e) => {
       throw new Error(`${(e as Error).message}\n${logsOf([victim, survivor, apiService])}`)
     })
-    console.log(`SIGTERM: render ${render.status} ${Date.now() - stoppedAt} ms after the signal; statuses ${seen.join(" → ")}`)
+    console.log(
+      `SIGTERM: render ${render.status} ${Date.now() - stoppedAt} ms after the signal; statuses ${seen.join(" → ")}`
+    )
     expect(render.status, JSON.stringify(render)).toBe("completed")
     expect(render.error).toBeNull()
     expect(await usedOf(api)).toBe(before + 1)

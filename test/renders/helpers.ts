@@ -15,19 +15,39 @@ export type Api = ReturnType<typeof client>
 export const terminal = new Set(["completed", "failed", "canceled"])
 
 export const renderFields = [
-  "asset", "completed_at", "created_at", "error", "id", "idempotency_key", "metadata", "object", "progress", "status", "type",
+  "asset",
+  "completed_at",
+  "created_at",
+  "error",
+  "id",
+  "idempotency_key",
+  "metadata",
+  "object",
+  "progress",
+  "status",
+  "type",
   "updated_at"
 ]
 
 /** Races a step against a deadline; on expiry the error names the step and carries the processes' state and log tails. */
-export const withTimeout = async <A>(what: string, ms: number, work: Promise<A>, services: ReadonlyArray<Service | undefined> = []): Promise<A> => {
+export const withTimeout = async <A>(
+  what: string,
+  ms: number,
+  work: Promise<A>,
+  services: ReadonlyArray<Service | undefined> = []
+): Promise<A> => {
   let timer: ReturnType<typeof setTimeout> | undefined
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(async () => {
       const states = await Promise.all(services.map(async (svc) => {
         if (svc === undefined) return ""
         const ps = await new Promise<string>((resolve) =>
-          execFile("ps", ["-o", "pid,pcpu,stat,etime,comm", "-p", String(svc.process.pid)], (_e, out) => resolve(out.trim())))
+          execFile(
+            "ps",
+            ["-o", "pid,pcpu,stat,etime,comm", "-p", String(svc.process.pid)],
+            (_e, out) => resolve(out.trim())
+          )
+        )
         return `--- pid ${svc.process.pid} (${svc.baseUrl}) ---\n${ps}\n${svc.output().slice(-2500)}`
       }))
       reject(new Error(`${what}: no answer within ${ms} ms\n${states.join("\n")}`))
@@ -73,12 +93,16 @@ export const pollToEnd = async (api: Api, id: string, timeoutMs: number, onPoll?
   const seen: Array<string> = []
   let render: any
   try {
-    await waitFor(async () => {
-      render = await getRender(api, id)
-      onPoll?.(render)
-      if (seen[seen.length - 1] !== render.status) seen.push(render.status)
-      return terminal.has(render.status)
-    }, timeoutMs, `render ${id} to finish`)
+    await waitFor(
+      async () => {
+        render = await getRender(api, id)
+        onPoll?.(render)
+        if (seen[seen.length - 1] !== render.status) seen.push(render.status)
+        return terminal.has(render.status)
+      },
+      timeoutMs,
+      `render ${id} to finish`
+    )
   } catch (e) {
     throw new Error(`${(e as Error).message}; statuses seen ${JSON.stringify(seen)}; last ${JSON.stringify(render)}`)
   }
@@ -142,8 +166,11 @@ export const downloadAndProbe = async (api: Api, id: string) => {
 /** Command names of a process's direct children (`ps --ppid`). */
 export const childCommands = (pid: number) =>
   new Promise<Array<string>>((resolve) =>
-    execFile("ps", ["--ppid", String(pid), "-o", "comm="], (_err, stdout) =>
-      resolve(stdout.split("\n").map((s) => s.trim()).filter((s) => s !== "")))
+    execFile(
+      "ps",
+      ["--ppid", String(pid), "-o", "comm="],
+      (_err, stdout) => resolve(stdout.split("\n").map((s) => s.trim()).filter((s) => s !== ""))
+    )
   )
 
 export const isEncoding = async (pid: number) => (await childCommands(pid)).some((c) => c.startsWith("ffmpeg"))
@@ -151,19 +178,27 @@ export const isEncoding = async (pid: number) => (await childCommands(pid)).some
 /** Waits until exactly one of the given processes has an ffmpeg child; returns its index. */
 export const findEncoder = async (pids: ReadonlyArray<number>, timeoutMs: number) => {
   let found = -1
-  await waitFor(async () => {
-    const flags = await Promise.all(pids.map(isEncoding))
-    const hits = flags.flatMap((f, i) => (f ? [i] : []))
-    if (hits.length === 1) found = hits[0]
-    return hits.length === 1
-  }, timeoutMs, "a runner to start encoding")
+  await waitFor(
+    async () => {
+      const flags = await Promise.all(pids.map(isEncoding))
+      const hits = flags.flatMap((f, i) => (f ? [i] : []))
+      if (hits.length === 1) found = hits[0]
+      return hits.length === 1
+    },
+    timeoutMs,
+    "a runner to start encoding"
+  )
   return found
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** SIGTERM (or the given signal); a process still alive after `graceMs` is SIGKILLed and its log tail reported. */
-export const stopOrKill = async (service: Service | undefined, graceMs = 30_000, signal: NodeJS.Signals = "SIGTERM") => {
+export const stopOrKill = async (
+  service: Service | undefined,
+  graceMs = 30_000,
+  signal: NodeJS.Signals = "SIGTERM"
+) => {
   if (service === undefined || service.process.exitCode !== null || service.process.signalCode !== null) return
   let hung = false
   const timer = setTimeout(() => {
@@ -172,6 +207,12 @@ export const stopOrKill = async (service: Service | undefined, graceMs = 30_000,
   }, graceMs)
   await service.stop(signal)
   clearTimeout(timer)
-  if (hung) console.error(`service pid ${service.process.pid} did not exit within ${graceMs} ms of ${signal}; log tail:\n${service.output().slice(-5000)}`)
+  if (hung) {
+    console.error(
+      `service pid ${service.process.pid} did not exit within ${graceMs} ms of ${signal}; log tail:\n${
+        service.output().slice(-5000)
+      }`
+    )
+  }
   return hung
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError } from "../support/limits.ts"
-import { admin, adminOk, client, makeShared, startService, workspaceWithKey, type Service } from "../support/service.ts"
+import { admin, adminOk, client, makeShared, type Service, startService, workspaceWithKey } from "../support/service.ts"
 import { type Api, getRender, stopOrKill, uploadPhoto, usedOf } from "./helpers.ts"
 
 /**
@@ -31,9 +31,11 @@ const specs: Record<string, Parameters<typeof workspaceWithKey>[1]> = {
 
 beforeAll(async () => {
   service = await startService(await makeShared(), { RENDER_CONCURRENCY: "1" })
-  await Promise.all(Object.entries(specs).map(async ([name, spec]) => {
-    accounts[name] = await account(spec)
-  }))
+  await Promise.all(
+    Object.entries(specs).map(async ([name, spec]) => {
+      accounts[name] = await account(spec)
+    })
+  )
 }, 240_000)
 
 afterAll(async () => {
@@ -50,14 +52,18 @@ interface Account {
 }
 
 const account = async (opts: Parameters<typeof workspaceWithKey>[1] = {}): Promise<Account> => {
-  const { workspace, key, secret } = await workspaceWithKey(service.env, { ...opts, keyArgs: [...fast, ...(opts.keyArgs ?? [])] })
+  const { workspace, key, secret } = await workspaceWithKey(service.env, {
+    ...opts,
+    keyArgs: [...fast, ...(opts.keyArgs ?? [])]
+  })
   const api = client(service.baseUrl, secret)
   // a Starter workspace can still upload (reads and media work; only creates are refused)
   const mediaId = (await uploadPhoto(api, "rocket.jpg", service)).id
   return { api, secret, workspace, key, mediaId }
 }
 
-const create = (api: Api, body: unknown, headers?: Record<string, string>) => api.postJson("/api/v1/renders", body, headers)
+const create = (api: Api, body: unknown, headers?: Record<string, string>) =>
+  api.postJson("/api/v1/renders", body, headers)
 
 interface Outcome {
   readonly status: number
@@ -65,7 +71,11 @@ interface Outcome {
   readonly headers: Headers
 }
 
-const settle = async (res: Response): Promise<Outcome> => ({ status: res.status, body: await res.json(), headers: res.headers })
+const settle = async (res: Response): Promise<Outcome> => ({
+  status: res.status,
+  body: await res.json(),
+  headers: res.headers
+})
 
 const tally = (outcomes: ReadonlyArray<Outcome>) => {
   const counts: Record<string, number> = {}
@@ -85,10 +95,20 @@ const cancel = async (renderId: string) => {
 describe("plans", () => {
   it("Starter: every create is 402 quota_exceeded, and unknown media is still 404 first", async () => {
     const s = accounts.starter
-    for (const body of [{ media_id: s.mediaId }, { media_id: s.mediaId, quote: "" }, { media_id: s.mediaId, quote: "Hello", text_color: "yellow" }]) {
+    for (
+      const body of [{ media_id: s.mediaId }, { media_id: s.mediaId, quote: "" }, {
+        media_id: s.mediaId,
+        quote: "Hello",
+        text_color: "yellow"
+      }]
+    ) {
       await expectError(await create(s.api, body), 402, "quota_exceeded")
     }
-    await expectError(await create(s.api, { media_id: "00000000-0000-4000-8000-000000000000", quote: "" }), 404, "unknown_media")
+    await expectError(
+      await create(s.api, { media_id: "00000000-0000-4000-8000-000000000000", quote: "" }),
+      404,
+      "unknown_media"
+    )
     const usage = await (await s.api.get("/api/v1/usage")).json()
     expect(usage).toMatchObject({ object: "usage", aesthetic_quotes: { used: 0, included: 0 } })
     // reads still work on Starter
@@ -125,7 +145,9 @@ describe("idempotency", () => {
     expect(first.status, JSON.stringify(first.body)).toBe(202)
     expect(first.headers.get("idempotency-replayed")).toBeNull()
     // the same body with its keys in another order is the same request (canonical JSON)
-    const reorderedResponse = await create(s.api, { metadata: { n: 1 }, quote: "", media_id: s.mediaId }, { "idempotency-key": "conflict-1" })
+    const reorderedResponse = await create(s.api, { metadata: { n: 1 }, quote: "", media_id: s.mediaId }, {
+      "idempotency-key": "conflict-1"
+    })
     // "the original response is replayed": the same bytes, key order included
     expect(await reorderedResponse.clone().text()).toBe(firstText)
     const reordered = await settle(reorderedResponse)
@@ -134,8 +156,16 @@ describe("idempotency", () => {
     expect(reordered.headers.get("idempotency-replayed")).toBe("true")
     expect(reordered.headers.get("x-request-id")).not.toBe(first.headers.get("x-request-id"))
 
-    await expectError(await create(s.api, { ...body, metadata: { n: 2 } }, { "idempotency-key": "conflict-1" }), 409, "idempotency_conflict")
-    await expectError(await create(s.api, { ...body, quote: "other" }, { "idempotency-key": "conflict-1" }), 409, "idempotency_conflict")
+    await expectError(
+      await create(s.api, { ...body, metadata: { n: 2 } }, { "idempotency-key": "conflict-1" }),
+      409,
+      "idempotency_conflict"
+    )
+    await expectError(
+      await create(s.api, { ...body, quote: "other" }, { "idempotency-key": "conflict-1" }),
+      409,
+      "idempotency_conflict"
+    )
     expect(await usedOf(s.api)).toBe(1)
   })
 
@@ -143,11 +173,35 @@ describe("idempotency", () => {
     const s = accounts.remember
     const starter = accounts.starter2
     const cases: Array<{ api: Api; key: string; body: unknown; raw?: boolean; status: number; code: string }> = [
-      { api: s.api, key: "remember-422", body: { media_id: s.mediaId, text_color: "red" }, status: 422, code: "validation_failed" },
-      { api: s.api, key: "remember-422-type", body: { media_id: s.mediaId, render_type: "slideshow" }, status: 422, code: "unsupported_render_type" },
-      { api: s.api, key: "remember-404", body: { media_id: "00000000-0000-4000-8000-000000000000", quote: "" }, status: 404, code: "unknown_media" },
+      {
+        api: s.api,
+        key: "remember-422",
+        body: { media_id: s.mediaId, text_color: "red" },
+        status: 422,
+        code: "validation_failed"
+      },
+      {
+        api: s.api,
+        key: "remember-422-type",
+        body: { media_id: s.mediaId, render_type: "slideshow" },
+        status: 422,
+        code: "unsupported_render_type"
+      },
+      {
+        api: s.api,
+        key: "remember-404",
+        body: { media_id: "00000000-0000-4000-8000-000000000000", quote: "" },
+        status: 404,
+        code: "unknown_media"
+      },
       { api: s.api, key: "remember-400", body: "{not json", status: 400, code: "invalid_request" },
-      { api: starter.api, key: "remember-402", body: { media_id: starter.mediaId, quote: "" }, status: 402, code: "quota_exceeded" }
+      {
+        api: starter.api,
+        key: "remember-402",
+        body: { media_id: starter.mediaId, quote: "" },
+        status: 402,
+        code: "quota_exceeded"
+      }
     ]
     for (const c of cases) {
       const first = await expectError(await create(c.api, c.body, { "idempotency-key": c.key }), c.status, c.code)
@@ -179,7 +233,9 @@ describe("idempotency", () => {
   it("50 concurrent identical requests with one key make exactly one render and one charge", async () => {
     const s = accounts.burst
     const body = { media_id: s.mediaId, quote: "" }
-    const outcomes = await Promise.all(Array.from({ length: 50 }, () => create(s.api, body, { "idempotency-key": "burst-1" }).then(settle)))
+    const outcomes = await Promise.all(
+      Array.from({ length: 50 }, () => create(s.api, body, { "idempotency-key": "burst-1" }).then(settle))
+    )
     const accepted = outcomes.filter((o) => o.status === 202)
     const inProgress = outcomes.filter((o) => o.status === 409)
     expect(accepted.length + inProgress.length, JSON.stringify(tally(outcomes))).toBe(50)
@@ -213,7 +269,9 @@ describe("idempotency", () => {
 describe("charging under concurrency", () => {
   it("spend cap 10 under 50 concurrent creates: exactly 10 accepted, the rest spend_cap_reached; a refund frees a slot", async () => {
     const s = accounts.capped
-    const outcomes = await Promise.all(Array.from({ length: 50 }, () => create(s.api, { media_id: s.mediaId, quote: "" }).then(settle)))
+    const outcomes = await Promise.all(
+      Array.from({ length: 50 }, () => create(s.api, { media_id: s.mediaId, quote: "" }).then(settle))
+    )
     expect(tally(outcomes)).toEqual({ "202": 10, "402 spend_cap_reached": 40 })
     expect(await usedOf(s.api)).toBe(10)
     // full: one more is refused
@@ -244,25 +302,31 @@ describe("charging under concurrency", () => {
     expect(await usedOf(s.api)).toBe(10)
   })
 
-  it("200 concurrent creates against allowance 100: exactly 100 accepted and 100 quota_exceeded; a cancel refunds one", async () => {
-    const s = accounts.allowance
-    const outcomes = await Promise.all(Array.from({ length: 200 }, () => create(s.api, { media_id: s.mediaId, quote: "" }).then(settle)))
-    expect(tally(outcomes)).toEqual({ "202": 100, "402 quota_exceeded": 100 })
-    const ids = outcomes.filter((o) => o.status === 202).map((o) => o.body.id as string)
-    expect(new Set(ids).size).toBe(100)
-    const usage = await (await s.api.get("/api/v1/usage")).json()
-    expect(usage.aesthetic_quotes).toEqual({ used: 100, included: 100 })
-    await expectError(await create(s.api, { media_id: s.mediaId, quote: "" }), 402, "quota_exceeded")
+  it(
+    "200 concurrent creates against allowance 100: exactly 100 accepted and 100 quota_exceeded; a cancel refunds one",
+    async () => {
+      const s = accounts.allowance
+      const outcomes = await Promise.all(
+        Array.from({ length: 200 }, () => create(s.api, { media_id: s.mediaId, quote: "" }).then(settle))
+      )
+      expect(tally(outcomes)).toEqual({ "202": 100, "402 quota_exceeded": 100 })
+      const ids = outcomes.filter((o) => o.status === 202).map((o) => o.body.id as string)
+      expect(new Set(ids).size).toBe(100)
+      const usage = await (await s.api.get("/api/v1/usage")).json()
+      expect(usage.aesthetic_quotes).toEqual({ used: 100, included: 100 })
+      await expectError(await create(s.api, { media_id: s.mediaId, quote: "" }), 402, "quota_exceeded")
 
-    // refund: one canceled render gives one back; the next create takes it
-    const target = ids[ids.length - 1]
-    const canceled = await cancel(target)
-    expect(canceled.status).toBe("canceled")
-    expect(canceled.error.code).toBe("render_canceled")
-    expect(await usedOf(s.api)).toBe(99)
-    const again = await create(s.api, { media_id: s.mediaId, quote: "" })
-    expect(again.status, await again.clone().text()).toBe(202)
-    expect(await usedOf(s.api)).toBe(100)
-    await expectError(await create(s.api, { media_id: s.mediaId, quote: "" }), 402, "quota_exceeded")
-  }, 180_000)
+      // refund: one canceled render gives one back; the next create takes it
+      const target = ids[ids.length - 1]
+      const canceled = await cancel(target)
+      expect(canceled.status).toBe("canceled")
+      expect(canceled.error.code).toBe("render_canceled")
+      expect(await usedOf(s.api)).toBe(99)
+      const again = await create(s.api, { media_id: s.mediaId, quote: "" })
+      expect(again.status, await again.clone().text()).toBe(202)
+      expect(await usedOf(s.api)).toBe(100)
+      await expectError(await create(s.api, { media_id: s.mediaId, quote: "" }), 402, "quota_exceeded")
+    },
+    180_000
+  )
 })

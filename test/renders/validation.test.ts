@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectError } from "../support/limits.ts"
-import { adminOk, client, makeShared, startService, workspaceWithKey, type Service } from "../support/service.ts"
+import { adminOk, client, makeShared, type Service, startService, workspaceWithKey } from "../support/service.ts"
 import { type Api, stopOrKill, uploadPhoto } from "./helpers.ts"
 
 /**
@@ -45,7 +45,8 @@ afterAll(async () => {
   await stopOrKill(service)
 })
 
-const create = (api: Api, body: unknown, headers?: Record<string, string>) => api.postJson("/api/v1/renders", body, headers)
+const create = (api: Api, body: unknown, headers?: Record<string, string>) =>
+  api.postJson("/api/v1/renders", body, headers)
 
 /** 422 validation_failed whose message names the field (contract §4.8). */
 const invalid = async (body: Record<string, unknown>, field: string) => {
@@ -89,7 +90,9 @@ describe("POST /api/v1/renders validation", () => {
 
   it("text_color is white, yellow or pastel-yellow only", async () => {
     for (const c of ["white", "yellow", "pastel-yellow"]) await valid({ text_color: c })
-    for (const c of ["red", "#fff", "#FFFFFF", "White", "", "pastel_yellow"]) await invalid({ text_color: c }, "text_color")
+    for (const c of ["red", "#fff", "#FFFFFF", "White", "", "pastel_yellow"]) {
+      await invalid({ text_color: c }, "text_color")
+    }
   })
 
   it("text_size is one of the five sizes", async () => {
@@ -99,7 +102,14 @@ describe("POST /api/v1/renders validation", () => {
   })
 
   it("other enumerations and types", async () => {
-    await valid({ caption_style: "meme", bold: true, bold_outline: false, image_class: "landscape_nature", sub_prompt: a(150), render_prompt: a(200) })
+    await valid({
+      caption_style: "meme",
+      bold: true,
+      bold_outline: false,
+      image_class: "landscape_nature",
+      sub_prompt: a(150),
+      render_prompt: a(200)
+    })
     await invalid({ caption_style: "poster" }, "caption_style")
     await invalid({ image_class: "cat" }, "image_class")
     await invalid({ bold: "yes" }, "bold")
@@ -140,7 +150,11 @@ describe("POST /api/v1/renders validation", () => {
   it("render_type other than aesthetic_quote is 422 unsupported_render_type", async () => {
     await valid({ render_type: "aesthetic_quote" })
     for (const t of ["slideshow", "video_meme"]) {
-      await expectError(await create(starter, { media_id: starterMediaId, render_type: t }), 422, "unsupported_render_type")
+      await expectError(
+        await create(starter, { media_id: starterMediaId, render_type: t }),
+        422,
+        "unsupported_render_type"
+      )
       await expectError(await create(studio, { media_id: mediaId, render_type: t }), 422, "unsupported_render_type")
     }
   })
@@ -149,7 +163,10 @@ describe("POST /api/v1/renders validation", () => {
     const post = (body: string, contentType?: string) =>
       fetch(`${service.baseUrl}/api/v1/renders`, {
         method: "POST",
-        headers: { authorization: `Bearer ${studioSecret}`, ...(contentType === undefined ? {} : { "content-type": contentType }) },
+        headers: {
+          authorization: `Bearer ${studioSecret}`,
+          ...(contentType === undefined ? {} : { "content-type": contentType })
+        },
         body
       })
     const json = JSON.stringify({ media_id: mediaId, quote: "" })
@@ -161,13 +178,19 @@ describe("POST /api/v1/renders validation", () => {
     await expectError(await post(json, "multipart/form-data; boundary=x"), 400, "invalid_request")
     // a +json media type is JSON: the create goes on to its lookup
     const unknown = JSON.stringify({ media_id: "00000000-0000-4000-8000-000000000000", quote: "" })
-    for (const type of ["application/vnd.api+json", "application/merge-patch+json", "APPLICATION/JSON; charset=utf-8"]) {
+    for (
+      const type of ["application/vnd.api+json", "application/merge-patch+json", "APPLICATION/JSON; charset=utf-8"]
+    ) {
       await expectError(await post(unknown, type), 404, "unknown_media")
     }
   })
 
   it("404 unknown_media for unknown, foreign and archived media", async () => {
-    await expectError(await create(studio, { media_id: "00000000-0000-4000-8000-000000000000", quote: "" }), 404, "unknown_media")
+    await expectError(
+      await create(studio, { media_id: "00000000-0000-4000-8000-000000000000", quote: "" }),
+      404,
+      "unknown_media"
+    )
     await expectError(await create(studio, { media_id: foreignMediaId, quote: "" }), 404, "unknown_media")
     await expectError(await create(studio, { media_id: archivedMediaId, quote: "" }), 404, "unknown_media")
   })

@@ -16,29 +16,37 @@ import { s3AccessKey, s3SecretKey, type S3Server, startS3Server } from "../suppo
  * has: a bounded scratch cache of fetched blobs, and 503 `service_unavailable` (never a defect) when
  * the store cannot be reached.
  */
-const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect.pipe(Effect.provide(Layer.succeed(References.MinimumLogLevel, "None"))))
-const runExit = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromiseExit(effect.pipe(Effect.provide(Layer.succeed(References.MinimumLogLevel, "None"))))
+const run = <A, E>(effect: Effect.Effect<A, E>) =>
+  Effect.runPromise(effect.pipe(Effect.provide(Layer.succeed(References.MinimumLogLevel, "None"))))
+const runExit = <A, E>(effect: Effect.Effect<A, E>) =>
+  Effect.runPromiseExit(effect.pipe(Effect.provide(Layer.succeed(References.MinimumLogLevel, "None"))))
 const tmpDir = (what: string) => fs.mkdtempSync(Path.join(os.tmpdir(), `p2v-${what}-`))
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex")
 
 let s3: S3Server
 const scopes: Array<Scope.Closeable> = []
 
-const s3Store = async (endpoint: string, extra: { cacheBytes?: number; cacheGraceMillis?: number; bucket?: string } = {}) => {
+const s3Store = async (
+  endpoint: string,
+  extra: { cacheBytes?: number; cacheGraceMillis?: number; bucket?: string } = {}
+) => {
   const scope = await Effect.runPromise(Scope.make())
   scopes.push(scope)
   const dataDir = tmpDir("s3data")
-  const store = await run(Scope.provide(BlobStoreS3.make({
-    bucket: extra.bucket ?? "blobs",
-    prefix: "suite/",
-    endpoint,
-    region: "us-east-1",
-    accessKeyId: s3AccessKey,
-    secretAccessKey: Redacted.make(s3SecretKey),
-    forcePathStyle: true,
-    cacheBytes: extra.cacheBytes ?? 1024 ** 3,
-    cacheGraceMillis: extra.cacheGraceMillis
-  }, dataDir), scope))
+  const store = await run(Scope.provide(
+    BlobStoreS3.make({
+      bucket: extra.bucket ?? "blobs",
+      prefix: "suite/",
+      endpoint,
+      region: "us-east-1",
+      accessKeyId: s3AccessKey,
+      secretAccessKey: Redacted.make(s3SecretKey),
+      forcePathStyle: true,
+      cacheBytes: extra.cacheBytes ?? 1024 ** 3,
+      cacheGraceMillis: extra.cacheGraceMillis
+    }, dataDir),
+    scope
+  ))
   return { store, dataDir }
 }
 
@@ -132,7 +140,9 @@ describe.each(backends)("BlobStore: $name", ({ make }) => {
     expect(listed.map((b) => [b.key, b.size])).toEqual([["list/media/w/a", 3], ["list/renders/b.mp4", 10]])
     for (const b of listed) expect(Math.abs(b.lastModified.getTime() - Date.now())).toBeLessThan(60_000)
     await run(store.remove("list/media/w/a"))
-    expect((await run(store.list)).filter((b) => b.key.startsWith("list/")).map((b) => b.key)).toEqual(["list/renders/b.mp4"])
+    expect((await run(store.list)).filter((b) => b.key.startsWith("list/")).map((b) => b.key)).toEqual([
+      "list/renders/b.mp4"
+    ])
     fs.rmSync(pending)
   })
 
@@ -160,7 +170,10 @@ describe("BlobStore on S3: what only the object store has", () => {
     const { store, dataDir } = await s3Store(s3.endpoint, { cacheBytes: 3 * 1024 * 1024, cacheGraceMillis: 0 })
     const cacheDir = Path.join(dataDir, "blob-cache")
     const cachedBytes = () =>
-      fs.readdirSync(cacheDir).filter((n) => !n.startsWith(".")).reduce((n, f) => n + fs.statSync(Path.join(cacheDir, f)).size, 0)
+      fs.readdirSync(cacheDir).filter((n) => !n.startsWith(".")).reduce(
+        (n, f) => n + fs.statSync(Path.join(cacheDir, f)).size,
+        0
+      )
     for (let i = 0; i < 6; i++) await run(store.putBytes(`media/w/c${i}`, randomBytes(1024 * 1024)))
     const first = (await run(store.localPath("media/w/c0")))!
     for (let i = 1; i < 6; i++) {
@@ -173,7 +186,7 @@ describe("BlobStore on S3: what only the object store has", () => {
     expect(cachedBytes()).toBeLessThanOrEqual(3 * 1024 * 1024)
     expect(fs.existsSync(first)).toBe(true)
     // a copy that was evicted is fetched again on demand
-    expect((await run(store.localPath("media/w/c1")))).toBeDefined()
+    expect(await run(store.localPath("media/w/c1"))).toBeDefined()
   })
 
   it("a store that was down when the process started works once it is up, making its bucket on the first write", async () => {
@@ -194,13 +207,15 @@ describe("BlobStore on S3: what only the object store has", () => {
     const from = await run(store.tempPath(".mp4"))
     fs.writeFileSync(from, randomBytes(1000))
     const started = Date.now()
-    for (const attempt of [
-      store.putBytes("captions/x.png", new Uint8Array([1])),
-      store.putFile("renders/x.mp4", from),
-      store.getBytes("captions/x.png"),
-      store.open("renders/x.mp4"),
-      store.localPath("media/w/x")
-    ] as Array<Effect.Effect<unknown, Errors.ApiFailure>>) {
+    for (
+      const attempt of [
+        store.putBytes("captions/x.png", new Uint8Array([1])),
+        store.putFile("renders/x.mp4", from),
+        store.getBytes("captions/x.png"),
+        store.open("renders/x.mp4"),
+        store.localPath("media/w/x")
+      ] as Array<Effect.Effect<unknown, Errors.ApiFailure>>
+    ) {
       const exit = await runExit(attempt)
       expect(Exit.isFailure(exit)).toBe(true)
       const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined

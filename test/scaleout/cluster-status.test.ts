@@ -14,7 +14,10 @@ import { client, makeShared, photo, type Service, type Shared, startService, wai
 let ops: Admin
 let shared: Shared
 const services: Array<Service> = []
-const secrets = { API_KEY_HASH_KEY: randomBytes(32).toString("base64"), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString("base64") }
+const secrets = {
+  API_KEY_HASH_KEY: randomBytes(32).toString("base64"),
+  TOKEN_ENCRYPTION_KEY: randomBytes(32).toString("base64")
+}
 
 beforeAll(async () => {
   shared = await makeShared()
@@ -46,7 +49,13 @@ it("takes no arguments or options", async () => {
 })
 
 it("renders run by a runner for an api, then idle: nothing queued, processing or unprocessed", async () => {
-  const common = { ...secrets, RENDER_SECONDS: "1", RENDER_CONCURRENCY: "1", RENDER_NICE: "0", RENDER_X264_PRESET: "superfast" }
+  const common = {
+    ...secrets,
+    RENDER_SECONDS: "1",
+    RENDER_CONCURRENCY: "1",
+    RENDER_NICE: "0",
+    RENDER_X264_PRESET: "superfast"
+  }
   const api = await startService(shared, common, "api")
   services.push(api)
   services.push(await startService(shared, common, "runner"))
@@ -61,16 +70,26 @@ it("renders run by a runner for an api, then idle: nothing queued, processing or
     expect(res.status).toBe(202)
     ids.push((await res.json()).id)
   }
-  await waitFor(async () => {
-    for (const id of ids) if ((await (await http.get(`/api/v1/renders/${id}`)).json()).status !== "completed") return false
-    return true
-  }, 180_000, "the renders to complete")
+  await waitFor(
+    async () => {
+      for (const id of ids) {
+        if ((await (await http.get(`/api/v1/renders/${id}`)).json()).status !== "completed") return false
+      }
+      return true
+    },
+    180_000,
+    "the renders to complete"
+  )
 
   // handled means handled: the cluster stored each Start's reply once its render ended
   const db = new pg.Client({ connectionString: shared.databaseUrl })
   await db.connect()
   try {
-    await waitFor(async () => (await ops.ok("cluster", "status")).queue.cluster_messages_unprocessed === 0, 30_000, "nothing unprocessed")
+    await waitFor(
+      async () => (await ops.ok("cluster", "status")).queue.cluster_messages_unprocessed === 0,
+      30_000,
+      "nothing unprocessed"
+    )
     const { rows } = await db.query(
       `SELECT entity_id, processed FROM cluster_messages WHERE entity_type = 'Render' AND tag = 'Start' AND entity_id = ANY($1)`,
       [ids]
@@ -83,6 +102,11 @@ it("renders run by a runner for an api, then idle: nothing queued, processing or
   // and it stays so while idle (past a maintenance sweep, which re-sends Start to idle renders)
   await new Promise((r) => setTimeout(r, 20_000))
   const status = await ops.ok("cluster", "status")
-  expect(status.queue).toEqual({ renders_queued: 0, renders_processing: 0, imports_pending: 0, cluster_messages_unprocessed: 0 })
+  expect(status.queue).toEqual({
+    renders_queued: 0,
+    renders_processing: 0,
+    imports_pending: 0,
+    cluster_messages_unprocessed: 0
+  })
   expect(status.runners.map((r: any) => [r.healthy, r.renders_in_flight])).toEqual([[true, 0]])
 }, 300_000)

@@ -37,7 +37,9 @@ describe.skipIf(tool === undefined)("docker-compose.yml", () => {
     expect(r.out).not.toMatch(/^\s+ports:/m)
     expect(r.out).toMatch(/BLOB_STORE_URL: s3:\/\/pic2video/)
     // every process of the service serves /metrics on its own port, which Prometheus scrapes
-    for (const [s, port] of [["api", "9464"], ["runner-1", "9465"], ["runner-2", "9466"]]) expect(block(s)).toMatch(new RegExp(`METRICS_PORT: "${port}"`))
+    for (const [s, port] of [["api", "9464"], ["runner-1", "9465"], ["runner-2", "9466"]]) {
+      expect(block(s)).toMatch(new RegExp(`METRICS_PORT: "${port}"`))
+    }
     // only the database, the object store and the monitoring keep volumes
     for (const s of ["api", "runner-1", "runner-2"]) expect(block(s)).not.toMatch(/volumes:/)
     // an init as PID 1 reaps the ffmpeg of a runner killed mid-render (issue 24)

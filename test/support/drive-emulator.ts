@@ -15,10 +15,10 @@
  *
  * Point the service at it with `emulator.env()` (GOOGLE_* variables of contract §1).
  */
+import { Effect, type Scope } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Effect, type Scope } from "effect"
 
 // ---------------------------------------------------------------------------------------------
 // Public API
@@ -477,7 +477,7 @@ class EmulatorState {
     const parentItem = this.items.get(parent)
     if (parentItem === undefined) throw new Error(`drive emulator: unknown parent ${parent}`)
     // Strictly increasing times, so the drive's own (newest-first) order is well defined.
-    const time = new Date((this.clock += 1000)).toISOString()
+    const time = new Date(this.clock += 1000).toISOString()
     this.items.set(id, {
       id,
       name: input.name,
@@ -506,7 +506,7 @@ class EmulatorState {
 
   addSharedDrive = (name: string) => {
     const id = `0AEmuDrive${(++this.counter).toString().padStart(4, "0")}`
-    const time = new Date((this.clock += 1000)).toISOString()
+    const time = new Date(this.clock += 1000).toISOString()
     this.items.set(id, {
       id,
       name,
@@ -628,7 +628,9 @@ class EmulatorState {
   private authorize(url: URL, res: ServerResponse) {
     const q = Object.fromEntries(url.searchParams)
     this.lastAuthorize = q
-    if (q.client_id !== this.clientId) return sendHtml(res, 401, "Error 401: invalid_client", "The OAuth client was not found.")
+    if (q.client_id !== this.clientId) {
+      return sendHtml(res, 401, "Error 401: invalid_client", "The OAuth client was not found.")
+    }
     const redirectUri = q.redirect_uri ?? ""
     const registered = this.redirectUris === undefined
       ? /^https?:\/\//.test(redirectUri)
@@ -669,7 +671,9 @@ class EmulatorState {
         res,
         200,
         "Emulated consent",
-        `<p>Allow read-only access to your drive?</p><a id="allow" href="${target.href.replace(/&/g, "&amp;")}">Allow</a>`
+        `<p>Allow read-only access to your drive?</p><a id="allow" href="${
+          target.href.replace(/&/g, "&amp;")
+        }">Allow</a>`
       )
     }
     res.writeHead(302, { location: target.href }).end()
@@ -851,7 +855,11 @@ class EmulatorState {
     }
     if (p.get("alt") !== "media") {
       const fields = parseFields(p.get("fields") ?? undefined)
-      return sendJson(res, 200, project(this.fileResource(item), fields?.top ?? new Set(["kind", "id", "name", "mimeType"])))
+      return sendJson(
+        res,
+        200,
+        project(this.fileResource(item), fields?.top ?? new Set(["kind", "id", "name", "mimeType"]))
+      )
     }
     if (item.bytes === null) {
       return driveError(

@@ -1,9 +1,9 @@
-import type { TestProject } from "vitest/node"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { freePort } from "./net.ts"
+import type { TestProject } from "vitest/node"
 import { launch } from "../../packages/cluster/src/database/EmbeddedPostgres.ts"
+import { freePort } from "./net.ts"
 
 /**
  * One PostgreSQL server for the whole run: TEST_DATABASE_URL when set (e.g. the machine's server on

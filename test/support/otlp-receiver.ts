@@ -29,7 +29,13 @@ export interface OtlpReceiver {
   readonly close: () => Promise<void>
 }
 
-type AnyValue = { stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: Array<AnyValue> } }
+type AnyValue = {
+  stringValue?: string
+  intValue?: string | number
+  doubleValue?: number
+  boolValue?: boolean
+  arrayValue?: { values?: Array<AnyValue> }
+}
 const valueOf = (v: AnyValue | undefined): unknown =>
   v === undefined
     ? undefined
@@ -45,7 +51,10 @@ export const startOtlpReceiver = async (): Promise<OtlpReceiver> => {
     const chunks: Array<Buffer> = []
     req.on("data", (d: Buffer) => chunks.push(d))
     req.on("end", () => {
-      if (req.method !== "POST" || req.url !== "/v1/traces" || !(req.headers["content-type"] ?? "").startsWith("application/json")) {
+      if (
+        req.method !== "POST" || req.url !== "/v1/traces" ||
+        !(req.headers["content-type"] ?? "").startsWith("application/json")
+      ) {
         rejected.push(`${req.method} ${req.url} ${req.headers["content-type"]}`)
         res.writeHead(404).end()
         return

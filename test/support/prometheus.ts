@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
@@ -82,18 +82,28 @@ export const startPrometheus = async (
   child.stdout!.on("data", (d) => (output += d))
   child.stderr!.on("data", (d) => (output += d))
   const url = `http://127.0.0.1:${port}`
-  await waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`prometheus exited:\n${output}`)
-    return (await fetch(`${url}/-/ready`)).status === 200
-  }, 30_000, "prometheus").catch((e) => {
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`prometheus exited:\n${output}`)
+      return (await fetch(`${url}/-/ready`)).status === 200
+    },
+    30_000,
+    "prometheus"
+  ).catch((e) => {
     child.kill("SIGKILL")
     throw new Error(`${e.message}\n${output}`)
   })
   const query = async (promql: string) => {
     const res = await fetch(`${url}/api/v1/query?${new URLSearchParams({ query: promql })}`)
-    const body = await res.json() as { status: string; error?: string; data?: { resultType: string; result: Array<any> } }
+    const body = await res.json() as {
+      status: string
+      error?: string
+      data?: { resultType: string; result: Array<any> }
+    }
     if (body.status !== "success") throw new Error(`PromQL ${promql}: ${body.error}`)
-    if (body.data!.resultType === "scalar") return [{ metric: {}, value: body.data!.result as unknown as [number, string] }]
+    if (body.data!.resultType === "scalar") {
+      return [{ metric: {}, value: body.data!.result as unknown as [number, string] }]
+    }
     return body.data!.result
   }
   return {

@@ -15,7 +15,7 @@ interface S3rver {
   run(): Promise<AddressInfo>
   close(): Promise<void>
 }
-const S3rver = S3rverModule as new (options: Record<string, unknown>) => S3rver
+const S3rver = S3rverModule as new(options: Record<string, unknown>) => S3rver
 
 export const s3AccessKey = "S3RVER" // s3rver's own fixed credentials
 export const s3SecretKey = "S3RVER"
@@ -28,7 +28,9 @@ export interface S3Server {
   readonly close: () => Promise<void>
 }
 
-export const startS3Server = async (opts: { readonly buckets?: ReadonlyArray<string>; readonly port?: number } = {}): Promise<S3Server> => {
+export const startS3Server = async (
+  opts: { readonly buckets?: ReadonlyArray<string>; readonly port?: number } = {}
+): Promise<S3Server> => {
   const directory = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-s3-"))
   const server = new S3rver({
     address: "127.0.0.1",

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
@@ -36,7 +36,11 @@ export const runCommand = (
   options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {}
 ) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(file, args, { cwd: options.cwd ?? root, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(file, args, {
+      cwd: options.cwd ?? root,
+      env: options.env ?? process.env,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let stdout = ""
     let stderr = ""
     child.stdout!.on("data", (d) => (stdout += d))
@@ -106,12 +110,16 @@ export const startService = async (
   const baseUrl = `http://127.0.0.1:${port}`
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
   try {
-    await waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`service exited early:\n${output}`)
-      if (entry === "runner") return output.includes("cluster runner at")
-      const r = await fetch(`${baseUrl}/readyz`)
-      return r.status === 200
-    }, 60_000, `service on ${baseUrl}`)
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`service exited early:\n${output}`)
+        if (entry === "runner") return output.includes("cluster runner at")
+        const r = await fetch(`${baseUrl}/readyz`)
+        return r.status === 200
+      },
+      60_000,
+      `service on ${baseUrl}`
+    )
   } catch (e) {
     child.kill("SIGKILL")
     throw new Error(`${(e as Error).message}\n${output}`)
@@ -131,22 +139,28 @@ export const startService = async (
 
 /** Runs the operator CLI with the service's environment. */
 export const admin = (env: Record<string, string>, ...args: Array<string>) =>
-  new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string; readonly json: any }>((resolve) => {
-    const child = spawn(...command(Path.join(root, "packages/server/src/bin/admin.ts"), args), { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d) => (stdout += d))
-    child.stderr.on("data", (d) => (stderr += d))
-    child.on("exit", (code) => {
-      let json: any = undefined
-      try {
-        json = JSON.parse(code === 0 ? stdout : stderr)
-      } catch {
-        // left undefined: the test asserts on it
-      }
-      resolve({ code, stdout, stderr, json })
-    })
-  })
+  new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string; readonly json: any }>(
+    (resolve) => {
+      const child = spawn(...command(Path.join(root, "packages/server/src/bin/admin.ts"), args), {
+        cwd: root,
+        env,
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let stdout = ""
+      let stderr = ""
+      child.stdout.on("data", (d) => (stdout += d))
+      child.stderr.on("data", (d) => (stderr += d))
+      child.on("exit", (code) => {
+        let json: any = undefined
+        try {
+          json = JSON.parse(code === 0 ? stdout : stderr)
+        } catch {
+          // left undefined: the test asserts on it
+        }
+        resolve({ code, stdout, stderr, json })
+      })
+    }
+  )
 
 /** Runs the CLI and returns its document, failing loudly otherwise. */
 export const adminOk = async (env: Record<string, string>, ...args: Array<string>) => {
@@ -160,27 +174,54 @@ export const workspaceWithKey = async (
   env: Record<string, string>,
   opts: { plan?: string; scopes?: string; workspaceArgs?: Array<string>; keyArgs?: Array<string> } = {}
 ) => {
-  const ws = await adminOk(env, "workspace", "create", "--name", "Test", "--plan", opts.plan ?? "studio", ...(opts.workspaceArgs ?? []))
+  const ws = await adminOk(
+    env,
+    "workspace",
+    "create",
+    "--name",
+    "Test",
+    "--plan",
+    opts.plan ?? "studio",
+    ...(opts.workspaceArgs ?? [])
+  )
   const key = await adminOk(
-    env, "key", "create", ws.id, "--scopes", opts.scopes ?? "media:read,media:write,renders:create,renders:read", ...(opts.keyArgs ?? [])
+    env,
+    "key",
+    "create",
+    ws.id,
+    "--scopes",
+    opts.scopes ?? "media:read,media:write,renders:create,renders:read",
+    ...(opts.keyArgs ?? [])
   )
   return { workspace: ws, key, secret: key.secret as string }
 }
 
 export const client = (baseUrl: string, secret?: string) => {
-  const headers = (extra?: Record<string, string>) => ({ ...(secret ? { authorization: `Bearer ${secret}` } : {}), ...extra })
+  const headers = (extra?: Record<string, string>) => ({
+    ...(secret ? { authorization: `Bearer ${secret}` } : {}),
+    ...extra
+  })
   return {
     get: (path: string, extra?: Record<string, string>) => fetch(`${baseUrl}${path}`, { headers: headers(extra) }),
-    del: (path: string, extra?: Record<string, string>) => fetch(`${baseUrl}${path}`, { method: "DELETE", headers: headers(extra) }),
+    del: (path: string, extra?: Record<string, string>) =>
+      fetch(`${baseUrl}${path}`, { method: "DELETE", headers: headers(extra) }),
     postJson: (path: string, body: unknown, extra?: Record<string, string>) =>
       fetch(`${baseUrl}${path}`, {
         method: "POST",
         headers: headers({ "content-type": "application/json", ...extra }),
         body: typeof body === "string" ? body : JSON.stringify(body)
       }),
-    upload: (bytes: Uint8Array, opts: { filename?: string; type?: string; label?: string; tags?: Array<string>; extra?: Record<string, string> } = {}) => {
+    upload: (
+      bytes: Uint8Array,
+      opts: { filename?: string; type?: string; label?: string; tags?: Array<string>; extra?: Record<string, string> } =
+        {}
+    ) => {
       const form = new FormData()
-      form.append("file", new Blob([bytes as Uint8Array<ArrayBuffer>], opts.type === undefined ? {} : { type: opts.type }), opts.filename ?? "photo")
+      form.append(
+        "file",
+        new Blob([bytes as Uint8Array<ArrayBuffer>], opts.type === undefined ? {} : { type: opts.type }),
+        opts.filename ?? "photo"
+      )
       if (opts.label !== undefined) form.append("label", opts.label)
       for (const t of opts.tags ?? []) form.append("tags", t)
       return fetch(`${baseUrl}/api/v1/media`, { method: "POST", headers: headers(opts.extra), body: form })

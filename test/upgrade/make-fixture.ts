@@ -179,7 +179,11 @@ for (let i = 0; i < 8; i++) {
   driveFiles.push({ id, name, mime_type: "image/png", bytes_base64: Buffer.from(bytes).toString("base64") })
 }
 emulator.slowDownloads({ chunkBytes: 16, delayMs: 40 })
-const imported = await a.post("/api/v1/media/import", { provider: "cloud_drive", folder_id: folderId }, "fixture-import")
+const imported = await a.post(
+  "/api/v1/media/import",
+  { provider: "cloud_drive", folder_id: folderId },
+  "fixture-import"
+)
 await poll(
   `import ${imported.id} under way`,
   () => a.get(`/api/v1/media/imports/${imported.id}`),
@@ -264,5 +268,7 @@ fs.rmSync(dataDir, { recursive: true, force: true })
 console.log(`fixture written to ${out}:`)
 for (const f of fs.readdirSync(out)) console.log(`  ${f} ${fs.statSync(Path.join(out, f)).size} bytes`)
 console.log(
-  `  pending: ${pendingSeen.map((r) => r.status).join(", ")}; import: ${importSeen.items.length} of 8 items; usage ${usageMain.aesthetic_quotes.used}`
+  `  pending: ${
+    pendingSeen.map((r) => r.status).join(", ")
+  }; import: ${importSeen.items.length} of 8 items; usage ${usageMain.aesthetic_quotes.used}`
 )

@@ -1,13 +1,13 @@
-import { createHash } from "node:crypto"
 import { spawnSync } from "node:child_process"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
-import { startDriveEmulator, type DriveEmulator } from "../support/drive-emulator.ts"
-import { client, makeDatabase, root, startService, type Service } from "../support/service.ts"
 import { reservePort, waitForImport } from "../drive/support.ts"
+import { type DriveEmulator, startDriveEmulator } from "../support/drive-emulator.ts"
+import { client, makeDatabase, root, type Service, startService } from "../support/service.ts"
 
 /**
  * An installation of release 0.1.0 stopped hard mid-work (test/fixtures/upgrade/0.1.0, made by
@@ -86,7 +86,10 @@ describe("upgrading an installation of release 0.1.0 in place", () => {
     expect(untar.status, String(untar.stderr)).toBe(0)
 
     // the drive as it was: same client, same folder and files, the stored grant still good
-    emulator = await startDriveEmulator({ clientId: expected.drive.client_id, clientSecret: expected.drive.client_secret })
+    emulator = await startDriveEmulator({
+      clientId: expected.drive.client_id,
+      clientSecret: expected.drive.client_secret
+    })
     const folder = emulator.addFolder({ name: expected.drive.folder.name, id: expected.drive.folder.id })
     for (const f of expected.drive.files) {
       emulator.addFile({
@@ -108,7 +111,10 @@ describe("upgrading an installation of release 0.1.0 in place", () => {
     })
     const as = (key: string) => client(service!.baseUrl, expected.keys[key])
     const main = as("main")
-    const usage = { main: seenNow(expected.usage.main, service.baseUrl), other: seenNow(expected.usage.other, service.baseUrl) }
+    const usage = {
+      main: seenNow(expected.usage.main, service.baseUrl),
+      other: seenNow(expected.usage.other, service.baseUrl)
+    }
 
     // keys: the live ones authenticate, the revoked one stays revoked
     expect((await main.get("/api/v1/usage")).status).toBe(200)
@@ -129,7 +135,8 @@ describe("upgrading an installation of release 0.1.0 in place", () => {
       expect(video.status).toBe(200)
       expect(sha256(new Uint8Array(await video.arrayBuffer()))).toBe(c.sha256)
     }
-    const canceled = await (await as(expected.canceled.key).get(`/api/v1/renders/${expected.canceled.render_id}`)).json()
+    const canceled = await (await as(expected.canceled.key).get(`/api/v1/renders/${expected.canceled.render_id}`))
+      .json()
     expect(canceled).toMatchObject({ status: "canceled", error: { code: "render_canceled" } })
     const mediaIds = (await (await main.get("/api/v1/media?limit=100")).json()).data.map((m: any) => m.id)
     for (const id of expected.media) expect(mediaIds).toContain(id)

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { adminOk, client, makeShared, startService, waitFor, workspaceWithKey, type Service } from "../support/service.ts"
 import { createRender, pollToEnd, stopOrKill, uploadPhoto } from "../renders/helpers.ts"
+import {
+  adminOk,
+  client,
+  makeShared,
+  type Service,
+  startService,
+  waitFor,
+  workspaceWithKey
+} from "../support/service.ts"
 
 /**
  * The vision model over the real service (issue #13): an upload is classified after it has answered
@@ -13,7 +21,19 @@ afterAll(async () => {
   await Promise.all(services.map((s) => stopOrKill(s)))
 })
 
-const mediaKeys = ["created_at", "file_size_bytes", "height", "id", "label", "mime_type", "object", "preview_expires_at", "preview_url", "tags", "width"]
+const mediaKeys = [
+  "created_at",
+  "file_size_bytes",
+  "height",
+  "id",
+  "label",
+  "mime_type",
+  "object",
+  "preview_expires_at",
+  "preview_url",
+  "tags",
+  "width"
+]
 
 describe("photo classification", () => {
   let service: Service
@@ -29,10 +49,14 @@ describe("photo classification", () => {
 
   it("infers class, confidence, subject and model off the request path; the public document is unchanged", async () => {
     let shown: any
-    await waitFor(async () => {
-      shown = await adminOk(service.env, "media", "show", media.id)
-      return shown.inferred !== null
-    }, 60_000, "the inference of the uploaded photo")
+    await waitFor(
+      async () => {
+        shown = await adminOk(service.env, "media", "show", media.id)
+        return shown.inferred !== null
+      },
+      60_000,
+      "the inference of the uploaded photo"
+    )
     expect(shown).toMatchObject({ object: "media", id: media.id, width: 512, height: 512 })
     expect(shown.inferred).toMatchObject({ image_class: "person", model: expect.stringContaining("blazeface") })
     expect(shown.inferred.confidence).toBeGreaterThanOrEqual(0.45)
@@ -56,7 +80,11 @@ describe("photo classification", () => {
   })
 
   it("a render with image_class overrides the inferred class", async () => {
-    const created = await createRender(api, { media_id: media.id, quote: "Framed as a landscape", image_class: "landscape_nature" })
+    const created = await createRender(api, {
+      media_id: media.id,
+      quote: "Framed as a landscape",
+      image_class: "landscape_nature"
+    })
     const { render } = await pollToEnd(api, created.id, 100_000)
     expect(render.status, JSON.stringify(render)).toBe("completed")
   })
@@ -64,7 +92,10 @@ describe("photo classification", () => {
 
 describe("photo classification without a model", () => {
   it("with the model unavailable, the upload answers, inference stays null and the render still completes", async () => {
-    const service = await startService(await makeShared(), { RENDER_CONCURRENCY: "1", VISION_MODEL_DIR: "/nonexistent/vision-models" })
+    const service = await startService(await makeShared(), {
+      RENDER_CONCURRENCY: "1",
+      VISION_MODEL_DIR: "/nonexistent/vision-models"
+    })
     services.push(service)
     const { secret } = await workspaceWithKey(service.env)
     const api = client(service.baseUrl, secret)
