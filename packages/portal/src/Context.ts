@@ -1,6 +1,6 @@
 import * as JsonBody from "@pic2video/api/JsonBody"
-import type { Session } from "@pic2video/cluster/portal/PortalSessions"
-import type { WorkspaceRow } from "@pic2video/cluster/Workspaces"
+import type { Session } from "@pic2video/cluster/services/PortalSessionService"
+import type { WorkspaceRow } from "@pic2video/cluster/services/WorkspaceService"
 import { Errors } from "@pic2video/domain"
 import { Data, Effect } from "effect"
 import type { HttpServerRequest } from "effect/http/HttpServerRequest"

@@ -1,10 +1,10 @@
 import { failureHeaders } from "@pic2video/api/ErrorResponse"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import { AppConfig } from "@pic2video/cluster/AppConfig"
-import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
-import { WorkspacesRepo } from "@pic2video/cluster/Workspaces"
-import { Errors, RateLimit } from "@pic2video/domain"
-import { Cause, Clock, Effect } from "effect"
+import { csrfMatches, PortalSessionService } from "@pic2video/cluster/services/PortalSessionService"
+import { WorkspaceService } from "@pic2video/cluster/services/WorkspaceService"
+import { Errors } from "@pic2video/domain"
+import { Cause, Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { createHash } from "node:crypto"
@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs"
 import { Form, NotFound, readForm, type Signed } from "./Context.ts"
 import { html } from "./Html.ts"
 import { expiredPage, formRefusal, messagePage, securityHeaders, sentence } from "./Layout.ts"
+import { MintedForms } from "./MintedForms.ts"
 import * as Batch from "./pages/Batch.ts"
 import * as Drive from "./pages/Drive.ts"
 import * as Keys from "./pages/Keys.ts"
@@ -19,6 +20,7 @@ import * as Library from "./pages/Library.ts"
 import * as Overview from "./pages/Overview.ts"
 import * as Renders from "./pages/Renders.ts"
 import * as SignIn from "./pages/SignIn.ts"
+import { RequestWindows } from "./RequestWindows.ts"
 
 /**
  * The account portal (served by the API process under /portal, beside the v1 API, never through
@@ -49,17 +51,11 @@ const statics: Record<string, ReturnType<typeof staticFile>> = {
 
 export const isPortalPath = (pathname: string) => pathname === "/portal" || pathname.startsWith("/portal/")
 
-const windows = new Map<string, RateLimit.Window>()
-/** `now`: the request's Clock reading, so the windows run on the composition's clock. */
-const admit = (bucket: string, limit: number, now: number) => {
-  const decision = RateLimit.admit(windows.get(bucket), limit, now)
-  windows.set(bucket, decision.window)
-  // a window past its minute is as good as none: keep the map from growing without bound
-  if (windows.size > 10_000) {
-    for (const [k, w] of windows) if (now - w.startedAt >= RateLimit.windowMillis) windows.delete(k)
-  }
-  return decision
-}
+/**
+ * What the portal holds in this process (its request windows, the key-minting forms already used),
+ * provided where the portal is put beside the API; the pages' other services come with the API's.
+ */
+export const layer = Layer.mergeAll(RequestWindows.layer, MintedForms.layer)
 
 const signedOut = SignIn.signedOut
 
@@ -186,16 +182,16 @@ export const app = Effect.gen(function*() {
     return yield* SignIn.signOut(request, secure)
   }
 
-  const session = yield* PortalSessions.resolve(request.cookies[cookieName])
+  const session = yield* (yield* PortalSessionService).resolve(request.cookies[cookieName])
   if (session === undefined) return signedOut
-  const workspace = yield* (yield* WorkspacesRepo).find(session.workspaceId)
+  const workspace = yield* (yield* WorkspaceService).find(session.workspaceId)
   if (workspace === undefined) return signedOut
   const frame: Signed["frame"] = (section) => ({ csrf: session.csrf, workspaceName: workspace.name, section })
 
   const mutation = method !== "GET"
-  const now = yield* Clock.currentTimeMillis
-  const overall = admit(`all:${workspace.id}`, requestsPerMinute, now)
-  const writes = mutation ? admit(`mutations:${workspace.id}`, mutationsPerMinute, now) : overall
+  const windows = yield* RequestWindows
+  const overall = yield* windows.admit(`all:${workspace.id}`, requestsPerMinute)
+  const writes = mutation ? yield* windows.admit(`mutations:${workspace.id}`, mutationsPerMinute) : overall
   if (!overall.allowed || !writes.allowed) {
     RouteMetrics.rateLimited.portal.unsafeUpdate(1, [])
     const wait = Math.max(overall.allowed ? 0 : overall.resetSeconds, writes.allowed ? 0 : writes.resetSeconds)
@@ -224,11 +220,11 @@ export const app = Effect.gen(function*() {
     // uploads carry their token in a header (the body is the file); forms in a hidden field
     const isUpload = (request.headers["content-type"] ?? "").toLowerCase().startsWith("multipart/form-data")
     if (isUpload) {
-      if (!PortalSessions.csrfMatches(session, request.headers["x-csrf-token"])) return expired(frame)
+      if (!csrfMatches(session, request.headers["x-csrf-token"])) return expired(frame)
     } else {
       const read = yield* readForm(request)
       if (!(read instanceof Form)) return formRefusal(read, frame(undefined))
-      if (!PortalSessions.csrfMatches(session, read.get("csrf") ?? request.headers["x-csrf-token"])) {
+      if (!csrfMatches(session, read.get("csrf") ?? request.headers["x-csrf-token"])) {
         return expired(frame)
       }
       form = read

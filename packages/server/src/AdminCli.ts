@@ -4,10 +4,10 @@ import * as InstallationSecrets from "@pic2video/cluster/InstallationSecrets"
 import * as Integrations from "@pic2video/cluster/Integrations"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
-import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
 import * as PublicBaseUrl from "@pic2video/cluster/PublicBaseUrl"
 import * as Renders from "@pic2video/cluster/Renders"
 import { MediaRepo } from "@pic2video/cluster/repositories/Media"
+import * as PortalSessionService from "@pic2video/cluster/services/PortalSessionService"
 import * as RenderService from "@pic2video/cluster/services/RenderService"
 import * as Workspaces from "@pic2video/cluster/Workspaces"
 import { WorkspacesRepo } from "@pic2video/cluster/Workspaces"
@@ -235,11 +235,15 @@ export const run = (argv: ReadonlyArray<string>) =>
       case "portal link": {
         yield* known(flags, ["ttl-minutes"])
         const workspaceId = yield* one(positional, "WORKSPACE_ID")
-        const ttl = (yield* nonNegativeInt("ttl-minutes", flags["ttl-minutes"])) ?? PortalSessions.defaultLinkTtlMinutes
-        if (ttl < 1 || ttl > PortalSessions.maxLinkTtlMinutes) {
-          return yield* Effect.fail(usage(`--ttl-minutes must be from 1 to ${PortalSessions.maxLinkTtlMinutes}`))
+        const ttl = (yield* nonNegativeInt("ttl-minutes", flags["ttl-minutes"])) ??
+          PortalSessionService.defaultLinkTtlMinutes
+        if (ttl < 1 || ttl > PortalSessionService.maxLinkTtlMinutes) {
+          return yield* Effect.fail(usage(`--ttl-minutes must be from 1 to ${PortalSessionService.maxLinkTtlMinutes}`))
         }
-        return yield* PortalSessions.issueLink(workspaceId, ttl, yield* PublicBaseUrl.forOperator)
+        const publicBaseUrl = yield* PublicBaseUrl.forOperator
+        return yield* PortalSessionService.PortalSessionService.use((sessions) =>
+          sessions.issueLink(workspaceId, ttl, publicBaseUrl)
+        ).pipe(Effect.provide(PortalSessionService.PortalSessionService.layer))
       }
       case "secrets reencrypt": {
         yield* known(flags, [])

@@ -69,6 +69,7 @@ const withPortal = <R>(api: Http.App<R>): Http.App<R | PortalServices> =>
   )
 
 export const layerHttp = Http.serve((api) => Observability.observed(withPortal(api))).pipe(
+  Layer.provide(Portal.layer),
   HttpServer.withLogAddress,
   Layer.provide(HttpServerLive)
 )

@@ -3,7 +3,7 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { operation } from "./Repository.ts"
 
 /**
- * Portal sign-in links and browser sessions as rows (portal/PortalSessions.ts holds the rules).
+ * Portal sign-in links and browser sessions as rows (services/PortalSessionService.ts holds the rules).
  * Tokens are never stored, only their keyed hashes. Every instant is the caller's (from `Clock`),
  * so expiry is decided on the time the caller read.
  */

@@ -1,9 +1,8 @@
-import { toFailure } from "@pic2video/api/ErrorResponse"
-import { isBatchId, PortalBatchesRepo } from "@pic2video/cluster/PortalBatches"
 import { MediaService } from "@pic2video/cluster/services/MediaService"
+import { isBatchId, PortalBatchService } from "@pic2video/cluster/services/PortalBatchService"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import { Errors, Ids, Requests } from "@pic2video/domain"
-import { Effect, Exit, Fiber, Result } from "effect"
+import { Effect, Result } from "effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Form, type Signed } from "../Context.ts"
 import { html, isolated } from "../Html.ts"
@@ -13,18 +12,15 @@ import { bodyOf, decodeBody, decodeFailure, optionFields, photoName } from "./Re
 /**
  * "Render selected": the Library's selection (a GET form of checkboxes, so it works without
  * JavaScript) opens one form, a caption and options for all or a caption per photo, whose post
- * makes one render per photo through the same `RenderService.create` as `POST /api/v1/renders`.
- * Each render's idempotency key is derived from the form's batch id and the photo, so the form sent
- * twice charges nothing more. Before any is created the allowance is asked once for all of them
- * (`RenderService.batchRefusal`); then each is created and decided on its own, and the renders list
- * filtered to the batch shows what each photo came to.
+ * makes one render per photo through `PortalBatchService`, which creates each with the same
+ * `RenderService.create` as `POST /api/v1/renders`. Each render's idempotency key is derived from the
+ * form's batch id and the photo, so the form sent twice charges nothing more. Before any is created
+ * the allowance is asked once for all of them; then each is created and decided on its own, and the
+ * renders list filtered to the batch shows what each photo came to.
  */
 
 /** At most a Library page of photos in one batch. */
 export const maxBatch = 24
-
-/** The idempotency key of one photo's render in a batch (shown on the render's page, as any key). */
-export const batchKey = (batchId: string, mediaId: string) => `portal-batch:${batchId}:${mediaId.toLowerCase()}`
 
 /** The per-photo caption's field name. */
 const quoteField = (mediaId: string) => `quote.${mediaId}`
@@ -160,34 +156,11 @@ export const create = (s: Signed) =>
     const made = yield* bodies(s.form, ids)
     if (Result.isFailure(made)) return yield* refuse(made.failure)
 
-    const service = yield* RenderService
-    const payer = { workspaceId: s.workspace.id, keyId: null, spendCap24h: null }
-    const refusal = yield* service.batchRefusal(payer, ids.map((id) => batchKey(batchId, id)))
+    const batches = yield* PortalBatchService
+    const refusal = yield* batches.refusal(s.workspace.id, batchId, ids)
     if (refusal !== undefined) {
       return yield* refuse(Errors.fail(refusal.code, `${refusal.message}: nothing was created`))
     }
-    yield* (yield* PortalBatchesRepo).open(s.workspace.id, batchId)
-    // one at a time (each create prepares its caption, which is CPU work), and to the end once begun,
-    // in a fiber of its own: a person who leaves the page meanwhile (the request is interrupted) still
-    // gets every render, each recorded in the batch
-    const all = Effect.forEach(made.success, ({ body, mediaId }, position) =>
-      Effect.gen(function*() {
-        const exit = yield* Effect.exit(
-          service.create(payer, body, { key: batchKey(batchId, mediaId), recordId: null })
-        )
-        if (Exit.isSuccess(exit)) {
-          return yield* (yield* PortalBatchesRepo).record(s.workspace.id, batchId, mediaId, position, {
-            renderId: exit.value.id
-          })
-        }
-        // refused (the allowance changed meanwhile, the photo was archived…): said on the batch's list
-        const { failure, unexpected } = toFailure(exit.cause)
-        if (unexpected) yield* Effect.logError("portal batch: a render could not be created", exit.cause)
-        yield* (yield* PortalBatchesRepo).record(s.workspace.id, batchId, mediaId, position, {
-          code: failure.code,
-          message: failure.message
-        })
-      }), { discard: true })
-    yield* Effect.flatMap(Effect.forkDetach(all), Fiber.join)
+    yield* batches.create(s.workspace.id, batchId, made.success)
     return HttpServerResponse.redirect(`/portal/renders?batch=${batchId}`, { status: 303 })
   })

@@ -1,23 +1,23 @@
-import * as ApiKeys from "@pic2video/cluster/ApiKeys"
+import { ApiKeyService, defaultLimits } from "@pic2video/cluster/services/ApiKeyService"
 import { Errors, Plans, Scopes, Text } from "@pic2video/domain"
 import { Clock, Effect, Result } from "effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { type Form, orNotFound, type Signed } from "../Context.ts"
 import { dateTime, flag, html, type Interpolated, isolate, plain } from "../Html.ts"
 import { alert, document, htmlResponse, notice } from "../Layout.ts"
+import { MintedForms } from "../MintedForms.ts"
 
 /**
- * API keys: listed (never a secret), minted through `ApiKeys.create` — the operator CLI's own path,
- * with its plan and scope rules — and revoked through `ApiKeys.revoke`. The secret appears once, in
- * the answer to the mint itself.
+ * API keys: listed (never a secret), minted through `ApiKeyService.create` — the operator CLI's own
+ * path, with its plan and scope rules — and revoked through `ApiKeyService.revoke`. The secret appears
+ * once, in the answer to the mint itself; a form already used to mint mints nothing more (MintedForms).
  */
 
-/** Forms already used to mint (a resubmitted or double-clicked form mints nothing more). */
-const minted = new Map<string, { readonly keyId: string; readonly at: number }>()
-const rememberMillis = 3600_000
-
 const keyOf = (s: Signed, id: string) =>
-  Effect.flatMap(ApiKeys.find(id), (k) => orNotFound(k?.workspace_id === s.workspace.id ? k : undefined))
+  Effect.flatMap(
+    ApiKeyService.use((keys) => keys.find(id)),
+    (k) => orNotFound(k?.workspace_id === s.workspace.id ? k : undefined)
+  )
 
 interface View {
   readonly secret?: { readonly name: string; readonly value: string }
@@ -31,7 +31,7 @@ const newFormId = () => crypto.randomUUID()
 
 const render = (s: Signed, view: View, status = 200) =>
   Effect.gen(function*() {
-    const keys = (yield* ApiKeys.list(s.workspace.id)).data
+    const keys = (yield* (yield* ApiKeyService).list(s.workspace.id)).data
     const plan = s.workspace.plan
     const canHold = Plans.planDefaults[plan].canHoldKeys
     const v = view.values
@@ -131,15 +131,15 @@ ${
           v?.get("spend_cap_24h") ?? ""
         }"><span class="hint">Empty: no cap</span></div>
       <div class="field"><label for="key-creates">Creates per minute</label>
-        <input id="key-creates" name="creates_per_minute" type="number" min="0" step="1" inputmode="numeric" placeholder="${ApiKeys.defaultLimits.creates}" value="${
+        <input id="key-creates" name="creates_per_minute" type="number" min="0" step="1" inputmode="numeric" placeholder="${defaultLimits.creates}" value="${
           v?.get("creates_per_minute") ?? ""
         }"></div>
       <div class="field"><label for="key-reads">Reads per minute</label>
-        <input id="key-reads" name="reads_per_minute" type="number" min="0" step="1" inputmode="numeric" placeholder="${ApiKeys.defaultLimits.reads}" value="${
+        <input id="key-reads" name="reads_per_minute" type="number" min="0" step="1" inputmode="numeric" placeholder="${defaultLimits.reads}" value="${
           v?.get("reads_per_minute") ?? ""
         }"></div>
       <div class="field"><label for="key-uploads">Uploads per minute</label>
-        <input id="key-uploads" name="uploads_per_minute" type="number" min="0" step="1" inputmode="numeric" placeholder="${ApiKeys.defaultLimits.uploads}" value="${
+        <input id="key-uploads" name="uploads_per_minute" type="number" min="0" step="1" inputmode="numeric" placeholder="${defaultLimits.uploads}" value="${
           v?.get("uploads_per_minute") ?? ""
         }"></div>
       <div class="field"><label for="key-expires">Expires at</label>
@@ -159,7 +159,7 @@ export const page = (s: Signed) => {
   const revoked = s.url.searchParams.get("revoked")
   if (revoked === null) return render(s, {})
   // named as the list names it (its own workspace's key only; anything else is just an id)
-  return Effect.flatMap(ApiKeys.find(revoked), (k) => {
+  return Effect.flatMap(ApiKeyService.use((keys) => keys.find(revoked)), (k) => {
     const name = k !== undefined && k.workspace_id === s.workspace.id && k.name !== ""
       ? html`“${isolate(k.name)}” (${isolate(revoked)})`
       : isolate(revoked)
@@ -180,11 +180,11 @@ export const mint = (s: Signed) =>
     const form = s.form
     const formId = form.get("form_id") ?? ""
     const now = yield* Clock.currentTimeMillis
-    for (const [id, m] of minted) if (now - m.at > rememberMillis) minted.delete(id)
-    const earlier = minted.get(formId)
+    const mintedForms = yield* MintedForms
+    const earlier = yield* mintedForms.keyOf(formId)
     if (earlier !== undefined) {
       return yield* render(s, {
-        message: `This form already created key ${earlier.keyId}; its secret was shown once and cannot be shown again.`
+        message: `This form already created key ${earlier}; its secret was shown once and cannot be shown again.`
       })
     }
     const expiresRaw = form.text("expires_at")
@@ -201,7 +201,7 @@ export const mint = (s: Signed) =>
         return yield* Effect.fail(Errors.fail("validation_failed", "Expiry must be in the future"))
       }
       const name = form.text("name") ?? ""
-      return yield* ApiKeys.create({
+      return yield* (yield* ApiKeyService).create({
         workspaceId: s.workspace.id,
         scopes: form.all("scopes"),
         name,
@@ -216,7 +216,7 @@ export const mint = (s: Signed) =>
       const e = created.failure
       return yield* render(s, { error: `${e.message} (${e.code})`, values: form }, Errors.statusOf(e.code))
     }
-    if (formId !== "") minted.set(formId, { keyId: created.success.id, at: yield* Clock.currentTimeMillis })
+    if (formId !== "") yield* mintedForms.remember(formId, created.success.id)
     return yield* render(s, {
       secret: {
         name: created.success.name === "" ? created.success.id : created.success.name,
@@ -246,6 +246,6 @@ export const confirmRevoke = (s: Signed, id: string) =>
 export const revoke = (s: Signed, id: string) =>
   Effect.gen(function*() {
     const key = yield* keyOf(s, id)
-    yield* ApiKeys.revoke(key.id)
+    yield* (yield* ApiKeyService).revoke(key.id)
     return HttpServerResponse.redirect(`/portal/keys?revoked=${encodeURIComponent(key.id)}`, { status: 303 })
   })

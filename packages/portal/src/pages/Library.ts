@@ -2,7 +2,7 @@ import { failureHeaders, schemaFailure, toFailure } from "@pic2video/api/ErrorRe
 import * as RouteTable from "@pic2video/api/RouteTable"
 import * as UploadBody from "@pic2video/api/UploadBody"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
-import type { MediaRow } from "@pic2video/cluster/repositories/Media"
+import type { MediaRow } from "@pic2video/cluster/MediaLibrary"
 import { MediaService } from "@pic2video/cluster/services/MediaService"
 import { Cursor, Errors, Ids, Requests } from "@pic2video/domain"
 import { UploadPayload } from "@pic2video/domain/api/Api"

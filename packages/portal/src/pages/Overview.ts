@@ -1,4 +1,4 @@
-import * as ApiKeys from "@pic2video/cluster/ApiKeys"
+import { ApiKeyService } from "@pic2video/cluster/services/ApiKeyService"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import { Resources } from "@pic2video/domain"
 import { Plans } from "@pic2video/domain"
@@ -14,7 +14,7 @@ export const page = (s: Signed) =>
     const renders = yield* RenderService
     const usage = yield* renders.cycle(ws.id)
     const byStatus = usage.byStatus
-    const keys = (yield* ApiKeys.list(ws.id)).data.filter((k) => k.revoked_at === null)
+    const keys = (yield* (yield* ApiKeyService).list(ws.id)).data.filter((k) => k.revoked_at === null)
     const windows = yield* Effect.forEach(
       keys,
       (k) => Effect.map(renders.chargedInWindow(k.id), (n) => ({ key: k, n }))

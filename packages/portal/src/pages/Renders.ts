@@ -1,10 +1,10 @@
 import * as ByteRange from "@pic2video/api/ByteRange"
 import { schemaFailure } from "@pic2video/api/ErrorResponse"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
-import { PortalBatchesRepo } from "@pic2video/cluster/PortalBatches"
+import type { MediaRow } from "@pic2video/cluster/MediaLibrary"
 import type { RenderRow } from "@pic2video/cluster/Renders"
-import type { MediaRow } from "@pic2video/cluster/repositories/Media"
 import { MediaService } from "@pic2video/cluster/services/MediaService"
+import { PortalBatchService } from "@pic2video/cluster/services/PortalBatchService"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import { Errors, Idempotency, RenderState, Requests, Resources, Text } from "@pic2video/domain"
 import * as JsonBody from "@pic2video/domain/JsonBody"
@@ -88,7 +88,7 @@ export const list = (s: Signed) =>
     const batchParam = s.url.searchParams.get("batch")
     const batch = batchParam === null
       ? undefined
-      : yield* Effect.flatMap((yield* PortalBatchesRepo).find(s.workspace.id, batchParam), orNotFound)
+      : yield* Effect.flatMap((yield* PortalBatchService).find(s.workspace.id, batchParam), orNotFound)
     const page = batch === undefined
       ? yield* (yield* RenderService).list(s.workspace.id, { status, limit: pageSize, before })
       : { rows: batch.renders.filter((r) => status === undefined || r.status === status), hasMore: false }

@@ -1,5 +1,5 @@
-import * as PortalSessions from "@pic2video/cluster/portal/PortalSessions"
-import { WorkspacesRepo } from "@pic2video/cluster/Workspaces"
+import { csrfMatches, PortalSessionService, type Session } from "@pic2video/cluster/services/PortalSessionService"
+import { WorkspaceService } from "@pic2video/cluster/services/WorkspaceService"
 import { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -25,8 +25,7 @@ const refused = messagePage(
 <p>Ask the operator of this service for a new link. If you are still signed in in this browser, <a href="/portal">open the portal</a>.</p>`
 )
 
-const nameOf = (workspaceId: string) =>
-  WorkspacesRepo.use((repo) => Effect.map(repo.find(workspaceId), (w) => w?.name ?? workspaceId))
+const nameOf = (workspaceId: string) => WorkspaceService.use((workspaces) => workspaces.nameOf(workspaceId))
 
 /** The page a link opens: a form that POSTs its token here (sent by the script at once when `auto`). */
 const signInPage = (token: string, workspace: string, auto: boolean) =>
@@ -41,7 +40,7 @@ const signInPage = (token: string, workspace: string, auto: boolean) =>
   }))
 
 /** Signed in to one workspace, the link is another's: the person chooses (the session's token confirms). */
-const switchPage = (token: string, session: PortalSessions.Session, current: string, other: string) =>
+const switchPage = (token: string, session: Session, current: string, other: string) =>
   htmlResponse(document({
     title: "Switch workspace",
     body: html`<h1>Sign in to ${isolate(other)} instead?</h1>
@@ -86,11 +85,12 @@ const fromThisSite = (request: HttpServerRequest, publicBaseUrl: string) => {
 /** GET (and HEAD) of a sign-in link: the page that signs in; nothing is spent. */
 export const open = (request: HttpServerRequest, url: URL) =>
   Effect.gen(function*() {
+    const sessions = yield* PortalSessionService
     const token = single(url.searchParams.getAll("token"))
-    const link = token === undefined ? undefined : yield* PortalSessions.redeem(token, { spend: false })
+    const link = token === undefined ? undefined : yield* sessions.redeem(token, { spend: false })
     if (token === undefined || link === undefined) return refused
     // a link opened from this site (typed, pasted) comes with the session cookie: ask at once
-    const session = yield* PortalSessions.resolve(request.cookies[cookieName])
+    const session = yield* sessions.resolve(request.cookies[cookieName])
     if (session !== undefined && session.workspaceId !== link.workspaceId) {
       return switchPage(token, session, yield* nameOf(session.workspaceId), yield* nameOf(link.workspaceId))
     }
@@ -100,6 +100,7 @@ export const open = (request: HttpServerRequest, url: URL) =>
 /** POST of the sign-in form: starts the session, or asks first (see the top of this file). */
 export const submit = (request: HttpServerRequest, publicBaseUrl: string, secure: boolean) =>
   Effect.gen(function*() {
+    const sessions = yield* PortalSessionService
     const form = yield* readForm(request)
     if (!(form instanceof Form)) return formRefusal(form)
     const token = single(form.all("token"))
@@ -107,13 +108,13 @@ export const submit = (request: HttpServerRequest, publicBaseUrl: string, secure
     if (!fromThisSite(request, publicBaseUrl)) {
       // another site's form: it may not start a session (the browser withheld the session cookie,
       // so the person's own session would be replaced unseen). The page, for the person to choose.
-      const link = yield* PortalSessions.redeem(token, { spend: false })
+      const link = yield* sessions.redeem(token, { spend: false })
       return link === undefined ? refused : signInPage(token, yield* nameOf(link.workspaceId), false)
     }
     const previous = request.cookies[cookieName]
-    const session = yield* PortalSessions.resolve(previous)
-    const confirmed = session !== undefined && PortalSessions.csrfMatches(session, form.get("csrf"))
-    const redeemed = yield* PortalSessions.redeem(token, {
+    const session = yield* sessions.resolve(previous)
+    const confirmed = session !== undefined && csrfMatches(session, form.get("csrf"))
+    const redeemed = yield* sessions.redeem(token, {
       spend: true,
       onlyFor: confirmed ? undefined : session?.workspaceId
     })
@@ -122,7 +123,7 @@ export const submit = (request: HttpServerRequest, publicBaseUrl: string, secure
       return switchPage(token, session!, yield* nameOf(session!.workspaceId), yield* nameOf(redeemed.workspaceId))
     }
     // the session this one replaces ends for good
-    if (session !== undefined) yield* PortalSessions.end(previous)
+    if (session !== undefined) yield* sessions.end(previous)
     return HttpServerResponse.redirect("/portal", {
       status: 303,
       headers: { "cache-control": "no-store", ...securityHeaders }
@@ -149,11 +150,12 @@ export const signOut = (request: HttpServerRequest, secure: boolean) =>
   Effect.gen(function*() {
     const token = request.cookies[cookieName]
     const clear = HttpServerResponse.expireCookieUnsafe(cookieName, cookieOptions(secure))
-    const session = yield* PortalSessions.resolve(token)
+    const sessions = yield* PortalSessionService
+    const session = yield* sessions.resolve(token)
     if (session === undefined) return token === undefined ? signedOut : clear(signedOut)
     const form = yield* readForm(request)
     if (!(form instanceof Form)) return formRefusal(form)
-    if (!PortalSessions.csrfMatches(session, form.get("csrf"))) return expiredPage()
-    yield* PortalSessions.end(token)
+    if (!csrfMatches(session, form.get("csrf"))) return expiredPage()
+    yield* sessions.end(token)
     return clear(signedOut)
   })
