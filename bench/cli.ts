@@ -10,7 +10,7 @@
  * - standalone: packages/client/standalone/p2v when it has been built (`npm run build:p2v-standalone`).
  *
  * Wall time is from spawn to exit; peak RSS is the process's maximum resident set (GNU time's %M).
- * The targets (issue 34) are printed beside the figures, not enforced: on a shared 2-core VM every
+ * The targets are printed beside the figures, not enforced: on a shared 2-core VM every
  * figure depends on what else runs, so compare within one run. The service: one all-in-one process,
  * its database a fresh one on DATABASE_URL's (or TEST_DATABASE_URL's) server, else its embedded PostgreSQL.
  */

@@ -1,5 +1,5 @@
 /**
- * `node bench/keep-alive.ts` — the keep-alive race of issue 26, shown on its own (loopback only).
+ * `node bench/keep-alive.ts` — the keep-alive race (a reused socket closed under a request), shown on its own (loopback only).
  * A server (its own process) with Node's default idle handling (`Keep-Alive: timeout=5`, closes at
  * 6 s) or with the service's (packages/server/src/HttpTimeouts.ts: timeout=5, closes at 10 s), and
  * a client that sends a second request on a kept-alive socket after an idle time swept across the
@@ -8,10 +8,10 @@
  * on main) or honouring it (it stops using a socket a second before the advertised timeout). Prints,
  * per server × client, how many second requests failed at the socket, with the code and idle time.
  */
+import * as HttpTimeouts from "@pic2video/server/HttpTimeouts"
 import { spawn } from "node:child_process"
 import * as http from "node:http"
 import type * as net from "node:net"
-import * as HttpTimeouts from "../packages/server/src/HttpTimeouts.ts"
 
 if (process.argv[2] === "--server") {
   const server = http.createServer((_req, res) => res.end("ok"))

@@ -55,7 +55,9 @@ if (isMainThread) {
     const session = new inspector.Session()
     session.connect()
     const post = (method: string, params?: object) =>
-      new Promise<any>((resolve, reject) => session.post(method, params, (e, r) => (e ? reject(e) : resolve(r))))
+      new Promise<{ readonly profile?: unknown }>((resolve, reject) =>
+        session.post(method, params, (e, r) => (e ? reject(e) : resolve(r ?? {})))
+      )
     await post("Profiler.enable")
     await post("Profiler.setSamplingInterval", { interval: 1000 })
     await post("Profiler.start")

@@ -1,5 +1,5 @@
 /**
- * The cost of observability on the request path (issue 27), one part of `npm run bench:api`: the
+ * The cost of observability on the request path, one part of `npm run bench:api`: the
  * poll (`GET /api/v1/renders/{id}`, the hottest request) against the same service and data under
  * three configurations, side by side in one run:
  *   - off:     no METRICS_PORT, no OTEL_*: nothing measured, no tracer (the request path as before);

@@ -31,18 +31,6 @@ export interface Statement {
   readonly values: ReadonlyArray<Value>
 }
 
-/** Parameters as JSON, Dates tagged so that a replay sends them as the service did. */
-const encode = (v: unknown): Value =>
-  v instanceof Date
-    ? { date: v.toISOString() }
-    : Array.isArray(v)
-    ? v.map(encode)
-    : v === undefined
-    ? null
-    : typeof v === "bigint"
-    ? String(v)
-    : (v as Value)
-
 export const decode = (v: Value): unknown =>
   v !== null && typeof v === "object" && !Array.isArray(v) && "date" in v
     ? new Date(v.date)
@@ -142,10 +130,9 @@ const binary = (oid: number, b: Buffer): Value => {
 
 /** A `Bind`: the statement it names, and its parameters as the bare server can send them again. */
 const bind = (w: Wire, body: Buffer): Statement | undefined => {
-  let at: number
-  ;[, at] = cstring(body, 0) // portal
-  let name: string
-  ;[name, at] = cstring(body, at)
+  const [, afterPortal] = cstring(body, 0)
+  const [name, afterName] = cstring(body, afterPortal)
+  let at = afterName
   const prepared = w.statements.get(name)
   if (prepared === undefined) return undefined
   const formatCount = body.readInt16BE(at)
@@ -171,11 +158,8 @@ const bind = (w: Wire, body: Buffer): Statement | undefined => {
 }
 
 const parseMessage = (body: Buffer): [string, Prepared] => {
-  let at: number
-  let name: string
-  let text: string
-  ;[name, at] = cstring(body, 0)
-  ;[text, at] = cstring(body, at)
+  const [name, afterName] = cstring(body, 0)
+  const [text, at] = cstring(body, afterName)
   const n = body.readInt16BE(at)
   const types: Array<number> = []
   for (let i = 0; i < n; i++) types.push(body.readInt32BE(at + 2 + i * 4))

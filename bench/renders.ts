@@ -102,8 +102,9 @@ async function stopProc(p: Proc, signal: NodeJS.Signals = "SIGTERM", graceMs = 3
   clearTimeout(timer)
 }
 
-function adminCli(env: NodeJS.ProcessEnv, ...args: Array<string>) {
-  return new Promise<any>((resolve, reject) => {
+/** The admin CLI's JSON answer, of the shape `A` the caller reads. */
+function adminCli<A>(env: NodeJS.ProcessEnv, ...args: Array<string>) {
+  return new Promise<A>((resolve, reject) => {
     const child = spawn(node, [Path.join(root, "packages/server/src/bin/admin.ts"), ...args], {
       cwd: root,
       env,
@@ -130,14 +131,31 @@ const childCommands = (pid: number) =>
   )
 const isEncoding = async (pid: number) => (await childCommands(pid)).some((c) => c.startsWith("ffmpeg"))
 
+/** What the bench reads of a render document. */
+interface RenderDocument {
+  readonly id: string
+  readonly status: string
+  readonly updated_at: string
+}
+
 interface Client {
-  readonly post: (body: unknown) => Promise<{ status: number; body: any }>
-  readonly get: (path: string) => Promise<{ status: number; body: any }>
+  /** POST /api/v1/renders; the body is the created render (an error document when the status is not 202) */
+  readonly post: (body: unknown) => Promise<{ status: number; body: { readonly id: string } }>
+  /** a GET answered with JSON of the shape `A` */
+  readonly get: <A>(path: string) => Promise<{ status: number; body: A }>
 }
 
 async function account(proc: Proc, plan: Array<string>): Promise<Client> {
-  const ws = await adminCli(proc.env, "workspace", "create", "--name", "Bench", "--plan", ...plan)
-  const key = await adminCli(
+  const ws = await adminCli<{ readonly id: string }>(
+    proc.env,
+    "workspace",
+    "create",
+    "--name",
+    "Bench",
+    "--plan",
+    ...plan
+  )
+  const key = await adminCli<{ readonly secret: string }>(
     proc.env,
     "key",
     "create",
@@ -264,7 +282,7 @@ async function benchThroughput() {
     while (ended.size < ids.length) {
       for (const id of ids) {
         if (ended.has(id)) continue
-        const r = (await api.get(`/api/v1/renders/${id}`)).body
+        const r = (await api.get<RenderDocument>(`/api/v1/renders/${id}`)).body
         if (r.status !== "queued" && !started.has(id)) started.set(id, Date.now())
         if (["completed", "failed", "canceled"].includes(r.status)) ended.set(id, { at: Date.now(), status: r.status })
       }
@@ -346,7 +364,7 @@ async function benchFailover() {
       }
       const created = await api.post({ quote: "Survives a crash" })
       if (created.status !== 202) throw new Error(`create answered ${created.status} ${JSON.stringify(created.body)}`)
-      const id = created.body.id as string
+      const id = created.body.id
       let victim: Proc | undefined
       await waitFor(
         async () => {
@@ -363,13 +381,13 @@ async function benchFailover() {
       victim!.child.kill("SIGKILL")
       await victim!.exited
       const killedAt = Date.now()
-      const frozen = (await api.get(`/api/v1/renders/${id}`)).body
+      const frozen = (await api.get<RenderDocument>(`/api/v1/renders/${id}`)).body
       let movedAt: number | undefined
       let encodingAt: number | undefined
       let endedAt: number | undefined
-      let final: any
+      let final: RenderDocument | undefined
       while (endedAt === undefined) {
-        const r = (await api.get(`/api/v1/renders/${id}`)).body
+        const r = (await api.get<RenderDocument>(`/api/v1/renders/${id}`)).body
         if (
           movedAt === undefined &&
           (Date.parse(r.updated_at) > Date.parse(frozen.updated_at) || r.status !== frozen.status)
@@ -382,12 +400,12 @@ async function benchFailover() {
         if (Date.now() - killedAt > 10 * 60_000) throw new Error("render did not finish within 10 minutes of the kill")
         await sleep(200)
       }
-      const usage = (await api.get("/api/v1/usage")).body
+      const usage = (await api.get<{ readonly aesthetic_quotes: { readonly used: number } }>("/api/v1/usage")).body
       console.log(
         `   run ${run}: moved again after ${movedAt ? s(movedAt - killedAt) : "—"}; survivor encoding after ${
           encodingAt ? s(encodingAt - killedAt) : "— (not seen)"
         }; ` +
-          `${final.status} after ${
+          `${final?.status} after ${
             s(endedAt - killedAt)
           }; charged ${usage.aesthetic_quotes.used} render(s) so far in this workspace (${run} created)`
       )

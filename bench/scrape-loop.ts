@@ -1,5 +1,5 @@
 /**
- * What a client scraping /metrics in a tight loop costs the API (issue 30, item 10), one part of
+ * What a client scraping /metrics in a tight loop costs the API, one part of
  * `npm run bench:api -- --scrape-loop`: the poll (`GET /api/v1/renders/{id}`) against one service,
  * measured without and with one local client that scrapes the service's /metrics back to back (its
  * next request as soon as the previous answer is read, in a process of its own:

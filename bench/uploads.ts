@@ -1,5 +1,5 @@
 /**
- * `npm run bench:uploads` — the service's memory under hostile upload load (issue 14, finding 4):
+ * `npm run bench:uploads` — the service's memory under hostile upload load:
  *
  *   The service as `npm start` runs it (`bin/start.ts`, a temp DATA_DIR, its own embedded PostgreSQL,
  *   which is a separate process and not counted; or DATABASE_URL when set). Its resident set is read
@@ -132,8 +132,9 @@ const main = async () => {
       "service"
     )
     const pid = child.pid!
-    const admin = (...args: Array<string>) =>
-      new Promise<any>((resolve, reject) => {
+    // the admin CLI's JSON answer, of the shape `A` the caller reads
+    const admin = <A>(...args: Array<string>) =>
+      new Promise<A>((resolve, reject) => {
         const c = spawn(process.execPath, [Path.join(root, "packages/server/src/bin/admin.ts"), ...args], {
           cwd: root,
           env,
@@ -145,8 +146,8 @@ const main = async () => {
         c.stderr.on("data", (d) => (e += d))
         c.on("exit", (code) => (code === 0 ? resolve(JSON.parse(o)) : reject(new Error(e))))
       })
-    const ws = await admin("workspace", "create", "--name", "Bench", "--plan", "custom")
-    const key = await admin(
+    const ws = await admin<{ readonly id: string }>("workspace", "create", "--name", "Bench", "--plan", "custom")
+    const key = await admin<{ readonly secret: string }>(
       "key",
       "create",
       ws.id,

@@ -20,12 +20,12 @@
  * `--bin` builds bin/p2v.js alone. `--standalone` builds packages/client/standalone/p2v alone: one
  * executable with Node inside (Node's single executable applications), which needs no `node` on PATH.
  */
+import { helpTable } from "@pic2video/client/Cli"
 import { build, type Plugin, transform } from "esbuild"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { helpTable } from "../packages/client/src/Cli.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const client = Path.join(root, "packages/client")

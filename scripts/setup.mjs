@@ -119,7 +119,9 @@ function installDebianPackages(what, packages, fallback) {
   const missing = missingDebianPackages(packages)
   if (missing.length === 0) return log(`${what} already installed`)
   if (typeof process.getuid === "function" && process.getuid() !== 0) {
-    return warn(`not root; missing Debian packages: ${missing.join(" ")} (sudo apt-get install ${missing.join(" ")}); ${fallback}`)
+    return warn(
+      `not root; missing Debian packages: ${missing.join(" ")} (sudo apt-get install ${missing.join(" ")}); ${fallback}`
+    )
   }
   log(`installing Debian packages: ${missing.join(" ")}`)
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" }
@@ -152,7 +154,11 @@ function installSystemDeps() {
     log("dev dependencies omitted: not installing the test tools (chromium, prometheus)")
   } else {
     installDebianPackages("chromium", BROWSER_PACKAGES, "the portal's browser tests will skip")
-    installDebianPackages("prometheus", PROMETHEUS_PACKAGES, "the observability tests will fail: they need /usr/bin/prometheus and /usr/bin/promtool")
+    installDebianPackages(
+      "prometheus",
+      PROMETHEUS_PACKAGES,
+      "the observability tests will fail: they need /usr/bin/prometheus and /usr/bin/promtool"
+    )
   }
   installDebianPackages("jemalloc", ALLOCATOR_PACKAGES, "the service keeps the system allocator")
 }

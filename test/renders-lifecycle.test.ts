@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Json } from "./support/limits.ts"
 import { client, makeShared, photo, type Service, startService, waitFor, workspaceWithKey } from "./support/service.ts"
 
 describe("render lifecycle", () => {
@@ -20,7 +21,7 @@ describe("render lifecycle", () => {
     expect(Object.keys(body).sort()).toEqual(["id", "object", "status"])
     expect(body).toMatchObject({ object: "render", status: "queued" })
     const seen: Array<string> = []
-    let render: any
+    let render: Json
     await waitFor(
       async () => {
         render = await (await api.get(`/api/v1/renders/${body.id}`)).json()

@@ -25,7 +25,7 @@ describe("a new user's first steps", () => {
       mime_type: "image/jpeg"
     })
     const list = await (await api.get("/api/v1/media")).json()
-    expect(list.data.map((m: any) => m.id)).toEqual([media.id])
+    expect(list.data.map((m: { readonly id: string }) => m.id)).toEqual([media.id])
     expect(list.data[0]).toMatchObject({ width: 640, height: 427 })
     const preview = await api.get(`/api/v1/media/${media.id}/preview`)
     expect(preview.status).toBe(200)

@@ -11,7 +11,7 @@ import { client } from "../support/service.ts"
 import { type Target, target } from "./support.ts"
 
 /**
- * The attacks the probe tried that held (issue 14), kept so they keep holding: decompression bombs,
+ * The attacks a hostile client can try that the service holds against, kept so they keep holding: decompression bombs,
  * polyglots, path tricks, header injection, timing of unknown keys against wrong secrets, and ids of
  * another workspace. One service; every attack bounded in count.
  */
@@ -181,7 +181,11 @@ describe("timing of keys", () => {
     const wrong = wrongSecret(t.main.secret)
     const a: Array<number> = []
     const b: Array<number> = []
-    for (let i = 0; i < 5; i++) await timed(unknown), await timed(wrong) // warm-up
+    // warm-up
+    for (let i = 0; i < 5; i++) {
+      await timed(unknown)
+      await timed(wrong)
+    }
     for (let i = 0; i < 30; i++) {
       const x = await timed(unknown)
       const y = await timed(wrong)

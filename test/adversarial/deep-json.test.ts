@@ -3,8 +3,8 @@ import { expectError } from "../support/limits.ts"
 import { nested, type Target, target } from "./support.ts"
 
 /**
- * Finding 1: a body nested 5,000 deep was a 500 (the schema's error formatting and the log overflowed
- * the stack). Every JSON endpoint answers 422 `validation_failed`, with or without an Idempotency-Key,
+ * A body nested 5,000 deep, which can overflow the stack in the schema's error formatting and in the
+ * log: every JSON endpoint answers 422 `validation_failed`, with or without an Idempotency-Key,
  * alone or 50 at once, and the log carries no stack overflow.
  */
 let t: Target

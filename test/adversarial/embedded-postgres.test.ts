@@ -7,7 +7,7 @@ import { childCommands, sleep } from "../renders/helpers.ts"
 import { freePort, root, waitFor } from "../support/service.ts"
 
 /**
- * Finding 2 (and issue 10 item 8): the embedded PostgreSQL of `npm start` (no DATABASE_URL) lives
+ * The embedded PostgreSQL of `npm start` (no DATABASE_URL) lives
  * exactly as long as the service. After kill -9 of the service no server of its DATA_DIR survives; a
  * server a crashed run left behind is stopped at the next start, which then stops its own on SIGTERM
  * and SIGINT; and a server that cannot start says why, in its own words, and the start exits non-zero.

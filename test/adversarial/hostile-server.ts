@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from "node:net"
 
 /**
  * TEST CODE: a small HTTP server on loopback that answers as a hostile or broken Pic-to-Video
- * service would, for the client and `p2v` hardening tests (issue 24 item 4, issue 26). It is not the
+ * service would, for the client and `p2v` hardening tests. It is not the
  * service and stands in for no part of it: each test gives it a handler (`scenarios`) that misbehaves
  * one way. Run by hand to see what a client does against one:
  *

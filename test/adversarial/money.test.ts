@@ -6,7 +6,7 @@ import { type Api, findEncoder, pollToEnd, stopOrKill, uploadPhoto, usedOf } fro
 import { client, makeShared, type Service, type Shared, startService, waitFor } from "../support/service.ts"
 
 /**
- * Money and crashes across processes (issue 14, the attacks that held): two `npm start` processes on
+ * Money and crashes across processes: two `npm start` processes on
  * one database; kill -9 of the one encoding a render (the other finishes it, charged once); then
  * concurrent creates split over two processes against an allowance, a spend cap, and one
  * Idempotency-Key raced. Counts are exact; sizes are kept small so the file stays within a minute or two.

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { check, heading, noChromium, type Portal, sessionCookie, startPortal, suite, until } from "../portal/support.ts"
 
 /**
- * Issue 24: the portal's sign-in and sign-out against another site and against link scanners, in a
+ * The portal's sign-in and sign-out against another site and against link scanners, in a
  * real browser where a person would be (another site is `localhost`, the portal `127.0.0.1`: two
  * sites, so the browser applies SameSite exactly as it would for a stranger's page).
  * - item 1, login CSRF: a page of another site that sends the browser to *its own* sign-in link

@@ -6,9 +6,8 @@ import { client } from "../support/service.ts"
 import { parseAnswer, portalSession, streamBody, type Target, target, uploadHead } from "./support.ts"
 
 /**
- * Issue 24: what the second probe found at the HTTP level. An upload over the limit is cut off the
- * same way whichever front end takes it (item 3); paths match exactly as declared, `;` included
- * (item 5); and the small ones (item 8): a 404 names the path as received, partial requests that
+ * The HTTP level under probing. An upload over the limit is cut off the same way whichever front end
+ * takes it; paths match exactly as declared, `;` included; and the small ones: a 404 names the path as received, partial requests that
  * close at once are logged at a bounded rate, captions.vtt keeps a caption with CR line ends, one
  * key-name rule in code points, the OAuth callback's pages carry the portal's security headers.
  */

@@ -5,7 +5,7 @@ import { stopOrKill } from "../renders/helpers.ts"
 import { makeShared, type Service, type Shared, startService } from "../support/service.ts"
 
 /**
- * The adversarial suite (issue 14): attacks a hostile client tried on the running service, kept as
+ * The adversarial suite: attacks a hostile client can try on the running service, kept as
  * tests. Loopback only; every attack is bounded in count and in time.
  */
 export interface Target {

@@ -1,3 +1,4 @@
+import { idempotencyKey } from "@pic2video/client/Batch"
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
@@ -5,7 +6,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { idempotencyKey } from "../../packages/client/src/Batch.ts"
+import type { Json } from "../support/limits.ts"
 import {
   adminOk,
   makeShared,
@@ -73,7 +74,7 @@ const within = async (run: ReturnType<typeof cli.start>, ms: number): Promise<Fi
 }
 
 const sha = (file: string) => createHash("sha256").update(fs.readFileSync(file)).digest("hex")
-const byName = (manifest: Array<any>) => Object.fromEntries(manifest.map((e) => [Path.basename(e.photo), e]))
+const byName = (manifest: ReadonlyArray<Json>) => Object.fromEntries(manifest.map((e) => [Path.basename(e.photo), e]))
 
 describe("p2v batch: charged once, whatever the manifest and --out", () => {
   it(

@@ -141,7 +141,9 @@ describe("p2v batch", () => {
     expect(r.stdout.trim()).toMatch(/^2 photos: 2 completed, 0 failed, 0 skipped/)
     expect(videosIn(out)).toEqual(names.map((n) => `${n}.mp4`).sort())
     const media = await (await client(service.baseUrl, secret).get("/api/v1/media")).json()
-    expect(media.data.map((m: any) => m.label).sort()).toEqual(names.map((n) => `${n}.jpg`).sort())
+    expect(media.data.map((m: { readonly label: string }) => m.label).sort()).toEqual(
+      names.map((n) => `${n}.jpg`).sort()
+    )
   }, 300_000)
 
   it(

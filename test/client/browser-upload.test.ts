@@ -51,7 +51,8 @@ describe.skipIf(noChromium)(suite("the client's upload in Chromium"), () => {
     await page.addScriptTag({ content: bundle })
     const bytes = Array.from(photo("rocket.jpg"))
     const result = await page.evaluate(async ({ apiKey, bytes }) => {
-      const P2V = (globalThis as any).P2V
+      // the bundle the page loaded: the client's main entry as a global
+      const P2V = (globalThis as unknown as { readonly P2V: typeof import("@pic2video/client") }).P2V
       const file = new Blob([new Uint8Array(bytes)], { type: "image/jpeg" })
       const seen: Array<[number, number]> = []
       const media = await P2V.createClient({ apiKey, baseUrl: location.origin }).upload({
@@ -66,8 +67,9 @@ describe.skipIf(noChromium)(suite("the client's upload in Chromium"), () => {
           filename: "rocket.jpg"
         })
         streamed = "uploaded"
-      } catch (e: any) {
-        streamed = `${e._tag}: ${e.message}`
+      } catch (e) {
+        const { _tag, message } = e as { readonly _tag: string; readonly message: string }
+        streamed = `${_tag}: ${message}`
       }
       return { size: media.file_size_bytes, seen, streamed }
     }, { apiKey: secret, bytes })

@@ -66,7 +66,8 @@ describe("p2v", () => {
     )
     expect(up.code, up.stderr).toBe(0)
     const media = JSON.parse(up.stdout)
-    expect(media.map((m: any) => [m.label, m.tags])).toEqual([["Shot", ["cli"]], ["Shot", ["cli"]]])
+    expect(media.map((m: { readonly label: string; readonly tags: ReadonlyArray<string> }) => [m.label, m.tags]))
+      .toEqual([["Shot", ["cli"]], ["Shot", ["cli"]]])
     expect(up.stderr).toBe("") // --json: nothing but the document
 
     const out = Path.join(dir, "a.mp4")
@@ -124,7 +125,7 @@ describe("p2v", () => {
       "100",
       "uploaded"
     ])
-    expect(lines[1]).toMatch(/^\[#{7}-{21}\]  25% 768\.0 KB of 3\.0 MB uploading .*big\.png$/)
+    expect(lines[1]).toMatch(/^\[#{7}-{21}\] {2}25% 768\.0 KB of 3\.0 MB uploading .*big\.png$/)
     expect(lines[4]).toMatch(/ 3\.0 MB of 3\.0 MB sent, waiting for the service$/)
     expect(lines[5]).toBe(`uploaded ${big} as ${up.stdout.trim().split(" ")[0]}`)
     expect(up.stdout.trim()).toMatch(/ "big\.png"$/) // labelled by the file name, as --help says
@@ -139,7 +140,9 @@ describe("p2v", () => {
     })
     const up = await p2v("upload", ...files, "--json")
     expect(up.code, up.stderr).toBe(0)
-    expect(JSON.parse(up.stdout).map((m: any) => [m.label, m.mime_type])).toEqual(names.map((n) => [n, "image/jpeg"]))
+    expect(
+      JSON.parse(up.stdout).map((m: { readonly label: string; readonly mime_type: string }) => [m.label, m.mime_type])
+    ).toEqual(names.map((n) => [n, "image/jpeg"]))
   })
 
   it("answers with its documented exit codes", async () => {

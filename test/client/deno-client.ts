@@ -82,8 +82,11 @@ try {
   promiseError = e instanceof ApiError ? e.code : String(e)
 }
 
+// Deno's global, absent under Node
+const deno = (globalThis as { readonly Deno?: { readonly version: { readonly deno: string } } }).Deno
+
 console.log(JSON.stringify({
-  runtime: typeof (globalThis as any).Deno === "object" ? `deno ${(globalThis as any).Deno.version.deno}` : "not deno",
+  runtime: deno === undefined ? "not deno" : `deno ${deno.version.deno}`,
   effect,
   upload,
   promise: { status: done.status, bytes: video.byteLength, size: done.asset?.byte_size, error: promiseError }

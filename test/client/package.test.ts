@@ -1,10 +1,10 @@
+import { helpFor } from "@pic2video/client/Cli"
+import * as Version from "@pic2video/client/Version"
 import { build } from "esbuild"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { helpFor } from "../../packages/client/src/Cli.ts"
-import * as Version from "../../packages/client/src/Version.ts"
 import { makeShared, root, runCommand, type Service, startService, workspaceWithKey } from "../support/service.ts"
 
 /**

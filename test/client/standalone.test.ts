@@ -1,8 +1,8 @@
+import * as Version from "@pic2video/client/Version"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as Version from "../../packages/client/src/Version.ts"
 import { makeShared, root, runCommand, type Service, startService, workspaceWithKey } from "../support/service.ts"
 
 /**

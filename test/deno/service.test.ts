@@ -133,10 +133,13 @@ const conformance = (name: string, start: () => Promise<Shape>) =>
     })
 
     it("upload → list (dimensions filled) → preview", async () => {
-      const media = await uploadPhoto(api, "rocket.jpg", shape.api) as any
+      const media = await uploadPhoto(api, "rocket.jpg", shape.api) as {
+        readonly id: string
+        readonly preview_url: string
+      }
       expect(media).toMatchObject({ object: "media", mime_type: "image/jpeg", width: null, height: null })
       const list = await expectOk(await api.get("/api/v1/media"))
-      const listed = list.data.find((m: any) => m.id === media.id)
+      const listed = list.data.find((m: { readonly id: string }) => m.id === media.id)
       expect(listed).toMatchObject({ id: media.id, mime_type: "image/jpeg" })
       expect(listed.width).toBeGreaterThan(0)
       expect(listed.height).toBeGreaterThan(0)

@@ -1,6 +1,7 @@
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import type { DriveEmulator } from "../support/drive-emulator.ts"
+import type { Json } from "../support/limits.ts"
 import { client, makeShared, type Service } from "../support/service.ts"
 import {
   allMedia,
@@ -50,7 +51,7 @@ describe("an import whose runner is killed", () => {
 
     // wait until a few files are in, then kill the process that runs the import
     const deadline = Date.now() + 60_000
-    let seen: any
+    let seen: Json
     while (Date.now() < deadline) {
       seen = await (await ws.api.get(`/api/v1/media/imports/${id}`)).json()
       if (seen.items.length >= 3) break
@@ -75,16 +76,18 @@ describe("an import whose runner is killed", () => {
     })
     // what was recorded before the kill is kept as it was
     expect(done.items.slice(0, seen.items.length)).toEqual(seen.items)
-    expect(done.items.map((i: any) => i.name)).toEqual(
+    expect(done.items.map((i: { readonly name: string }) => i.name)).toEqual(
       Array.from({ length: files }, (_, i) => `c${String(i).padStart(2, "0")}.png`)
     )
-    expect(new Set(done.items.map((i: any) => i.source_ref)).size).toBe(files)
-    expect(new Set(done.items.map((i: any) => i.media_id)).size).toBe(files)
+    expect(new Set(done.items.map((i: { readonly source_ref: string }) => i.source_ref)).size).toBe(files)
+    expect(new Set(done.items.map((i: { readonly media_id: string }) => i.media_id)).size).toBe(files)
 
     // exactly one media per drive file, each the one its item names
     const media = await allMedia(api)
     expect(media.length).toBe(files)
-    expect(new Set(media.map((m) => m.id))).toEqual(new Set(done.items.map((i: any) => i.media_id)))
+    expect(new Set(media.map((m) => m.id))).toEqual(
+      new Set(done.items.map((i: { readonly media_id: string }) => i.media_id))
+    )
     const db = new pg.Client({ connectionString: shared.databaseUrl })
     await db.connect()
     try {

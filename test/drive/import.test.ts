@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { animatedGif, svg, text } from "../foundation/photos.ts"
 import type { DriveEmulator } from "../support/drive-emulator.ts"
-import { expectError } from "../support/limits.ts"
+import { expectError, type Json } from "../support/limits.ts"
 import { makeShared, type Service, type Shared } from "../support/service.ts"
 import {
   allMedia,
@@ -51,7 +51,7 @@ const importFolder = async (api: Api, folderId: string, timeoutMs?: number) => {
 }
 
 /** Items reduced to what the spec fixes, keys that do not apply absent. */
-const shapeOf = (items: Array<any>) =>
+const shapeOf = (items: ReadonlyArray<Json>) =>
   items.map((i) => {
     expect(Object.keys(i).sort()).toEqual(
       i.status === "imported"
@@ -160,7 +160,7 @@ describe("bulk import from a drive folder", () => {
       "03-photo.webp": "image/webp",
       "04-anim.gif": "image/gif"
     }
-    for (const item of done.items.filter((i: any) => i.status === "imported")) {
+    for (const item of done.items.filter((i: { readonly status: string }) => i.status === "imported")) {
       expect(byId.get(item.media_id)).toMatchObject({ label: item.name, tags: [], mime_type: types[item.name] })
     }
     expect(media.length).toBe(4)
@@ -178,7 +178,7 @@ describe("bulk import from a drive folder", () => {
       stopped_reason: null,
       counts: { discovered: 3, imported: 3, skipped: 0, failed: 0 }
     })
-    expect(first.items.map((i: any) => i.name)).toEqual(["B.png", "a.png", "c.png"])
+    expect(first.items.map((i: { readonly name: string }) => i.name)).toEqual(["B.png", "a.png", "c.png"])
     expect((await allMedia(main.api)).length).toBe(before + 3)
 
     const second = await importFolder(main.api, folder)
@@ -191,7 +191,9 @@ describe("bulk import from a drive folder", () => {
     expect(shapeOf(second.items)).toEqual(
       ["B.png", "a.png", "c.png"].map((name) => ({ name, status: "skipped", reason: "already_imported" }))
     )
-    expect(second.items.map((i: any) => i.source_ref)).toEqual(first.items.map((i: any) => i.source_ref))
+    expect(second.items.map((i: { readonly source_ref: string }) => i.source_ref)).toEqual(
+      first.items.map((i: { readonly source_ref: string }) => i.source_ref)
+    )
     expect((await allMedia(main.api)).length).toBe(before + 3)
   })
 
@@ -212,7 +214,7 @@ describe("bulk import from a drive folder", () => {
     expect(done.items.length).toBe(500)
     expect(done.items[0].name).toBe("img-000.png")
     expect(done.items[499].name).toBe("img-499.png")
-    expect(new Set(done.items.map((i: any) => i.media_id)).size).toBe(500)
+    expect(new Set(done.items.map((i: { readonly media_id: string }) => i.media_id)).size).toBe(500)
     expect((await allMedia(main.api)).length).toBe(before + 500)
   })
 

@@ -231,7 +231,7 @@ describe("cloud-drive integration", () => {
 
     // root is the default parent
     const root = await json(await api.get("/api/v1/integrations/cloud/folders"), 200)
-    expect(root.data.map((f: any) => f.id)).toContain(parent)
+    expect(root.data.map((f: { readonly id: string }) => f.id)).toContain(parent)
 
     await expectError(
       await api.get("/api/v1/integrations/cloud/folders?cursor=not-a-cursor!"),

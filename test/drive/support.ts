@@ -2,6 +2,7 @@ import { crc32 } from "@pic2video/domain/Crc32"
 import sharp from "sharp"
 import { expect } from "vitest"
 import { type DriveEmulator, startDriveEmulator } from "../support/drive-emulator.ts"
+import type { Json } from "../support/limits.ts"
 import { client, freePort, type Service, type Shared, startService, workspaceWithKey } from "../support/service.ts"
 
 /**
@@ -69,7 +70,7 @@ export const terminal = new Set(["completed", "partial", "failed"])
 /** Polls the import (every 250 ms) until it is terminal and returns the document. */
 export const waitForImport = async (api: Api, id: string, timeoutMs = 60_000) => {
   const deadline = Date.now() + timeoutMs
-  let last: any
+  let last: Json
   while (Date.now() < deadline) {
     const r = await api.get(`/api/v1/media/imports/${id}`)
     const text = await r.text()
@@ -83,7 +84,7 @@ export const waitForImport = async (api: Api, id: string, timeoutMs = 60_000) =>
 
 /** Every media of the workspace (pages followed). */
 export const allMedia = async (api: Api) => {
-  const out: Array<any> = []
+  const out: Array<Json> = []
   let cursor: string | null = null
   do {
     const r: Response = await api.get(

@@ -2,6 +2,7 @@ import { Errors } from "@pic2video/domain"
 import { run } from "@pic2video/server/AdminCli"
 import { layerInfra } from "@pic2video/server/Server"
 import { Cause, ConfigProvider, Exit, Layer, ManagedRuntime, Option, References } from "effect"
+import type { Json } from "../support/limits.ts"
 
 /**
  * The operator CLI's own command code (`Cli.run` on `layerInfra`, exactly what bin/admin.ts runs),
@@ -10,9 +11,9 @@ import { Cause, ConfigProvider, Exit, Layer, ManagedRuntime, Option, References 
  */
 export interface Admin {
   /** the command's JSON document; throws on failure */
-  readonly ok: (...args: Array<string>) => Promise<any>
+  readonly ok: (...args: Array<string>) => Promise<Json>
   /** the document, or the failure's `{error:{code,message}}` */
-  readonly attempt: (...args: Array<string>) => Promise<{ readonly ok: boolean; readonly json: any }>
+  readonly attempt: (...args: Array<string>) => Promise<{ readonly ok: boolean; readonly json: Json }>
   readonly dispose: () => Promise<void>
 }
 
@@ -46,8 +47,8 @@ export const inProcessAdmin = (env: Record<string, string>): Admin => {
 export const allScopes = "media:read,media:write,renders:create,renders:read"
 
 export interface Keyed {
-  readonly workspace: any
-  readonly key: any
+  readonly workspace: Json
+  readonly key: Json
   readonly secret: string
 }
 

@@ -87,7 +87,7 @@ const fails = async (...args: Array<string>) => {
   return doc.error as { code: string; message: string }
 }
 
-const expectWorkspace = (w: any) => {
+const expectWorkspace = (w: Readonly<Record<string, unknown>>) => {
   expect(Object.keys(w).sort()).toEqual(workspaceKeys)
   expect(w.object).toBe("workspace")
   expect(typeof w.id).toBe("string")
@@ -97,7 +97,7 @@ const expectWorkspace = (w: any) => {
   expect(Number.isInteger(w.storage_budget_bytes)).toBe(true)
 }
 
-const expectApiKey = (k: any, withSecret: boolean) => {
+const expectApiKey = (k: Readonly<Record<string, unknown>>, withSecret: boolean) => {
   expect(Object.keys(k).sort()).toEqual(withSecret ? [...apiKeyKeys, "secret"].sort() : apiKeyKeys)
   expect(k.object).toBe("api_key")
   expect(k.created_at).toMatch(iso)
@@ -271,12 +271,14 @@ describe.concurrent("key commands", () => {
     const listed = await ok("key", "list", w.id)
     expect(Object.keys(listed).sort()).toEqual(["data", "has_more", "next_cursor", "object"])
     expect(listed).toMatchObject({ object: "list", has_more: false, next_cursor: null })
-    expect(listed.data.map((x: any) => x.id).sort()).toEqual([k.id, plain.id].sort())
+    expect(listed.data.map((x: { readonly id: string }) => x.id).sort()).toEqual([k.id, plain.id].sort())
     for (const item of listed.data) expectApiKey(item, false)
     expect(JSON.stringify(listed)).not.toContain(k.secret)
     expect(JSON.stringify(listed)).not.toContain("p2v_live_")
     // last_used_at is recorded once the key has been used
-    expect(listed.data.find((x: any) => x.id === k.id).last_used_at).toMatch(iso)
+    expect(
+      listed.data.find((x: { readonly id: string; readonly last_used_at: string | null }) => x.id === k.id).last_used_at
+    ).toMatch(iso)
 
     const revoked = await ok("key", "revoke", k.id)
     expectApiKey(revoked, false)

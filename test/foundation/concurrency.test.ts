@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { expectError, expectOk, expectRateLimitHeaders } from "../support/limits.ts"
+import { expectError, expectOk, expectRateLimitHeaders, type Json } from "../support/limits.ts"
 import { client, makeShared, photo, type Service, type Shared, startService } from "../support/service.ts"
 import { type Admin, inProcessAdmin, keyed } from "./admin.ts"
 import { solid } from "./photos.ts"
@@ -29,10 +29,10 @@ afterAll(async () => {
 
 const listAll = async (baseUrl: string, secret: string) => {
   const api = client(baseUrl, secret)
-  const items: Array<any> = []
+  const items: Array<Json> = []
   let cursor: string | null = null
   do {
-    const page: any = await expectOk(
+    const page: Json = await expectOk(
       await api.get(`/api/v1/media?limit=100${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)
     )
     items.push(...page.data)

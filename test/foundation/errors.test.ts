@@ -215,8 +215,8 @@ describe("invalid_request (route and body, contract §4.1 and §4.7)", () => {
     await expectError(res, 400, "invalid_request")
   })
 
-  // @effect/platform-node's own multipart reader lost this error and waited for the socket timeout;
-  // uploads now go through packages/api/src/UploadBody.ts.
+  // a reader that loses this error waits for the socket timeout (as @effect/platform-node's own multipart
+  // reader does; uploads go through packages/api/src/UploadBody.ts)
   it("a multipart body that ends inside a part (no closing boundary) is answered 400 promptly, not left hanging", async () => {
     const res = await rawRequest(`${base}/api/v1/media`, {
       method: "POST",

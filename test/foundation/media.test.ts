@@ -2,7 +2,7 @@ import { fileTypeFromBuffer } from "file-type"
 import * as http from "node:http"
 import sharp from "sharp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { expectError, expectOk, expectRateLimitHeaders } from "../support/limits.ts"
+import { expectError, expectOk, expectRateLimitHeaders, type Json } from "../support/limits.ts"
 import { client, makeShared, photo, type Service, startService, waitFor } from "../support/service.ts"
 import { type Admin, inProcessAdmin, type Keyed, keyed } from "./admin.ts"
 import { rawRequest } from "./http.ts"
@@ -52,11 +52,11 @@ const list = async (k: Keyed, query = "") => expectOk(await api(k).get(`/api/v1/
 
 /** The list entry for `id`, once the service has filled in its dimensions (contract §5: within 5 s). */
 const settled = async (k: Keyed, id: string) => {
-  let found: any
+  let found: Json
   await waitFor(
     async () => {
       const page = await list(k, "?limit=100")
-      found = page.data.find((m: any) => m.id === id)
+      found = page.data.find((m: { readonly id: string }) => m.id === id)
       return found !== undefined && found.width !== null && found.height !== null
     },
     5_000,
@@ -121,12 +121,12 @@ describe("the list", () => {
     expect(page.data.length).toBe(25)
     expect(page.has_more).toBe(true)
     expect(typeof page.next_cursor).toBe("string")
-    expect(page.data.map((m: any) => m.id)).toEqual([...ids].reverse().slice(0, 25))
+    expect(page.data.map((m: { readonly id: string }) => m.id)).toEqual([...ids].reverse().slice(0, 25))
     for (const m of page.data) expect(Object.keys(m).sort()).toEqual(mediaKeys)
-    const times = page.data.map((m: any) => Date.parse(m.created_at))
+    const times = page.data.map((m: { readonly created_at: string }) => Date.parse(m.created_at))
     expect([...times].sort((x, y) => y - x)).toEqual(times)
     const rest = await list(k, `?cursor=${encodeURIComponent(page.next_cursor)}`)
-    expect(rest.data.map((m: any) => m.id)).toEqual([ids[1], ids[0]])
+    expect(rest.data.map((m: { readonly id: string }) => m.id)).toEqual([ids[1], ids[0]])
     expect(rest.has_more).toBe(false)
     expect(rest.next_cursor).toBeNull()
   })
@@ -138,17 +138,17 @@ describe("the list", () => {
     const newestFirst = [...ids].reverse()
 
     const p1 = await list(k, "?limit=3")
-    expect(p1.data.map((m: any) => m.id)).toEqual(newestFirst.slice(0, 3))
+    expect(p1.data.map((m: { readonly id: string }) => m.id)).toEqual(newestFirst.slice(0, 3))
     expect(p1.has_more).toBe(true)
 
     // two uploads land between page 1 and page 2
     const added = [(await upload(k, await solid(30, 4, "png"))).id, (await upload(k, await solid(31, 4, "png"))).id]
 
     const p2 = await list(k, `?limit=3&cursor=${encodeURIComponent(p1.next_cursor)}`)
-    expect(p2.data.map((m: any) => m.id)).toEqual(newestFirst.slice(3, 6))
+    expect(p2.data.map((m: { readonly id: string }) => m.id)).toEqual(newestFirst.slice(3, 6))
     expect(p2.has_more).toBe(true)
     const p3 = await list(k, `?limit=3&cursor=${encodeURIComponent(p2.next_cursor)}`)
-    expect(p3.data.map((m: any) => m.id)).toEqual(newestFirst.slice(6))
+    expect(p3.data.map((m: { readonly id: string }) => m.id)).toEqual(newestFirst.slice(6))
     expect(p3.has_more).toBe(false)
     expect(p3.next_cursor).toBeNull()
 
@@ -157,14 +157,14 @@ describe("the list", () => {
     expect(exact.data.length).toBe(9)
     expect(exact.has_more).toBe(false)
     expect(exact.next_cursor).toBeNull()
-    expect(exact.data.slice(0, 2).map((m: any) => m.id)).toEqual([...added].reverse())
+    expect(exact.data.slice(0, 2).map((m: { readonly id: string }) => m.id)).toEqual([...added].reverse())
 
     // limit=1 walks every item exactly once
     const walked: Array<string> = []
     let cursor: string | null = null
     do {
-      const page: any = await list(k, `?limit=1${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)
-      walked.push(...page.data.map((m: any) => m.id))
+      const page: Json = await list(k, `?limit=1${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)
+      walked.push(...page.data.map((m: { readonly id: string }) => m.id))
       cursor = page.next_cursor
     } while (cursor !== null)
     expect(walked).toEqual([...[...added].reverse(), ...newestFirst])
@@ -178,14 +178,14 @@ describe("the list", () => {
   it("another workspace's media are invisible: not listed, and 404 on preview", async () => {
     const mine = await upload(owner, photo("rocket.jpg"), { filename: "rocket.jpg" })
     const theirs = await list(other, "?limit=100")
-    expect(theirs.data.map((m: any) => m.id)).not.toContain(mine.id)
+    expect(theirs.data.map((m: { readonly id: string }) => m.id)).not.toContain(mine.id)
     await expectError(await api(other).get(`/api/v1/media/${mine.id}/preview`), 404, "unknown_media")
     // a cursor made from the owner's list does not reveal the owner's items either
     const ownerPage = await list(owner, "?limit=1")
     if (ownerPage.next_cursor !== null) {
       const viaCursor = await list(other, `?limit=100&cursor=${encodeURIComponent(ownerPage.next_cursor)}`)
-      const ownerIds = new Set((await list(owner, "?limit=100")).data.map((m: any) => m.id))
-      expect(viaCursor.data.filter((m: any) => ownerIds.has(m.id))).toEqual([])
+      const ownerIds = new Set((await list(owner, "?limit=100")).data.map((m: { readonly id: string }) => m.id))
+      expect(viaCursor.data.filter((m: { readonly id: string }) => ownerIds.has(m.id))).toEqual([])
     }
   })
 })
@@ -303,11 +303,11 @@ describe("archiving (operator CLI `media archive`)", () => {
     expect(archived).toMatchObject({ object: "media", id: first.id })
     expect(Object.keys(archived).sort()).toEqual(mediaKeys)
 
-    expect((await list(k)).data.map((m: any) => m.id)).not.toContain(first.id)
+    expect((await list(k)).data.map((m: { readonly id: string }) => m.id)).not.toContain(first.id)
     await expectError(await api(k).get(`/api/v1/media/${first.id}/preview`), 404, "unknown_media")
     // the freed storage takes the next upload
     const second = await upload(k, rocket, { filename: "rocket.jpg" })
-    expect((await list(k)).data.map((m: any) => m.id)).toEqual([second.id])
+    expect((await list(k)).data.map((m: { readonly id: string }) => m.id)).toEqual([second.id])
     // archiving twice does not free twice
     await ops.ok("media", "archive", first.id)
     await expectError(await api(k).upload(rocket, { filename: "rocket.jpg" }), 402, "quota_exceeded")

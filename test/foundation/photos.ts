@@ -90,7 +90,7 @@ export const exifRotatedJpegWithGps = (width: number, height: number) =>
     .withExif({
       IFD0: { Make: "FoundationTestCam", Model: "GPS-Leak-Probe" },
       IFD3: { GPSLatitudeRef: "N", GPSLatitude: "51/1 30/1 0/1", GPSLongitudeRef: "W", GPSLongitude: "0/1 7/1 0/1" }
-    } as any)
+    })
     .jpeg()
     .toBuffer()
 
@@ -104,7 +104,7 @@ export const hasTiffTag = (exif: Uint8Array, tag: number) => {
 export const animatedGif = async (width: number, height: number) => {
   const frame = (r: number, b: number) =>
     sharp({ create: { width, height, channels: 3, background: { r, g: 0, b } } }).png().toBuffer()
-  return sharp([await frame(255, 0), await frame(0, 255)], { join: { animated: true } } as any).gif({ loop: 0 })
+  return sharp([await frame(255, 0), await frame(0, 255)], { join: { animated: true } }).gif({ loop: 0 })
     .toBuffer()
 }
 
@@ -139,6 +139,6 @@ export const pngBomb = (width: number, height: number) => {
 export const animatedWebp = async (width: number, height: number) => {
   const frame = (r: number, b: number) =>
     sharp({ create: { width, height, channels: 3, background: { r, g: 0, b } } }).png().toBuffer()
-  return sharp([await frame(255, 0), await frame(0, 255)], { join: { animated: true } } as any).webp({ loop: 0 })
+  return sharp([await frame(255, 0), await frame(0, 255)], { join: { animated: true } }).webp({ loop: 0 })
     .toBuffer()
 }

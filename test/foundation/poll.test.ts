@@ -1,12 +1,12 @@
 import { checksumOf, keyPrefix, mintToken } from "@pic2video/domain/ApiKeyToken"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { expectError, expectOk, expectRateLimitHeaders } from "../support/limits.ts"
+import { expectError, expectOk, expectRateLimitHeaders, type Json } from "../support/limits.ts"
 import { client, makeShared, photo, type Service, type Shared, startService } from "../support/service.ts"
 import { type Admin, inProcessAdmin, type Keyed, keyed } from "./admin.ts"
 
 /**
- * The poll, `GET /api/v1/renders/{id}`, reads the key and the render in one statement (issue 26:
- * one database round trip). Every guarantee of the other reads holds on it, in each of two
+ * The poll, `GET /api/v1/renders/{id}`, reads the key and the render in one statement (one
+ * database round trip). Every guarantee of the other reads holds on it, in each of two
  * processes sharing the database: revocation, expiry and the account gates count on the very next
  * request, a wrong secret is `invalid_api_key` as an unknown key is, the checks keep their order
  * (key, gates, scope, rate limit, then the render), the read budget is exact across both, and a
@@ -26,8 +26,8 @@ beforeAll(async () => {
   ops = inProcessAdmin(a.env)
   owner = await keyed(ops, "studio", ["--reads-per-minute", "1000"])
   const api = client(a.baseUrl, owner.secret)
-  const media: any = await expectOk(await api.upload(photo("rocket.jpg"), { filename: "rocket.jpg" }), 201)
-  const render: any = await expectOk(await api.postJson("/api/v1/renders", { media_id: media.id, quote: "" }), 202)
+  const media: Json = await expectOk(await api.upload(photo("rocket.jpg"), { filename: "rocket.jpg" }), 201)
+  const render: Json = await expectOk(await api.postJson("/api/v1/renders", { media_id: media.id, quote: "" }), 202)
   renderId = render.id
 })
 
@@ -55,7 +55,7 @@ describe("the poll, read with the key, in either process", () => {
   it("answers the workspace's own render; another workspace's, an unknown and a malformed id are 404 render_not_found", async () => {
     const other = await keyed(ops, "studio")
     for (const s of both()) {
-      const doc: any = await expectOk(await poll(s, owner.secret))
+      const doc: Json = await expectOk(await poll(s, owner.secret))
       expect(doc).toMatchObject({ object: "render", id: renderId })
       await expectError(await poll(s, other.secret), 404, "render_not_found")
       await expectError(await poll(s, owner.secret, "rnd_AAAAAAAAAAAAAAAAAAAAAAAA"), 404, "render_not_found")

@@ -1,7 +1,7 @@
 import * as http from "node:http"
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { expectNoRateLimitHeaders } from "../support/limits.ts"
+import { expectNoRateLimitHeaders, type Json } from "../support/limits.ts"
 import { makeShared, type Service, startService, waitFor } from "../support/service.ts"
 import { inProcessAdmin, keyed } from "./admin.ts"
 import { multipart } from "./http.ts"
@@ -40,7 +40,7 @@ describe("health", () => {
 })
 
 describe("OpenAPI document", () => {
-  let doc: any
+  let doc: Json
 
   beforeAll(async () => {
     const res = await fetch(`${service.baseUrl}/openapi.json`)
@@ -62,12 +62,15 @@ describe("OpenAPI document", () => {
   }
   const resolve = (ref: string) =>
     ref.startsWith("#/")
-      ? ref.slice(2).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~")).reduce((n: any, k) => n?.[k], doc)
+      ? ref.slice(2).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~")).reduce(
+        (n: Json, k) => n?.[k],
+        doc
+      )
       : undefined
 
   const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
   const operations = () =>
-    Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+    Object.entries(doc.paths as Record<string, Record<string, Json>>).flatMap(([path, item]) =>
       Object.entries(item).filter(([m]) => methods.includes(m)).map(([method, op]) => ({ path, method, op }))
     )
 
@@ -89,7 +92,7 @@ describe("OpenAPI document", () => {
       // every {param} of the path is declared as a required path parameter
       const declared = [...(doc.paths[path].parameters ?? []), ...(op.parameters ?? [])]
       for (const [, name] of path.matchAll(/\{([^}]+)\}/g)) {
-        const p = declared.find((x: any) => x.in === "path" && x.name === name)
+        const p = declared.find((x) => x.in === "path" && x.name === name)
         expect(p, `${method} ${path} declares {${name}}`).toBeDefined()
         expect(p.required).toBe(true)
       }
@@ -101,7 +104,7 @@ describe("OpenAPI document", () => {
   })
 
   it("lists the media endpoints with bearer security", () => {
-    const schemes = doc.components.securitySchemes as Record<string, any>
+    const schemes = doc.components.securitySchemes as Record<string, Json>
     const bearer = Object.keys(schemes).filter((k) =>
       schemes[k].type === "http" && String(schemes[k].scheme).toLowerCase() === "bearer"
     )
@@ -127,13 +130,13 @@ describe("OpenAPI document", () => {
 
   it("documents every error response with the one error body `{error:{code,message},request_id}`", () => {
     for (const { path, method, op } of operations()) {
-      for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+      for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
         if (!/^[45]/.test(status)) continue
-        for (const [type, media] of Object.entries((response.content ?? {}) as Record<string, any>)) {
+        for (const [type, media] of Object.entries((response.content ?? {}) as Record<string, Json>)) {
           expect(type).toMatch(/json/)
           const schema = media.schema.$ref !== undefined ? resolve(media.schema.$ref) : media.schema
-          const alternatives: Array<any> = (schema.anyOf ?? schema.oneOf ?? [schema]).map((
-            s: any
+          const alternatives: Array<Json> = (schema.anyOf ?? schema.oneOf ?? [schema]).map((
+            s: Json
           ) => (s.$ref ? resolve(s.$ref) : s))
           for (const alt of alternatives) {
             expect(

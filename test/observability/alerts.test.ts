@@ -5,7 +5,7 @@ import { promtool, promtoolBinary } from "../support/prometheus.ts"
 import { root } from "../support/service.ts"
 
 /**
- * Issue 33 (6): the alerts of deploy/prometheus/alerts.yml. promtool (Debian's prometheus package, as
+ * The alerts of deploy/prometheus/alerts.yml. promtool (Debian's prometheus package, as
  * the Prometheus test uses) accepts the file, and its unit tests (deploy/prometheus/alerts.test.yml)
  * fire each alert on the series that should fire it, only after its `for`, and keep it quiet on
  * healthy ones. Each alert links a runbook in docs/operations.md that says what it means, what to

@@ -6,7 +6,7 @@ import { client, freePort, startService, waitFor, workspaceWithKey } from "../su
 import { useDeployment } from "./support.ts"
 
 /**
- * Issue 30, item 9 (export failures): a collector that answers 500, answers 429, hangs, or is down
+ * Export failures: a collector that answers 500, answers 429, hangs, or is down
  * loses the spans sent to it. Each failed export is counted in `p2v_trace_export_failures_total`,
  * its spans (and any dropped from a full export queue) in `p2v_trace_spans_dropped_total`, on the
  * process's /metrics; and the log says so at most once a minute, with the counts.

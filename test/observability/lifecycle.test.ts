@@ -4,6 +4,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Json } from "../support/limits.ts"
 import {
   client,
   command,
@@ -17,7 +18,7 @@ import {
 } from "../support/service.ts"
 
 /**
- * Issue 33 (6), what an operator reads of a process starting and stopping:
+ * What an operator reads of a process starting and stopping:
  * - a port already in use ends the start in one line naming the port and its variable (PORT,
  *   METRICS_PORT, RUNNER_PORT), exit code 1, no stack — in either log format;
  * - an api and a runner stopping on SIGTERM say each step (draining, releasing the shards or leaving
@@ -87,7 +88,7 @@ const linesOf = (text: string) => text.split("\n").filter((l) => l.trim() !== ""
 /** Every stdout line is a JSON log entry; returns their messages in order. */
 const jsonMessages = (stdout: string) =>
   linesOf(stdout).map((line) => {
-    let entry: any
+    let entry: Json
     expect(() => (entry = JSON.parse(line)), `not JSON on stdout: ${line}`).not.toThrow()
     expect(typeof entry.message, line).toBe("string")
     expect(typeof entry.level, line).toBe("string")

@@ -1,17 +1,18 @@
 import { randomBytes } from "node:crypto"
 import { expect, it } from "vitest"
+import type { Json } from "../support/limits.ts"
 import { adminOk, client, photo, startService, waitFor } from "../support/service.ts"
 import { useDeployment } from "./support.ts"
 
 /**
- * Issue 27, logs: LOG_FORMAT=json writes one JSON object per line (time, level, message, the request
+ * Logs: LOG_FORMAT=json writes one JSON object per line (time, level, message, the request
  * id on a request's lines, the trace and span ids when a span is active); the default stays the human
  * format. And whatever the format, no secret ever reaches the log: the run below handles API keys
  * (good and bad), a portal sign-in link and its session, a key minted in the portal, and the
  * service's own keys, then looks for every one of them in everything the process printed.
  */
 const deployment = useDeployment()
-// the installation's secrets: every process on the file's database holds the same ones (issue 33)
+// the installation's secrets: every process on the file's database holds the same ones
 const keys = {
   API_KEY_HASH_KEY: randomBytes(32).toString("base64"),
   TOKEN_ENCRYPTION_KEY: randomBytes(32).toString("base64")
@@ -127,7 +128,7 @@ it(
     const lines = output.split("\n").filter((l) => l.trim() !== "")
     expect(lines.length).toBeGreaterThan(5)
     const entries = lines.map((line) => {
-      let entry: any
+      let entry: Json
       expect(() => (entry = JSON.parse(line)), `not JSON: ${line}`).not.toThrow()
       expect(typeof entry.time, line).toBe("string")
       expect(Number.isNaN(Date.parse(entry.time)), line).toBe(false)

@@ -24,7 +24,7 @@ import {
 import { keyedWithPhoto } from "./support.ts"
 
 /**
- * Issue 27 against a real Prometheus (Debian's, installed by the project's setup step with the dev
+ * The metrics against a real Prometheus (Debian's, installed by the project's setup step with the dev
  * dependencies): one API process and two runners on one PostgreSQL, each serving /metrics on its own
  * METRICS_PORT, scraped every second. Renders queue behind one slot per runner; then Prometheus is
  * asked, in PromQL through its HTTP API, how many finished, whether the queue rose and fell back to 0,
@@ -32,7 +32,7 @@ import { keyedWithPhoto } from "./support.ts"
  * Grafana dashboard in the repo answers, and none answers NaN once the deployment is idle; and killing a
  * runner shows in the survivor's shards.
  *
- * Issue 33 (6): this Prometheus evaluates the alerts of deploy/prometheus/alerts.yml (their `for`
+ * This Prometheus evaluates the alerts of deploy/prometheus/alerts.yml (their `for`
  * shortened to 2 s, so the test need not wait out minutes; the expressions are the file's). A healthy
  * deployment fires none; a killed runner fires RunnerDown, and with the last runner killed too,
  * NoRunnerHeartbeats fires from the api's scrape alone.
@@ -55,6 +55,12 @@ afterAll(async () => {
   for (const s of services) await s.stop("SIGKILL").catch(() => {})
   await prometheus?.stop()
 })
+
+/** A panel of the Grafana dashboard, as far as the test reads it. */
+interface Panel {
+  readonly title: string
+  readonly targets: ReadonlyArray<{ readonly expr: string }>
+}
 
 const exposition = async (port: number) => {
   const res = await fetch(`http://127.0.0.1:${port}/metrics`)
@@ -243,9 +249,8 @@ it(
 
     // ---- every panel of the dashboard in the repo answers, with data
     const dashboard = JSON.parse(fs.readFileSync(Path.join(root, "deploy/grafana/dashboards/pic2video.json"), "utf8"))
-    const queries = dashboard.panels.flatMap((p: any) =>
-      p.targets.map((t: any) => ({ panel: p.title as string, expr: t.expr as string }))
-    )
+    const panels: ReadonlyArray<Panel> = dashboard.panels
+    const queries = panels.flatMap((p) => p.targets.map((t) => ({ panel: p.title, expr: t.expr })))
     expect(queries.length).toBeGreaterThanOrEqual(10)
     for (const { panel, expr } of queries) {
       // Grafana's own variable, as Grafana would fill it for a short range

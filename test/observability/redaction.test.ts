@@ -4,7 +4,7 @@ import { adminOk, startService, waitFor } from "../support/service.ts"
 import { keyedWithPhoto, useDeployment } from "./support.ts"
 
 /**
- * Issue 30, item 9 (spans): a server span records only an allow-list of query parameter names with
+ * Spans: a server span records only an allow-list of query parameter names with
  * their values; any other parameter's value is REDACTED, a name that is not a plain word is too, and
  * a value that looks like a secret (an API key, a sign-in token, a long random string) is never
  * recorded whatever its name. The probes that once put a live secret in `url.query`: `?api_key=`,

@@ -5,7 +5,7 @@ import { type Service, startService, waitFor } from "../support/service.ts"
 import { keyedWithPhoto, useDeployment } from "./support.ts"
 
 /**
- * Issue 30, items 7 and 8: a render's trace is whole or absent (docs/operations.md, "Traces").
+ * A render's trace is whole or absent (docs/operations.md, "Traces").
  * - 7: with `parentbased_traceidratio` at 0 nothing is exported, neither by the API process nor by
  *   the runner that renders (the sampling decision travels with the render's cluster message), in
  *   one process and in the split api + runner deployment; at 1 every exported span's parent is

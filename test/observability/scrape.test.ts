@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from "vitest"
 import { freePort, makeShared, type Service, startService } from "../support/service.ts"
 
 /**
- * Issue 30, item 10: /metrics under a scrape loop and under junk. Every scrape is answered by a
+ * /metrics under a scrape loop and under junk. Every scrape is answered by a
  * rendering that started after it arrived (so it shows what the scraper did just before), at most one
  * rendering a second and one at a time: scrapes at once share one or two renderings, and a client
  * scraping back to back waits for the next one (it renders at most once a second and is answered

@@ -5,7 +5,7 @@ import { startService, waitFor } from "../support/service.ts"
 import { keyedWithPhoto, useDeployment } from "./support.ts"
 
 /**
- * Issue 27, traces: an API process and a runner export spans over OTLP/HTTP (the standard
+ * Traces: an API process and a runner export spans over OTLP/HTTP (the standard
  * OTEL_* variables) to a small receiver written for this test (test/support/otlp-receiver.ts). One
  * render is followed from its `POST /api/v1/renders` server span in the API process, through the
  * charge and the entity message, into the runner process, down to the render's stages and its final

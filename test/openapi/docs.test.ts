@@ -63,7 +63,7 @@ describe("/docs", () => {
   })
 })
 
-/** Lines wider than a terminal's 80 columns (issue 25): none in either CLI's help. */
+/** Lines wider than a terminal's 80 columns: none in either CLI's help. */
 const over80 = (text: string) => text.split("\n").filter((line) => [...line].length > 80)
 
 describe("admin --help", () => {
@@ -98,7 +98,7 @@ describe("p2v --help", () => {
     expect(r.stdout).toMatch(/--first-byte-timeout SECONDS\n.*Default 60/)
     expect(r.stdout).toMatch(/\n {2}7 {4}unexpected answer from the service/)
     expect(r.stdout).toMatch(/\n {2}8 {4}batch: stopped creating at the spend cap or quota \(N left\)\n/)
-    expect(r.stdout).not.toMatch(/\x1b/)
+    expect(r.stdout).not.toContain("\u001b")
     expect(over80(r.stdout)).toEqual([])
   })
 

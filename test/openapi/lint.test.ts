@@ -53,7 +53,11 @@ describe("the served OpenAPI document", () => {
       "json"
     ], dir)
     const report = JSON.parse(r.stdout)
-    expect(report.problems.map((p: any) => `${p.severity} ${p.ruleId}: ${p.message}`)).toEqual([])
+    expect(
+      report.problems.map((p: { readonly severity: string; readonly ruleId: string; readonly message: string }) =>
+        `${p.severity} ${p.ruleId}: ${p.message}`
+      )
+    ).toEqual([])
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 })
     expect(r.code, r.stderr).toBe(0)
   })
@@ -72,7 +76,16 @@ describe("the served OpenAPI document", () => {
       "--quiet"
     ], dir)
     const results = JSON.parse(r.stdout.trim() === "" ? "[]" : r.stdout)
-    expect(results.map((p: any) => `${p.severity} ${p.code}: ${p.message} at ${p.path.join(".")}`)).toEqual([])
+    expect(
+      results.map((
+        p: {
+          readonly severity: number
+          readonly code: string
+          readonly message: string
+          readonly path: ReadonlyArray<string>
+        }
+      ) => `${p.severity} ${p.code}: ${p.message} at ${p.path.join(".")}`)
+    ).toEqual([])
     expect(r.code, r.stderr).toBe(0)
   })
 })

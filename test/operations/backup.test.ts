@@ -139,7 +139,9 @@ describe("backup and restore, drilled", () => {
       expect(backup).toMatchObject({ object: "backup", ok: true, directory: dir, rows_without_blobs: [] })
       expect(backup.secrets).toEqual(expect.arrayContaining(["api-key-hash.key"]))
       const manifest = JSON.parse(fs.readFileSync(Path.join(dir, "manifest.json"), "utf8"))
-      const counts = Object.fromEntries(manifest.tables.map((t: any) => [t.name, t.rows]))
+      const counts = Object.fromEntries(
+        manifest.tables.map((t: { readonly name: string; readonly rows: number }) => [t.name, t.rows])
+      )
       expect(counts).toMatchObject({ workspaces: 2, api_keys: 3, media: 3, renders: 7 })
       expect(Object.keys(counts)).not.toContain("cluster_runners")
       // the snapshot caught renders still waiting (one runs at a time), each with its stored Start
@@ -153,13 +155,15 @@ describe("backup and restore, drilled", () => {
         const r = JSON.parse(l)
         for (const k of [r.caption_blob_key, r.asset_blob_key, r.poster_blob_key]) if (k !== null) named.add(k)
       }
-      expect(manifest.blobs.items.map((b: any) => b.key).sort()).toEqual([...named].sort())
+      expect(manifest.blobs.items.map((b: { readonly key: string }) => b.key).sort()).toEqual([...named].sort())
       for (const b of manifest.blobs.items) {
         const bytes = fs.readFileSync(Path.join(dir, "blobs", b.key))
         expect([bytes.length, sha256(bytes)]).toEqual([b.bytes, b.sha256])
       }
       for (const r of done) {
-        const key = manifest.blobs.items.find((b: any) => b.key === `renders/${r.id}.mp4`)
+        const key = manifest.blobs.items.find((b: { readonly key: string; readonly sha256: string }) =>
+          b.key === `renders/${r.id}.mp4`
+        )
         expect(key?.sha256).toBe(videos.get(r.id))
       }
 
@@ -188,7 +192,10 @@ describe("backup and restore, drilled", () => {
         migrations_at_next_start: []
       })
       // the rows are the rows that were saved, table by table
-      const restoredRows = await tableRows(second.databaseUrl, manifest.tables.map((t: any) => t.name))
+      const restoredRows = await tableRows(
+        second.databaseUrl,
+        manifest.tables.map((t: { readonly name: string }) => t.name)
+      )
       for (const t of manifest.tables) expect(restoredRows[t.name], t.name).toEqual(backupLines(dir, t.name).sort())
       // a second restore into it is refused, before anything is written
       const again = await admin(restoreEnv, "backup", "restore", dir)
@@ -226,7 +233,9 @@ describe("backup and restore, drilled", () => {
       expect(await (await apiY2.get("/api/v1/usage")).json()).toEqual(seen.usageY)
       console.log(
         `drill: ${backup.rows} rows in ${manifest.tables.length} tables (${
-          manifest.tables.filter((t: any) => t.rows > 0).map((t: any) => `${t.name} ${t.rows}`).join(", ")
+          manifest.tables.filter((t: { readonly name: string; readonly rows: number }) => t.rows > 0).map((
+            t: { readonly name: string; readonly rows: number }
+          ) => `${t.name} ${t.rows}`).join(", ")
         }), ${backup.blobs.count} blobs / ${backup.blobs.bytes} bytes hashed and verified; ` +
           `${pendingInBackup.length} of ${waiting.length} renders were waiting in the backup and completed after the restore`
       )

@@ -18,7 +18,7 @@ import {
 } from "../support/service.ts"
 
 /**
- * One installation secret (issue 33, item 2). The database records a fingerprint of the key-hashing
+ * One installation secret. The database records a fingerprint of the key-hashing
  * secret and of the drive-token key when the installation is first set up; a process holding other
  * secrets — the operator CLI included — exits non-zero with one line naming the variable, instead of
  * minting keys the API refuses (what `key create` with only DATABASE_URL did: it hashed the key with a

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from "vitest"
 import { admin, adminOk, client, makeShared, type Service, type Shared, startService } from "../support/service.ts"
 
 /**
- * Rotating the installation's secrets without downtime (issue 33, item 4; docs/operations.md,
+ * Rotating the installation's secrets without downtime (docs/operations.md,
  * "Rotating secrets"). The key-hashing secret and the drive-token key are changed while keys minted
  * before keep working: during the window (`…_PREVIOUS` set) a key hashed under the old secret
  * authenticates and is stored again under the new one; drive tokens decrypt under either key and

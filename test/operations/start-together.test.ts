@@ -7,13 +7,13 @@ import { afterEach, expect, it } from "vitest"
 import { makeDatabase, makeShared, root, type Service, type Shared, startService } from "../support/service.ts"
 
 /**
- * Processes started together (issue 33, item 1): what compose, systemd or a Kubernetes rollout does.
+ * Processes started together: what compose, systemd or a Kubernetes rollout does.
  * Five processes (two `api`, three `start`, each a runner, all on one DATABASE_URL) are started at the
  * same instant on an empty database, five times, and every one must answer /readyz; then once more on
  * a database written by release 0.1.0 (test/fixtures/upgrade/0.1.0), which they upgrade together.
- * On the Effect 3 line one of them could die of a concurrent `CREATE TABLE` (`relation
+ * Without care one of them can die of a concurrent `CREATE TABLE` (`relation
  * "pic2video_migrations" already exists`, `pg_type_typname_nsp_index`); Effect 4.1's migrator catches
- * that race for its history table, and the schema lock (Database.withSchemaLock) now serialises the
+ * that race for its history table, and the schema lock (Database.withSchemaLock) serialises the
  * whole set-up — ours, the cluster's tables and the secrets' fingerprints — whatever the migrator does.
  */
 const rounds = 5

@@ -119,9 +119,10 @@ describe.skipIf(noChromium)(suite("portal: findings of the new-user walk"), () =
     }
     const oldest = await upload("The oldest", 0)
     for (let i = 1; i <= 100; i++) await upload(`Newer ${i}`, i)
-    expect((await (await client.get("/api/v1/media?limit=100")).json()).data.map((m: any) => m.id)).not.toContain(
-      oldest
-    )
+    expect((await (await client.get("/api/v1/media?limit=100")).json()).data.map((m: { readonly id: string }) => m.id))
+      .not.toContain(
+        oldest
+      )
 
     const page = await portal.signIn(ws.workspace.id)
     await page.goto(`${portal.baseUrl}/portal/renders/new?media_id=${oldest}`)

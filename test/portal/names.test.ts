@@ -37,7 +37,7 @@ describe.skipIf(noChromium)(suite("portal: file names in any script"), () => {
     expect(await uploads.getByRole("alert").count()).toBe(0)
     expect((await Promise.all(answers)).map((a) => a.trim())).toEqual(names.map((n) => `Uploaded ${n}`))
     const listed = await (await api(portal.baseUrl, ws.secret).get("/api/v1/media")).json()
-    expect(listed.data.map((m: any) => m.label).sort()).toEqual([...names].sort())
+    expect(listed.data.map((m: { readonly label: string }) => m.label).sort()).toEqual([...names].sort())
     await check(page, "library-upload-names")
   })
 })

@@ -78,7 +78,10 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
 
     // the same library over the API (one upload path)
     const listed = await (await client.get("/api/v1/media")).json()
-    expect(listed.data.map((m: any) => m.mime_type).sort()).toEqual(["image/jpeg", "image/png"])
+    expect(listed.data.map((m: { readonly mime_type: string }) => m.mime_type).sort()).toEqual([
+      "image/jpeg",
+      "image/png"
+    ])
 
     // the grid shows both with a loaded preview and their dimensions (filled within seconds)
     await until(async () => {
@@ -112,7 +115,9 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
     expect((await (await client.get("/api/v1/media")).json()).data).toHaveLength(2)
 
     // render the cat with a caption, from its "Render" link
-    const cat = listed.data.find((m: any) => m.mime_type === "image/png")
+    const cat = listed.data.find((m: { readonly id: string; readonly mime_type: string }) =>
+      m.mime_type === "image/png"
+    )
     await page.goto(`${portal.baseUrl}/portal/library`)
     await page.locator(`a[href$="/portal/renders/new?media_id=${cat.id}"]`).click()
     await page.waitForURL(/\/portal\/renders\/new\?media_id=/)
@@ -407,7 +412,9 @@ describe.skipIf(noChromium)(suite("portal: library and renders"), () => {
     expect(
       await page.getByRole("list", { name: "Photos" }).getByRole("listitem").filter({ hasText: "to archive" }).count()
     ).toBe(0)
-    const ids = (await (await client.get("/api/v1/media?limit=100")).json()).data.map((m: any) => m.id)
+    const ids = (await (await client.get("/api/v1/media?limit=100")).json()).data.map((m: { readonly id: string }) =>
+      m.id
+    )
     expect(ids).not.toContain(media.id)
     await expectError(await client.get(`/api/v1/media/${media.id}/preview`), 404, "unknown_media")
   })

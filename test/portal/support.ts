@@ -190,12 +190,19 @@ export interface AxeViolation {
 export const axe = async (page: Page): Promise<Array<AxeViolation>> => {
   if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource)
   return page.evaluate(async () => {
-    const result = await (window as any).axe.run(document, { resultTypes: ["violations"] })
-    return result.violations.map((v: any) => ({
+    // what the test reads of axe-core's answer
+    type Axe = {
+      readonly run: (
+        context: Document,
+        options: { readonly resultTypes: ReadonlyArray<string> }
+      ) => Promise<{ readonly violations: ReadonlyArray<AxeViolation> }>
+    }
+    const result = await (window as unknown as { readonly axe: Axe }).axe.run(document, { resultTypes: ["violations"] })
+    return result.violations.map((v) => ({
       id: v.id,
       impact: v.impact,
       help: v.help,
-      nodes: v.nodes.slice(0, 5).map((n: any) => ({ target: n.target, html: String(n.html).slice(0, 200) }))
+      nodes: v.nodes.slice(0, 5).map((n) => ({ target: n.target, html: String(n.html).slice(0, 200) }))
     }))
   })
 }
@@ -290,8 +297,11 @@ export const until = async (probe: () => Promise<boolean>, what: string, timeout
 }
 
 /** Marks the document, so a test can prove a later change came without a reload. */
-export const markDocument = (page: Page) => page.evaluate(() => ((window as any).__p2vMark = true))
-export const sameDocument = (page: Page) => page.evaluate(() => (window as any).__p2vMark === true)
+interface Marked {
+  __p2vMark?: boolean
+}
+export const markDocument = (page: Page) => page.evaluate(() => ((window as Marked).__p2vMark = true))
+export const sameDocument = (page: Page) => page.evaluate(() => (window as Marked).__p2vMark === true)
 
 /** The session cookie of a signed-in page's context (the one SameSite=Strict cookie on /portal). */
 export const sessionCookie = async (page: Page) => {

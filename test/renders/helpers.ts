@@ -88,10 +88,13 @@ export const usedOf = async (api: Api) => {
   return json.aesthetic_quotes.used as number
 }
 
+/** A render as GET /api/v1/renders/{id} answers it. */
+export type RenderDocument = Awaited<ReturnType<typeof getRender>>
+
 /** Polls until the render is terminal; returns the final document and the distinct statuses seen in order. */
-export const pollToEnd = async (api: Api, id: string, timeoutMs: number, onPoll?: (render: any) => void) => {
+export const pollToEnd = async (api: Api, id: string, timeoutMs: number, onPoll?: (render: RenderDocument) => void) => {
   const seen: Array<string> = []
-  let render: any
+  let render: RenderDocument
   try {
     await waitFor(
       async () => {
@@ -134,7 +137,7 @@ export const probeBytes = async (bytes: Uint8Array): Promise<Probe> => {
       )
     )
     const data = JSON.parse(out)
-    const v = data.streams.find((s: any) => s.codec_type === "video")
+    const v = data.streams.find((s: { readonly codec_type: string }) => s.codec_type === "video")
     const [a, b] = String(v?.avg_frame_rate ?? "0/1").split("/").map(Number)
     return {
       width: v?.width,

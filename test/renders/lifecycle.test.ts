@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { expectError } from "../support/limits.ts"
+import { expectError, type Json } from "../support/limits.ts"
 import {
   adminOk,
   client,
@@ -55,7 +55,7 @@ afterAll(async () => {
 })
 
 /** Field-by-field shape of a render document that is not terminal yet. */
-const expectPending = (r: any, id: string) => {
+const expectPending = (r: Json, id: string) => {
   expect(Object.keys(r).sort()).toEqual(renderFields)
   expect(r).toMatchObject({
     object: "render",

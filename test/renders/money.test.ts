@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { expectError } from "../support/limits.ts"
+import { expectError, type Json } from "../support/limits.ts"
 import { admin, adminOk, client, makeShared, type Service, startService, workspaceWithKey } from "../support/service.ts"
 import { type Api, getRender, stopOrKill, uploadPhoto, usedOf } from "./helpers.ts"
 
@@ -46,8 +46,8 @@ afterAll(async () => {
 interface Account {
   readonly api: Api
   readonly secret: string
-  readonly workspace: any
-  readonly key: any
+  readonly workspace: Json
+  readonly key: Json
   readonly mediaId: string
 }
 
@@ -67,7 +67,7 @@ const create = (api: Api, body: unknown, headers?: Record<string, string>) =>
 
 interface Outcome {
   readonly status: number
-  readonly body: any
+  readonly body: Json
   readonly headers: Headers
 }
 

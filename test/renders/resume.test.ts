@@ -11,13 +11,13 @@ import {
 import { createRender, findEncoder, getRender, pollToEnd, stopOrKill, uploadPhoto, usedOf } from "./helpers.ts"
 
 /**
- * Issue 30, item 11: after kill -9 and a restart, queued renders start within 5 s of readiness, and
+ * After kill -9 and a restart, queued renders start within 5 s of readiness, and
  * the cluster's "Could not find entity manager for address, retrying" warning takes at most one line
  * (the probe saw them untouched for about 25 s after /readyz, under 181 multi-line warnings).
  *
  * One process (`npm start`) with one render slot takes four renders: one encodes, three wait queued.
  * It is killed with SIGKILL and started again at once on the same database and data directory, as a
- * supervisor would, with four slots now so every waiting render can start at once; the time from
+ * supervisor would, this time with four slots so every waiting render can start at once; the time from
  * its first /readyz 200 to each queued render leaving `queued` is measured, then all complete,
  * each charged once. Run with and without a fixed RUNNER_PORT (the restarted runner at its old
  * address, as docker-compose.yml runs runners, or at a new one, as `npm start` does by default).

@@ -8,8 +8,8 @@ import { client, makeShared, photo, type Service, type Shared, startService, wai
  * `admin cluster status` before any runner has started on the database (no cluster tables yet) and
  * its refusals. The status of a live cluster (runners joining, draining, killed) is checked in
  * joinleave.test.ts against real runner processes; here, that an idle cluster's queue is empty,
- * `cluster_messages_unprocessed` included (issue 33: on Effect 3 it grew by a message per render
- * a remote runner ran, whose reply the cluster never stored, while nothing was queued).
+ * `cluster_messages_unprocessed` included (a reply the cluster never stored would leave one message
+ * per render a remote runner ran, with nothing queued).
  */
 let ops: Admin
 let shared: Shared
@@ -108,5 +108,9 @@ it("renders run by a runner for an api, then idle: nothing queued, processing or
     imports_pending: 0,
     cluster_messages_unprocessed: 0
   })
-  expect(status.runners.map((r: any) => [r.healthy, r.renders_in_flight])).toEqual([[true, 0]])
+  expect(
+    status.runners.map((
+      r: { readonly healthy: boolean; readonly renders_in_flight: number }
+    ) => [r.healthy, r.renders_in_flight])
+  ).toEqual([[true, 0]])
 }, 300_000)

@@ -42,7 +42,7 @@ describe.skipIf(tool === undefined)("docker-compose.yml", () => {
     }
     // only the database, the object store and the monitoring keep volumes
     for (const s of ["api", "runner-1", "runner-2"]) expect(block(s)).not.toMatch(/volumes:/)
-    // an init as PID 1 reaps the ffmpeg of a runner killed mid-render (issue 24)
+    // an init as PID 1 reaps the ffmpeg of a runner killed mid-render
     for (const s of ["api", "runner-1", "runner-2"]) expect(block(s)).toMatch(/^\s+init: true$/m)
   })
 

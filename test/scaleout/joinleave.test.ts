@@ -10,7 +10,7 @@ import { type S3Server, startS3Server } from "../support/s3-server.ts"
 import { admin, client, makeShared, type Service, type Shared, startService, waitFor } from "../support/service.ts"
 
 /**
- * Runners join and leave while renders flow (issue 16). One API process and two runners on one
+ * Runners join and leave while renders flow. One API process and two runners on one
  * PostgreSQL and an object store (s3rver, a fake of S3; test/support/s3-server.ts), each process with
  * its own DATA_DIR: no shared volume. Renders are created at a steady pace; a third runner joins; one
  * runner is stopped with SIGTERM and another killed with kill -9. Then: every accepted render ended
@@ -60,6 +60,14 @@ const today = (h: string, m: string, s: string, ms: string) => {
   d.setHours(Number(h), Number(m), Number(s), Number(ms))
   return d.getTime() > Date.now() + 60_000 ? d.getTime() - 86_400_000 : d.getTime() // a run across midnight
 }
+/** A runner as `p2v-admin cluster status` lists it. */
+interface Runner {
+  readonly address: string
+  readonly healthy: boolean
+  readonly shards: number
+  readonly renders_in_flight: number
+}
+
 /** render id -> every attempt seen in a runner's output */
 const attemptsOf = (runners: Record<string, Service>) => {
   const attempts = new Map<string, Array<{ runner: string; attempt: number; at: number }>>()
@@ -196,10 +204,10 @@ it(
       mark("both runners executed renders")
       const two = await status()
       expect(two.object).toBe("cluster_status")
-      expect(two.runners.filter((r: any) => r.healthy).map((r: any) => r.address).sort()).toEqual(
+      expect(two.runners.filter((r: Runner) => r.healthy).map((r: Runner) => r.address).sort()).toEqual(
         [addressOf(r1), addressOf(r2)].sort()
       )
-      expect(two.runners.reduce((n: number, r: any) => n + r.shards, 0)).toBe(300)
+      expect(two.runners.reduce((n: number, r: Runner) => n + r.shards, 0)).toBe(300)
       for (const r of two.runners) {
         expect(Object.keys(r).sort()).toEqual(
           [
@@ -223,17 +231,18 @@ it(
       runners.r3 = r3
       await phase(
         "status to show three healthy runners",
-        async () => (await status()).runners.filter((r: any) => r.healthy).length === 3,
+        async () => (await status()).runners.filter((r: Runner) => r.healthy).length === 3,
         30_000
       )
       const threeAt = Date.now()
       const joinedAfter = (threeAt - joinedAt) / 1000
       mark("three runners")
       const three = await status()
-      expect(three.runners.reduce((n: number, r: any) => n + r.shards, 0)).toBe(300)
-      expect(three.runners.every((r: any) => r.shards > 30)).toBe(true)
+      expect(three.runners.reduce((n: number, r: Runner) => n + r.shards, 0)).toBe(300)
+      expect(three.runners.every((r: Runner) => r.shards > 30)).toBe(true)
       expect(three.queue.renders_processing).toBeGreaterThanOrEqual(
-        three.runners.reduce((n: number, r: any) => n + r.renders_in_flight, 0) + three.unassigned.renders_in_flight - 1
+        three.runners.reduce((n: number, r: Runner) => n + r.renders_in_flight, 0) +
+          three.unassigned.renders_in_flight - 1
       )
 
       // ---- one drains on SIGTERM (exit 0), then another is killed outright, each while rendering
@@ -275,7 +284,7 @@ it(
       }, 180_000)
       mark("every render ended")
       const after = await status()
-      const live = after.runners.filter((r: any) => r.healthy)
+      const live = after.runners.filter((r: Runner) => r.healthy)
       expect(live).toHaveLength(1)
       expect(live[0].shards).toBe(300)
 

@@ -915,7 +915,6 @@ class EmulatorState {
 
   api(server: Server): DriveEmulator {
     const base = this.baseUrl
-    const state = this
     return {
       url: base,
       authorizeUrl: new URL(AUTHORIZE_PATH.slice(1), base).href,
@@ -926,8 +925,8 @@ class EmulatorState {
       clientSecret: this.clientSecret,
       rootId: this.rootId,
       env: () => ({
-        GOOGLE_CLIENT_ID: state.clientId,
-        GOOGLE_CLIENT_SECRET: state.clientSecret,
+        GOOGLE_CLIENT_ID: this.clientId,
+        GOOGLE_CLIENT_SECRET: this.clientSecret,
         GOOGLE_OAUTH_AUTHORIZE_URL: new URL(AUTHORIZE_PATH.slice(1), base).href,
         GOOGLE_OAUTH_TOKEN_URL: new URL(TOKEN_PATH.slice(1), base).href,
         GOOGLE_OAUTH_REVOKE_URL: new URL(REVOKE_PATH.slice(1), base).href,

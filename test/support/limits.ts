@@ -5,6 +5,12 @@ import { expect } from "vitest"
  * the rate-limit headers every authenticated response carries.
  */
 
+/**
+ * A JSON document the service answered, typed as `JSON.parse` and `Response.json()` give it: the
+ * expectations that follow check its shape, field by field.
+ */
+export type Json = ReturnType<typeof JSON.parse>
+
 export interface ErrorExpectation {
   readonly status: number
   readonly code: string
@@ -16,7 +22,7 @@ export interface ErrorExpectation {
  */
 export const expectError = async (res: Response, status: number, code: string) => {
   const text = await res.text()
-  let body: any
+  let body: Json
   try {
     body = JSON.parse(text)
   } catch {

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
+import type { Json } from "./limits.ts"
 import { freePort, waitFor } from "./net.ts"
 
 /**
@@ -98,7 +99,7 @@ export const startPrometheus = async (
     const body = await res.json() as {
       status: string
       error?: string
-      data?: { resultType: string; result: Array<any> }
+      data?: { resultType: string; result: Array<Json> }
     }
     if (body.status !== "success") throw new Error(`PromQL ${promql}: ${body.error}`)
     if (body.data!.resultType === "scalar") {

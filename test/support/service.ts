@@ -5,6 +5,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import pg from "pg"
 import { inject } from "vitest"
+import type { Json } from "./limits.ts"
 import { freePort, waitFor } from "./net.ts"
 
 export { freePort, waitFor }
@@ -139,7 +140,7 @@ export const startService = async (
 
 /** Runs the operator CLI with the service's environment. */
 export const admin = (env: Record<string, string>, ...args: Array<string>) =>
-  new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string; readonly json: any }>(
+  new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string; readonly json: Json }>(
     (resolve) => {
       const child = spawn(...command(Path.join(root, "packages/server/src/bin/admin.ts"), args), {
         cwd: root,
@@ -151,7 +152,7 @@ export const admin = (env: Record<string, string>, ...args: Array<string>) =>
       child.stdout.on("data", (d) => (stdout += d))
       child.stderr.on("data", (d) => (stderr += d))
       child.on("exit", (code) => {
-        let json: any = undefined
+        let json: Json = undefined
         try {
           json = JSON.parse(code === 0 ? stdout : stderr)
         } catch {

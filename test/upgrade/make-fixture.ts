@@ -105,13 +105,13 @@ const api = (secret: string) => {
   }
 }
 
-const poll = async (what: string, read: () => Promise<any>, done: (x: any) => boolean, ms = 180_000) => {
-  let last: any
+const poll = async <A>(what: string, read: () => Promise<A>, done: (x: A) => boolean, ms = 180_000) => {
+  let last: A | undefined
   await waitFor(async () => done(last = await read()), ms, what).catch((e) => {
     console.error(JSON.stringify(last), log.slice(-4000))
     throw e
   })
-  return last
+  return last as A
 }
 
 const all = "media:read,media:write,renders:create,renders:read"
@@ -245,7 +245,7 @@ fs.writeFileSync(
       })),
       canceled: { render_id: canceled.id, key: "capped" },
       pending: pendingSeen.map((r, i) => ({ render_id: r.id, key: i === 2 ? "capped" : "main", status: r.status })),
-      media: media.data.map((m: any) => m.id),
+      media: media.data.map((m: { readonly id: string }) => m.id),
       import: { id: imported.id, seen: importSeen },
       drive: {
         client_id: clientId,

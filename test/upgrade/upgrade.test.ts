@@ -7,6 +7,7 @@ import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import { reservePort, waitForImport } from "../drive/support.ts"
 import { type DriveEmulator, startDriveEmulator } from "../support/drive-emulator.ts"
+import type { Json } from "../support/limits.ts"
 import { client, makeDatabase, root, type Service, startService } from "../support/service.ts"
 
 /**
@@ -138,13 +139,15 @@ describe("upgrading an installation of release 0.1.0 in place", () => {
     const canceled = await (await as(expected.canceled.key).get(`/api/v1/renders/${expected.canceled.render_id}`))
       .json()
     expect(canceled).toMatchObject({ status: "canceled", error: { code: "render_canceled" } })
-    const mediaIds = (await (await main.get("/api/v1/media?limit=100")).json()).data.map((m: any) => m.id)
+    const mediaIds = (await (await main.get("/api/v1/media?limit=100")).json()).data.map((m: { readonly id: string }) =>
+      m.id
+    )
     for (const id of expected.media) expect(mediaIds).toContain(id)
 
     // the work that was waiting: every queued or processing render completes
     const deadline = Date.now() + 240_000
     for (const p of expected.pending) {
-      let doc: any
+      let doc: Json
       while (Date.now() < deadline) {
         doc = await (await as(p.key).get(`/api/v1/renders/${p.render_id}`)).json()
         if (doc.status === "completed" || doc.status === "failed" || doc.status === "canceled") break
@@ -163,7 +166,9 @@ describe("upgrading an installation of release 0.1.0 in place", () => {
       status: "completed",
       counts: { discovered: expected.drive.files.length, imported: expected.drive.files.length, skipped: 0, failed: 0 }
     })
-    expect(new Set(done.items.map((i: any) => i.source_ref)).size).toBe(expected.drive.files.length)
+    expect(new Set(done.items.map((i: { readonly source_ref: string }) => i.source_ref)).size).toBe(
+      expected.drive.files.length
+    )
 
     // none charged twice: usage still what it was, and one charge row per render in the database
     expect(await (await main.get("/api/v1/usage")).json()).toEqual(usage.main)

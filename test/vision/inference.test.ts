@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createRender, pollToEnd, stopOrKill, uploadPhoto } from "../renders/helpers.ts"
+import type { Json } from "../support/limits.ts"
 import {
   adminOk,
   client,
@@ -48,7 +49,7 @@ describe("photo classification", () => {
   })
 
   it("infers class, confidence, subject and model off the request path; the public document is unchanged", async () => {
-    let shown: any
+    let shown: Json
     await waitFor(
       async () => {
         shown = await adminOk(service.env, "media", "show", media.id)
@@ -69,7 +70,7 @@ describe("photo classification", () => {
 
     // the public document is exactly the contract's
     const list = await (await api.get("/api/v1/media")).json()
-    const doc = list.data.find((m: any) => m.id === media.id)
+    const doc = list.data.find((m: { readonly id: string }) => m.id === media.id)
     expect(Object.keys(doc).sort()).toEqual(mediaKeys)
   })
 

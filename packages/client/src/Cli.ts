@@ -41,11 +41,11 @@ export const exitCodes = {
 } as const
 
 /** A batch stopped creating at the spend cap or quota; what it had accepted was collected. */
-export class StoppedByCap extends Error {}
+class StoppedByCap extends Error {}
 /** Bad arguments; an empty message: the help has been printed instead. */
-export class UsageError extends Error {}
+class UsageError extends Error {}
 /** A finished render or import that did not succeed; its document has been printed. */
-export class Unsuccessful extends Error {}
+class Unsuccessful extends Error {}
 
 /** A switch: off unless given (no `--no-…` form, as before). */
 const toggle = (name: string) => Flag.Boolean(name).pipe(Flag.withoutNegation, Flag.withDefault(false))

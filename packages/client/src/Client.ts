@@ -128,8 +128,10 @@ const makeRaw = (options: ClientOptions) =>
 
 type Raw = Effect.Success<ReturnType<typeof makeRaw>>
 type CodesIn<E> = E extends { readonly error: { readonly code: infer C } } ? C & ErrorCode : never
+/** An operation of the derived client, whatever it takes: an Effect failing with `E`. */
+type Operation<E> = (...args: Array<never>) => Effect.Effect<unknown, E, unknown>
 /** The error codes one operation of the derived client can answer, read from the definition. */
-export type CodesOf<F> = F extends (...args: any) => Effect.Effect<any, infer E, any> ? CodesIn<E> : never
+export type CodesOf<F> = F extends Operation<infer E> ? CodesIn<E> : never
 
 export type Media = typeof Resources.Media.Type
 export type MediaList = typeof Resources.MediaList.Type
@@ -318,7 +320,7 @@ const retryableCodes: ReadonlyArray<string> = ["rate_limit_exceeded", "service_u
 /** Exponential backoff with full jitter: 0.5 s, 1 s, 2 s … capped, each a random share of the step. */
 const backoff = (attempt: number, cap: number) => Math.random() * Math.min(cap, 500 * 2 ** (attempt - 1))
 
-const retrying = <A, E extends ApiError<any> | TransportError | UnexpectedAnswer | InvalidRequest>(
+const retrying = <A, E extends ApiError | TransportError | UnexpectedAnswer | InvalidRequest>(
   attempt: Effect.Effect<A, E>,
   policy: {
     readonly maxAttempts: number

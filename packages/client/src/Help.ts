@@ -83,7 +83,7 @@ const fit = (piece: string, room: number) =>
   piece.length <= room ? piece : piece.replace(/^(\[?--\S+) ([^\]]+)(\]?)$/, "$1 CHOICE$3")
 
 /** A usage broken only before a piece, later lines under the first piece after the command. */
-export const wrapUsage = (usage: string, prefix: string): Array<string> => {
+const wrapUsage = (usage: string, prefix: string): Array<string> => {
   const all = pieces(usage)
   const names = all.filter((p) => !/^[[<-]/.test(p))
   const rest = all.slice(names.length)

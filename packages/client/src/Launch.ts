@@ -69,8 +69,7 @@ export const helpFor = (
 }
 
 /** Whether the arguments are `--version` alone (`-v` is effect/cli's alias of it). */
-export const isVersion = (args: ReadonlyArray<string>) =>
-  args.length === 1 && (args[0] === "--version" || args[0] === "-v")
+const isVersion = (args: ReadonlyArray<string>) => args.length === 1 && (args[0] === "--version" || args[0] === "-v")
 
 /**
  * Runs `p2v`: the version or the help at once, else `load`s the CLI and runs it. Ctrl-C while it

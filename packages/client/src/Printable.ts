@@ -5,8 +5,9 @@
  * reordering reaches the terminal. The escape is JSON's own, so a JSON document stays valid and
  * means the same. The one place `p2v` escapes what it prints.
  */
-const unsafe = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
-const unsafeWithBreaks = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+// \p{Cc} is C0, DEL and C1
+const unsafe = /(?!\n)[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu
+const unsafeWithBreaks = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu
 
 const escape = (c: string) => c === "\n" ? "\\n" : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
 

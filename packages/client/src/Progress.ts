@@ -20,7 +20,7 @@ export const bar = (fraction: number) => {
 export const bytes = (n: number) =>
   n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`
 
-export interface Reporter {
+interface Reporter {
   /** `key` says what changed for plain output (a line is written only when it differs). */
   readonly update: (line: string, key?: string) => void
   /** Ends the line in place (terminal) so what follows starts on a new one. */

@@ -10,7 +10,7 @@ export interface CallOptions {
   readonly signal?: AbortSignal
 }
 
-type Promised<F> = F extends (...args: infer A) => Effect.Effect<infer R, any, never>
+type Promised<F> = F extends (...args: infer A) => Effect.Effect<infer R, unknown, never>
   ? (...args: [...A, CallOptions?]) => Promise<R>
   : never
 
@@ -54,9 +54,10 @@ export const createClient = (options: Client.ClientOptions): PromiseClient => {
   const methods = Object.fromEntries(
     (Object.keys(arity) as Array<keyof Methods>).map((name) => [
       name,
-      (...args: Array<any>) => {
+      (...args: Array<unknown>) => {
         const own = args.slice(0, arity[name])
-        return run((client[name] as (...a: Array<any>) => Effect.Effect<any, any>)(...own), args[arity[name]])
+        const options = args[arity[name]] as CallOptions | undefined
+        return run((client[name] as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...own), options)
       }
     ])
   )

@@ -6,12 +6,12 @@ import type { Plan } from "./Plans.ts"
  * revoked, expired, then the account gates tenant_inactive, api_disabled, tier_not_eligible.
  * Revoked and expired are only reported after the secret verified, so they reveal nothing.
  */
-export interface KeyStanding {
+interface KeyStanding {
   readonly revokedAt: Date | null
   readonly expiresAt: Date | null
 }
 
-export interface AccountStanding {
+interface AccountStanding {
   readonly status: "active" | "inactive"
   readonly apiEnabled: boolean
   readonly plan: Plan

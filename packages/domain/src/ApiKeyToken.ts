@@ -27,7 +27,7 @@ const toBase62 = (value: number, width: number): string => {
 
 export const checksumOf = (body: string): string => toBase62(crc32(body), checksumLength)
 
-export interface KeyToken {
+interface KeyToken {
   /** the stored key's id, `key_<idPart>` */
   readonly keyId: string
   /** the high-entropy part; only a keyed hash of it is stored */

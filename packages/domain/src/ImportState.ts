@@ -20,7 +20,6 @@ export const itemReasons = [
   "payload_too_large",
   "download_failed"
 ] as const
-export type ItemReason = (typeof itemReasons)[number]
 
 export const maxFilesPerImport = 500
 
@@ -42,7 +41,6 @@ export const isTerminal = (s: ImportStatus): boolean => s !== initialStatus
 export const terminalStatuses: ReadonlyArray<ImportStatus> = ["completed", "partial", "failed"]
 
 export const itemStatuses = ["imported", "skipped", "failed"] as const
-export type ItemStatus = (typeof itemStatuses)[number]
 
 /** An import as the state machine sees it (the `imports` row without its identity). */
 export interface State {
@@ -74,7 +72,7 @@ export const transition = (s: State, e: Event): State | undefined => {
 
 /** Name order, not the drive's: the first 500 non-folder entries are considered, whatever their type. */
 /** Code-point order (JS `<` compares UTF-16 units, which misorders astral characters). */
-export const compareCodePoints = (a: string, b: string): number => {
+const compareCodePoints = (a: string, b: string): number => {
   const x = [...a]
   const y = [...b]
   for (let i = 0; i < Math.min(x.length, y.length); i++) {

@@ -1,10 +1,10 @@
 import { Option, Schema, SchemaGetter } from "effect"
 
 /**
- * An optional field as Effect 3's `Schema.optional` was: the key may be missing or its value
- * `undefined`, and on the wire it is only ever missing or a value. Effect 4's `Schema.optional`
- * writes `undefined` as `null` in JSON (and documents the field as nullable); this one drops the key,
- * as JSON.stringify did, and documents the field as its value's schema, not required.
+ * An optional field whose key may be missing or its value `undefined`, and on the wire is only ever
+ * missing or a value. Effect 4's `Schema.optional` writes `undefined` as `null` in JSON (and documents
+ * the field as nullable); this one drops the key, as JSON.stringify does, and documents the field as
+ * its value's schema, not required.
  */
 export const Optional = <S extends Schema.Top>(self: S) =>
   Schema.optionalKey(self).pipe(

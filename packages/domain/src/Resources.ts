@@ -15,7 +15,7 @@ export const Int = Schema.Number.check(Schema.isInt({ toJsonSchema: () => ({ typ
 
 export const Timestamp = Schema.String.annotate({ description: "ISO 8601 UTC timestamp" })
 
-export const ListOf = <S extends Schema.Top>(item: S) =>
+const ListOf = <S extends Schema.Top>(item: S) =>
   Schema.Struct({
     object: Schema.Literal("list"),
     data: Schema.Array(item),
@@ -44,7 +44,7 @@ export const MediaList = ListOf(Media).annotate({ identifier: "MediaList" })
 export const RenderStatus = Schema.Literals(["queued", "processing", "completed", "failed", "canceled"])
 export type RenderStatus = typeof RenderStatus.Type
 
-export const RenderAsset = Schema.Struct({
+const RenderAsset = Schema.Struct({
   url: Schema.String,
   expires_at: Schema.NullOr(Timestamp), // null in v1, as preview_expires_at
   content_type: Schema.NullOr(Schema.String),
@@ -54,7 +54,7 @@ export const RenderAsset = Schema.Struct({
   duration_sec: Schema.Finite
 }).annotate({ identifier: "RenderAsset" })
 
-export const RenderError = Schema.Struct({
+const RenderError = Schema.Struct({
   code: Schema.Literals(["render_failed", "render_timeout", "render_rejected", "render_canceled"]),
   message: Schema.String
 }).annotate({ identifier: "RenderError" })
@@ -94,7 +94,7 @@ export const Usage = Schema.Struct({
 export const ImportStatus = Schema.Literals(["pending", "completed", "partial", "failed"])
 export type ImportStatus = typeof ImportStatus.Type
 
-export const ImportCounts = Schema.Struct({
+const ImportCounts = Schema.Struct({
   discovered: Int,
   imported: Int,
   skipped: Int,

@@ -8,7 +8,7 @@ export const chargedInWindow = (acceptedAt: ReadonlyArray<number>, now: number):
   acceptedAt.filter((t) => t > now - spendWindowMillis && t <= now).length
 
 /** Has a key with this cap (null: none) used it up with `charged` renders in the window? */
-export const capReached = (cap: number | null, charged: number): boolean => cap !== null && charged >= cap
+const capReached = (cap: number | null, charged: number): boolean => cap !== null && charged >= cap
 
 export const mayCharge = (cap: number | null, acceptedAt: ReadonlyArray<number>, now: number): boolean =>
   !capReached(cap, chargedInWindow(acceptedAt, now))
@@ -19,10 +19,10 @@ export const allowanceLeft = (included: number | null, used: number): boolean =>
 /** Where the key's sliding window starts: renders accepted after this count against its cap. */
 export const windowStart = (now: number): Date => new Date(now - spendWindowMillis)
 
-export type ChargeRefusal = "spend_cap_reached" | "quota_exceeded"
+type ChargeRefusal = "spend_cap_reached" | "quota_exceeded"
 
 /** What a charge is decided on: the payer's key cap (null: none, or no key) and the cycle's allowance. */
-export interface Standing {
+interface Standing {
   readonly spendCap: number | null
   /** the key's charged, unrefunded renders accepted within the window */
   readonly chargedInWindow: number

@@ -4,10 +4,10 @@
  * columns alike:
  *   render  wall time of renderVideo (decode, base prep, frame generation, encode, probe, verify), in a
  *           child process of its own (bench/render-child.ts) so its memory can be measured
- *   floor   the encoder as the renderer ran it until issue 13: the same 240 frames as raw rgb24 from
+ *   floor   the two-step encoder, for comparison: the same 240 frames as raw rgb24 from
  *           memory into ffmpeg, which burns the caption in, converts to BT.709 yuv420p and runs x264
  *           (same settings): the encode alone, no generation
- *   x264    the renderer's own ffmpeg command now (x264 only) fed the same frames already in yuv420p
+ *   x264    the renderer's own ffmpeg command (x264 only) fed the same frames already in yuv420p
  *           with the caption burned in, from memory
  *   ratio   render / floor and render / x264 (medians of the per-repeat ratios; targets ≤ 1.2 and ≤ 1.5)
  *   rss     peak resident memory of one render: the largest sum of the render process's VmRSS (main

@@ -19,7 +19,7 @@ const TEXT_COLORS: Record<TextColor, string> = {
 export const MIN_FONT_PX = 20
 
 /** One block of text and the region it must stay in; `valign` says which edge it hugs. */
-export interface CaptionBlock {
+interface CaptionBlock {
   readonly text: string
   readonly region: Box
   readonly valign: "top" | "middle" | "bottom"
@@ -43,7 +43,7 @@ export interface CaptionLayout {
   readonly halo: Halo
 }
 
-export interface Halo {
+interface Halo {
   /** Blur of the glyph alpha, px. */
   readonly sigma: number
   /** The blurred alpha is multiplied by this and clipped: a rounded dilation by about one sigma. */

@@ -10,7 +10,7 @@ export interface RgbaImage {
   readonly height: number
 }
 
-export interface TextRequest {
+interface TextRequest {
   readonly markup: string
   readonly font: string
   readonly fontfile: string
@@ -47,7 +47,7 @@ const blurMask = async (mask: Uint8Array, width: number, height: number, sigma: 
     .raw()
     .toBuffer()
 
-export interface Effects {
+interface Effects {
   readonly margin: number
   readonly outlinePx: number
   readonly shadow: { readonly sigma: number; readonly dy: number; readonly opacity: number }

@@ -4,7 +4,7 @@ import { OUTPUT } from "./output.ts"
  * The ffmpeg command as data (pure, unit-tested). `ffmpeg-process.ts` hands it to fluent-ffmpeg;
  * `toArgv` flattens it for logs, tests and the benchmark's floor run.
  */
-export interface FfmpegInput {
+interface FfmpegInput {
   /** "pipe:0" for the raw frames on stdin, else a file path or a lavfi graph. */
   readonly source: string
   readonly options: ReadonlyArray<string>
@@ -48,7 +48,7 @@ export const DEFAULT_ENCODE: EncodeSettings = { preset: "veryfast", crf: 20, max
 export const x264Params = (s: EncodeSettings): string =>
   ["b-pyramid=none", ...(s.threads > 1 ? ["sliced-threads=1"] : [])].join(":")
 
-export interface EncodeJob {
+interface EncodeJob {
   readonly frames: number
   readonly overlayPath: string | undefined
   readonly outPath: string

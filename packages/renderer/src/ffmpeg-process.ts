@@ -10,7 +10,7 @@ import type { FfmpegCommand } from "./ffmpeg-args.ts"
  * runs the command; we own the lifecycle: interrupting the effect SIGKILLs ffmpeg and waits until the
  * process is really gone, and a failure carries the tail of ffmpeg's stderr.
  */
-export interface RunOptions {
+interface RunOptions {
   /**
    * Writes ffmpeg's stdin (for a "pipe:0" input) once the process is up; runs beside it. If it fails,
    * ffmpeg is killed and its error is the result.

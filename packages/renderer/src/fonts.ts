@@ -9,7 +9,7 @@ import { fileReader, listFontFiles, resolvePackageFile as fontFile } from "./pla
  * they lack (emoji, Arabic, Hebrew, CJK, …) comes from fontconfig's fallback over the system fonts
  * that the install step puts in place (scripts/setup.mjs: Debian's Noto packages).
  */
-export interface CaptionFont {
+interface CaptionFont {
   /** Pango font description without the size. */
   readonly description: string
   readonly file: string
@@ -43,7 +43,7 @@ const fontDirs = Effect.gen(function*() {
   return [...SYSTEM_FONT_DIRS, ...user, ...extra.split(":").filter((d) => d.length > 0)]
 }).pipe(Effect.orElseSucceed(() => SYSTEM_FONT_DIRS))
 
-export interface FontCoverage {
+interface FontCoverage {
   readonly set: CodePointSet
   readonly files: number
 }

@@ -8,7 +8,7 @@ import type { Raster } from "./resample.ts"
  * then reused), so a sink must finish with them first: write and wait for the flush, or copy. It answers
  * false when the reader has gone away (ffmpeg exited), which stops generation without an error of its own.
  */
-export type FrameSink<E> = (frame: Uint8Array) => Effect.Effect<boolean, E>
+type FrameSink<E> = (frame: Uint8Array) => Effect.Effect<boolean, E>
 
 export type { FrameFormat } from "./platform/frame-workers.ts"
 

@@ -20,7 +20,7 @@ import { BASE_OVERSCAN, type Box, OUTPUT, SAFE_BOX } from "./output.ts"
  */
 export type FramingKind = "cover" | "pan" | "contain-blur"
 
-export interface Rect {
+interface Rect {
   readonly left: number
   readonly top: number
   readonly width: number

@@ -9,7 +9,7 @@ import type { Raster } from "./resample.ts"
  * Photo bytes → the prepared base raster (RGB, 8-bit) the camera moves over. One decode per render;
  * every frame is then resampled from this buffer.
  */
-export type BaseImage = Raster
+type BaseImage = Raster
 
 // libvips' operation cache would keep a render's decoded photo and intermediate rasters resident (up
 // to 50 MB) for renders that never ask for them again; the service's photo path turns it off too

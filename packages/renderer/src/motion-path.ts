@@ -10,7 +10,7 @@ import { OUTPUT } from "./output.ts"
  * eased time. The window's left edge `ax - ox/k` is then concave and its right edge convex in that
  * time, so if both keys are inside the base every frame is too (no black edges, by construction).
  */
-export interface CameraKey {
+interface CameraKey {
   readonly k: number
   readonly ax: number
   readonly ay: number

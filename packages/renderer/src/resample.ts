@@ -36,7 +36,7 @@ const align = (n: number) => (n + 15) & ~15
 
 export const FRAME_BYTES = OUTPUT.width * OUTPUT.height * 3
 
-export interface Resampler {
+interface Resampler {
   /** Writes the frame for this camera window, packed RGB24, into `into` (FRAME_BYTES long). */
   readonly render: (w: CameraWindow, into: Uint8Array) => void
   /**

@@ -1,8 +1,8 @@
 import { OUTPUT } from "./output.ts"
 
 /**
- * What ffmpeg used to do to every frame after the resampler: burn the caption in
- * while still in RGB, then convert to limited-range BT.709 yuv420p. Now the base is converted once per
+ * Frames reach ffmpeg already in limited-range BT.709 yuv420p with the caption burnt in, rather than
+ * as RGB for ffmpeg to caption and convert: the base is converted once per
  * render (`basePlanes`), each frame is resampled plane by plane (`hplane` in assembly/resample.ts, half
  * the work of RGB) and the caption blended per plane (`blend`), so ffmpeg only encodes and the pipe
  * carries half the bytes. This file holds the pure parts and a plain reference of the blend.

@@ -18,7 +18,7 @@ import type { Duplex } from "node:stream"
  */
 const logsPerMinute = 10
 
-export interface ClientErrorOptions {
+interface ClientErrorOptions {
   /** Called for every refused request, logged or not, with the parser's code (`HPE_INVALID_METHOD`, …). */
   readonly onProtocolError?: (code: string) => void
   /** Where the bounded lines go (console.warn). */

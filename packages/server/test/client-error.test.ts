@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { boundedLog } from "../src/ClientError.ts"
 
-/** Client protocol errors are logged at a bounded rate (issue 24, item 8): a fake clock, no server. */
+/** Client protocol errors are logged at a bounded rate: a fake clock, no server. */
 describe("boundedLog", () => {
   it("writes at most N lines a minute, then one line with how many more there were", () => {
     let now = 0

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import * as HttpTimeouts from "../src/HttpTimeouts.ts"
 
 /**
- * The keep-alive side of issue 26 (a poll failed at the socket, status 0, about once in 15,000
+ * The keep-alive race (without it a poll fails at the socket, status 0, about once in 15,000
  * under load), over real sockets on loopback: what the server advertises against when it closes,
  * and a request that arrives while the event loop is busy past the idle deadline.
  */

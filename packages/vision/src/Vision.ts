@@ -53,7 +53,7 @@ const LIMIT_INPUT_PIXELS = 100_000_000
  */
 const INFER_AT_ONCE = 2
 
-export interface VisionConfig {
+interface VisionConfig {
   /** Folder with the model files; default: the one shipped in @vladmandic/human. */
   readonly modelDir?: string | undefined
   readonly niceness?: number | undefined

@@ -10,7 +10,7 @@ import { fuse, type SceneModel } from "./scene-model.ts"
  * edges run straight and upright — built scenes vs open ones). Anything unsure is `other`.
  * Measured on the labelled set in training/classify-set (`npm run bench:classify`).
  */
-export type BoxTuple = readonly [x: number, y: number, width: number, height: number]
+type BoxTuple = readonly [x: number, y: number, width: number, height: number]
 
 export interface Detections {
   readonly faces: ReadonlyArray<{ readonly score: number; readonly box: BoxTuple }>
@@ -120,8 +120,8 @@ const tooLittleSignal = (stats: Pick<SceneStats, "spread">, photo: Size): boolea
 
 /**
  * A face the detector believes (it frames a person's subject, and one with no body around it is a
- * painted or moulded face). A believed face inside a detected person is a person: until the 3rd
- * session's last change this asked 0.7, and a foundry worker in goggles (face 0.67, body 0.33) was missed.
+ * painted or moulded face). A believed face inside a detected person is a person: not higher, since at
+ * 0.7 a foundry worker in goggles (face 0.67, body 0.33) is missed.
  */
 export const BELIEVED_FACE = 0.6
 /**
@@ -142,7 +142,7 @@ export const BODY = 0.25
  * widths. Chosen by leave-one-scene-out over the dev photos (docs/vision-research.md; the sweep was
  * bench/classify-body.ts, in git history at ff0994a).
  */
-export interface PoseRule {
+interface PoseRule {
   readonly face: number
   readonly shoulders: number
   readonly span: readonly [min: number, max: number]

@@ -273,7 +273,7 @@ describe("the vision model", () => {
     expect(r.subject!.x + r.subject!.width).toBeGreaterThanOrEqual(227)
   }, 60_000)
 
-  // issue 24, item 9: a photo with too little signal is `other` at confidence 0 with no subject
+  // a photo with too little signal is `other` at confidence 0 with no subject
   const solid = (width: number, height: number, background: string, format: "png" | "jpeg") =>
     sharp({ create: { width, height, channels: 3, background } })[format]().toBuffer().then((b) => new Uint8Array(b))
   it(

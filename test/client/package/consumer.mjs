@@ -14,10 +14,10 @@ const apiKey = process.env.P2V_API_KEY
 const baseUrl = process.env.P2V_BASE_URL
 const photo = process.env.PHOTO
 const out = process.env.OUT
-const runtime = typeof Deno === "object"
-  ? `deno ${Deno.version.deno}`
-  : typeof Bun === "object"
-  ? `bun ${Bun.version}`
+const runtime = typeof globalThis.Deno === "object"
+  ? `deno ${globalThis.Deno.version.deno}`
+  : typeof globalThis.Bun === "object"
+  ? `bun ${globalThis.Bun.version}`
   : `node ${process.versions.node}`
 
 // Promises
@@ -42,7 +42,13 @@ const effect = await Effect.runPromise(Effect.gen(function*() {
   const d = yield* c.waitForRender(created.render.id, { interval: "250 millis" })
   const saved = yield* downloadToFile(c, d.id, `${out}/effect.mp4`, undefined, { size: d.asset?.byte_size ?? null })
   const refused = yield* Effect.flip(c.getRender("rnd_doesnotexist0000000000"))
-  return { status: d.status, size: d.asset?.byte_size, bytes: saved.bytes, label: m.label, missing: refused.code ?? refused._tag }
+  return {
+    status: d.status,
+    size: d.asset?.byte_size,
+    bytes: saved.bytes,
+    label: m.label,
+    missing: refused.code ?? refused._tag
+  }
 }))
 
 console.log(JSON.stringify({

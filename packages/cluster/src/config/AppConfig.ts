@@ -6,7 +6,7 @@ import * as Path from "node:path"
  * The service's environment (contract §1), read once through Effect's Config so every value has a
  * default and a description, and nothing else reads the environment.
  */
-export interface AppConfigShape {
+interface AppConfigShape {
   readonly port: number
   readonly host: string
   readonly publicBaseUrl: string

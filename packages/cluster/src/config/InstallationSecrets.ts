@@ -22,13 +22,13 @@ import { loadOrCreateSecret } from "./Secrets.ts"
  * "Rotating secrets") `<VARIABLE>_PREVIOUS` holds the other value: both are accepted, the current one
  * is used for everything new, and the recorded fingerprint moves to the current one.
  */
-export interface SecretValues {
+interface SecretValues {
   readonly current: Uint8Array
   /** accepted too, during a rotation window */
   readonly previous: Uint8Array | undefined
 }
 
-export interface InstallationSecretsShape {
+interface InstallationSecretsShape {
   readonly keyHash: SecretValues
   readonly tokenKey: SecretValues
 }

@@ -8,7 +8,7 @@ import { InstallationSecrets } from "./InstallationSecrets.ts"
  * During a rotation (API_KEY_HASH_KEY_PREVIOUS) a hash under the previous key verifies too, and is
  * reported as such so the caller can store the secret's hash under the current key.
  */
-export interface KeyHasherShape {
+interface KeyHasherShape {
   readonly hash: (secret: string) => Uint8Array
   /** constant time in the secret; `stored` undefined still does the work, so unknown keys time alike */
   readonly verify: (secret: string, stored: Uint8Array | undefined) => boolean

@@ -12,7 +12,7 @@ import * as Embedded from "./EmbeddedPostgres.ts"
 import { migrations } from "./migrations/index.ts"
 
 /** The connection pool's occupancy, read when /metrics is scraped (`p2v_db_pool_connections`). */
-export interface PoolUsage {
+interface PoolUsage {
   readonly used: number
   readonly idle: number
   /** queries waiting for a connection */

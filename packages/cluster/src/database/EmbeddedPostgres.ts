@@ -187,7 +187,7 @@ const stopServer = async (pg: { stop: () => Promise<void> }) => {
   if (server !== undefined && server.exitCode === null && server.signalCode === null) await pg.stop().catch(() => {})
 }
 
-export interface LaunchOptions {
+interface LaunchOptions {
   readonly databaseDir: string
   readonly port: number
   readonly persistent: boolean

@@ -102,7 +102,7 @@ export interface DriveSession {
  * @since 0.1.0
  * @category models
  */
-export interface DriveApiShape {
+interface DriveApiShape {
   readonly session: (auth: DriveAuth) => Effect.Effect<DriveSession>
 }
 

@@ -41,7 +41,7 @@ import type { Tokens } from "./Tokens.ts"
 const stateTtlMillis = 10 * 60_000
 
 /** The connection is gone (never made, disconnected, ended by the provider, or unreadable). */
-export class NotConnected extends Data.TaggedError("NotConnected")<{}> {}
+export class NotConnected extends Data.TaggedError("NotConnected") {}
 
 /**
  * What a drive call on a connection can fail with. `InvalidGrant` has already ended the connection
@@ -63,7 +63,7 @@ export interface Connection {
   ) => Effect.Effect<{ readonly bytes: number }, FileTooLarge | UnknownFile | ConnectionError | PlatformError>
 }
 
-export interface IntegrationStatus {
+interface IntegrationStatus {
   readonly connected: boolean
   readonly connectedAt: Date | null
   readonly scopes: ReadonlyArray<string>
@@ -84,7 +84,7 @@ export type CallbackOutcome =
     readonly returnTo?: string
   }
 
-export interface IntegrationsShape {
+interface IntegrationsShape {
   readonly status: (workspaceId: string) => Effect.Effect<IntegrationStatus>
   /**
    * 503 `service_unavailable` when the OAuth client is not configured. `returnTo` (a path of this

@@ -19,7 +19,7 @@ import type { Tokens } from "./Tokens.ts"
  * @since 0.1.0
  * @category models
  */
-export interface Pkce {
+interface Pkce {
   readonly verifier: Redacted.Redacted<string>
   readonly challenge: string
 }
@@ -28,13 +28,13 @@ export interface Pkce {
  * @since 0.1.0
  * @category errors
  */
-export type OAuthError = InvalidGrant | ProviderRejected | ProviderUnavailable | DriveNotConfigured
+type OAuthError = InvalidGrant | ProviderRejected | ProviderUnavailable | DriveNotConfigured
 
 /**
  * @since 0.1.0
  * @category models
  */
-export interface DriveOAuthShape {
+interface DriveOAuthShape {
   /** False without `GOOGLE_CLIENT_ID` / `GOOGLE_CLIENT_SECRET`; then connect answers 503. */
   readonly isConfigured: boolean
   readonly authorizationUrl: (params: {

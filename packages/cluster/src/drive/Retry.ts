@@ -66,7 +66,7 @@ export class Transient extends Data.TaggedError("Transient")<{
  * @since 0.1.0
  * @category models
  */
-export interface HttpFailure {
+interface HttpFailure {
   /** `null` when no response arrived (connection refused / reset, DNS, abort). */
   readonly status: number | null
   /** OAuth `error` (e.g. `invalid_grant`), Drive `errors[0].reason` (e.g. `notFound`), or a network code. */

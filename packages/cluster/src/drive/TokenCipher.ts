@@ -26,7 +26,7 @@ const HEADER_BYTES = 1 + IV_BYTES + TAG_BYTES
  * @since 0.1.0
  * @category models
  */
-export interface TokenCipherShape {
+interface TokenCipherShape {
   readonly encrypt: (plaintext: string, associatedData?: string) => Effect.Effect<string>
   readonly decrypt: (ciphertext: string, associatedData?: string) => Effect.Effect<string, TokenDecryptionFailed>
   readonly encryptTokens: (tokens: Tokens, associatedData?: string) => Effect.Effect<string>

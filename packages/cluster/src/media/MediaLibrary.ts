@@ -29,7 +29,7 @@ export const toDocument = (m: MediaRow, publicBaseUrl: string, opts?: { readonly
   preview_expires_at: null
 })
 
-export interface Incoming {
+interface Incoming {
   /** how the photo came in: counted by source (`p2v_media_uploaded_total`) once stored */
   readonly source: WorkMetrics.MediaSource
   readonly workspaceId: string

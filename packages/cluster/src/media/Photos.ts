@@ -10,7 +10,7 @@ import sharp from "sharp"
  * full within the pixel limit (a truncated or corrupt file is not a photo).
  */
 export const accepted = ["image/jpeg", "image/png", "image/webp", "image/gif"] as const
-export type PhotoType = (typeof accepted)[number]
+type PhotoType = (typeof accepted)[number]
 const isAccepted = (mime: string | undefined): mime is PhotoType => accepted.some((t) => t === mime)
 
 const byExtension: Record<string, string> = {
@@ -58,7 +58,7 @@ const normalise = (contentType: string) => {
 const unspecific = (t: string | undefined) =>
   t === undefined || t === "" || t === "application/octet-stream" || t === "image/*"
 
-export interface Inspected {
+interface Inspected {
   readonly mimeType: PhotoType
   readonly sizeBytes: number
   /** as displayed, after EXIF orientation */

@@ -13,7 +13,7 @@ import { operation } from "./Repository.ts"
  * Time comes from `Clock`: a record expires `Idempotency.recordTtlMillis` (24 h) after it was made,
  * and a lock lapses 30 s after it was taken, both as this process's clock reads them.
  */
-export type Begin =
+type Begin =
   | { readonly _tag: "New"; readonly recordId: number }
   | { readonly _tag: "Replay"; readonly recordId: number; readonly status: number; readonly body: unknown }
   | { readonly _tag: "Conflict" }

@@ -97,7 +97,7 @@ const tallyOf = (items: ReadonlyArray<Pick<ItemRow, "status">>): Tally => ({
   failed: items.filter((i) => i.status === "failed").length
 })
 
-export interface NewImport {
+interface NewImport {
   readonly id: string
   readonly workspaceId: string
   /** null: created from the portal, by the workspace itself */

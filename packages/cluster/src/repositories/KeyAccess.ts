@@ -5,7 +5,7 @@ import type { ApiKeyRow } from "./ApiKeys.ts"
 import { RenderRow } from "./Renders.ts"
 
 /** What authenticating a request reads: the key's standing and limits, and its workspace's gates. */
-export interface KeyAndAccount extends
+interface KeyAndAccount extends
   Pick<
     ApiKeyRow,
     | "id"

@@ -64,7 +64,7 @@ const NewMedia = Schema.Struct({
 })
 interface NewMedia extends Schema.Schema.Type<typeof NewMedia> {}
 
-export type Added =
+type Added =
   | { readonly _tag: "Inserted"; readonly row: MediaRow }
   /** the workspace's storage budget cannot hold it: nothing was written */
   | { readonly _tag: "OverBudget" }

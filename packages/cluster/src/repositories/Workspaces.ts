@@ -31,7 +31,7 @@ export const toDocument = (w: WorkspaceRow, now: Date) => ({
   created_at: w.created_at.toISOString()
 })
 
-export interface WorkspaceSettings {
+interface WorkspaceSettings {
   readonly plan?: Plans.Plan
   readonly status?: "active" | "inactive"
   readonly apiEnabled?: boolean

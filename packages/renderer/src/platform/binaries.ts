@@ -10,7 +10,7 @@ import { BinaryNotFound } from "../errors.ts"
  * step puts Debian's 5.1 there), else the static build shipped inside npm by @ffmpeg-installer (so a
  * fresh machine needs nothing else). This is the only module that knows about those packages.
  */
-export type BinaryName = "ffmpeg" | "ffprobe"
+type BinaryName = "ffmpeg" | "ffprobe"
 
 export interface BinaryInfo {
   readonly name: BinaryName

@@ -39,7 +39,7 @@ export interface FrameDone {
   readonly error?: string
 }
 
-export interface FrameWorkers {
+interface FrameWorkers {
   /**
    * Frame buffers shared with the workers, allocated once per render: fresh 6 MB buffers per frame cost
    * page faults in the worker and full garbage collections in the main thread (measured).

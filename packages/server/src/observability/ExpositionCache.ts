@@ -7,7 +7,7 @@ const renderings = M.counter(
   "Expositions of this process rendered for /metrics (at most one a second, however often it is scraped)"
 ).of().register()
 
-export interface Exposition {
+interface Exposition {
   readonly body: Buffer
   /** when its rendering started (the caller's monotonic clock, ms) */
   readonly renderedAt: number

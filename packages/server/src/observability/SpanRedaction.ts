@@ -85,7 +85,7 @@ const decoded = (segment: string): string => {
 export const redactedPath = (path: string): string =>
   path.split("/").map((segment) => (looksSecret(decoded(segment)) ? redacted : segment)).join("/")
 
-/** Header values longer than this are cut (a 12,000-character User-Agent was once exported whole). */
+/** Header values longer than this are cut, so a client's oversized header (a 12,000-character User-Agent) cannot bloat a span. */
 const maxHeaderLength = 256
 
 /** A header value as a span records it: at most `maxHeaderLength` characters, API keys redacted. */

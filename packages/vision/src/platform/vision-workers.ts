@@ -25,7 +25,7 @@ export interface VisionResponse {
 }
 
 /** A photo's detections, and whether the pose model was there to consult (the stored model name says so). */
-export interface Detected {
+interface Detected {
   readonly detections: Detections
   readonly withPose: boolean
 }
