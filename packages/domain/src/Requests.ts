@@ -68,7 +68,7 @@ const metadataMessage =
   "must be a JSON object of at most 20 keys (1 to 40 characters each) whose values are text (at most 500 characters), numbers, true/false or null"
 
 // (the message on the record itself before its check: `annotate` after `check` would annotate the check)
-export const RenderMetadata = Schema.Record(Schema.String, MetadataValueSchema)
+const RenderMetadata = Schema.Record(Schema.String, MetadataValueSchema)
   .annotate({ message: metadataMessage })
   .check(Schema.makeFilter(metadataProblem, { message: metadataMessage }))
 
@@ -95,6 +95,7 @@ export type CreateRenderBody = typeof CreateRenderBody.Type
  * the drive's answer (404 `unknown_folder`), since providers' id alphabets differ.
  */
 export const isFolderIdShape = (id: string): boolean =>
+  // eslint-disable-next-line no-control-regex -- control characters are what this refuses
   id.length >= 1 && id.length <= 200 && !/[\s/\\?#\u0000-\u001f\u007f]/.test(id)
 
 export const CreateImportBody = Schema.Struct({
