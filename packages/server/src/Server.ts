@@ -68,7 +68,7 @@ const withPortal = <R>(api: Http.App<R>): Http.App<R | PortalServices> =>
       Portal.isPortalPath(new URL(request.url, "http://localhost").pathname) ? Portal.app : api
   )
 
-export const layerHttp = Http.serve((api) => Observability.observed(withPortal(api))).pipe(
+const layerHttp = Http.serve((api) => Observability.observed(withPortal(api))).pipe(
   Layer.provide(Portal.layer),
   HttpServer.withLogAddress,
   Layer.provide(HttpServerLive)

@@ -16,12 +16,12 @@ const LiveSession = Schema.Struct({
   last_seen_at: Timestamp,
   status: Schema.Literals(["active", "inactive"])
 })
-export interface LiveSession extends Schema.Schema.Type<typeof LiveSession> {}
+interface LiveSession extends Schema.Schema.Type<typeof LiveSession> {}
 
 /** A link that was only asked about: its claim is rolled back. */
 class Unspent extends Data.TaggedError("Unspent")<{ readonly workspaceId: string }> {}
 
-export interface NewLink {
+interface NewLink {
   readonly tokenHash: Uint8Array
   readonly workspaceId: string
   readonly now: Date
