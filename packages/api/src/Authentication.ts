@@ -4,7 +4,6 @@ import { RateWindows } from "@pic2video/cluster/RateWindows"
 import type { RenderRow } from "@pic2video/cluster/Renders"
 import { KeyAccessRepo } from "@pic2video/cluster/repositories/KeyAccess"
 import { Access, ApiKeyToken, Errors } from "@pic2video/domain"
-import type { PrincipalShape } from "@pic2video/domain/api/Annotations"
 import { Clock, Context, Effect, Layer } from "effect"
 import * as crypto from "node:crypto"
 
@@ -15,7 +14,12 @@ import * as crypto from "node:crypto"
  * read from the database on every request (one query), so a change made by any process (the
  * operator CLI, the portal) takes effect on the next request in every process (contract §14).
  */
-export interface Caller extends PrincipalShape {
+export interface AuthenticatedKey {
+  readonly keyId: string
+  readonly workspaceId: string
+  readonly scopes: ReadonlyArray<string>
+  /** the key's 24-hour spend cap (contract §3) */
+  readonly spendCap24h: number | null
   readonly limits: { readonly reads: number; readonly creates: number; readonly uploads: number }
   /** the render read with the key, when one was asked for (`withRender`): KeyAccessRepo.findKeyAccountAndRender */
   readonly render: RenderRow | undefined
@@ -142,7 +146,7 @@ export class Authentication extends Context.Service<Authentication>()("pic2video
           limits: { reads: row.reads_per_minute, creates: row.creates_per_minute, uploads: row.uploads_per_minute },
           spendCap24h: row.spend_cap_24h,
           render: found.render
-        } satisfies Caller
+        } satisfies AuthenticatedKey
       })
 
     return { authenticate, tableSizes }

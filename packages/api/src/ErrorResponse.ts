@@ -2,40 +2,11 @@ import { Errors, Requests } from "@pic2video/domain"
 import { Cause, Effect, Option, Predicate, Schema } from "effect"
 import * as HttpApiError from "effect/http-api/HttpApiError"
 import * as HttpServerError from "effect/http/HttpServerError"
-import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as IssueMessage from "./IssueMessage.ts"
-import * as RouteMetrics from "./RouteMetrics.ts"
 
-/**
- * The one place a failure becomes an HTTP error response: the code decides the status (through the
- * domain's catalogue), the body is exactly `{error:{code,message},request_id}`.
- */
-export const errorBody = (failure: Errors.ApiFailure, requestId: string) => ({
-  error: { code: failure.code, message: failure.message },
-  request_id: requestId
-})
-
-/**
- * The headers a failure's answer carries, whichever front end words it (the API's JSON, the portal's
- * page or line of text): one rule for both.
- */
-export const failureHeaders = (failure: Errors.ApiFailure): Record<string, string> => ({
-  // RFC 9110 §11.6.1: a 401 names the scheme it wants
-  ...(Errors.statusOf(failure.code) === 401 ? { "www-authenticate": "Bearer" } : {}),
-  ...(failure.retryAfter !== undefined ? { "retry-after": String(failure.retryAfter) } : {}),
-  // a body over a limit may still be arriving, fast or slowly: the connection is never reused
-  // (docs/contract.md H3); whatever the client still sends is drained briefly, then closed
-  ...(failure.code === "payload_too_large" ? { connection: "close" } : {}),
-  ...failure.headers
-})
-
-export const errorResponse = (failure: Errors.ApiFailure, requestId: string) => {
-  RouteMetrics.refused(failure.code)
-  return HttpServerResponse.jsonUnsafe(errorBody(failure, requestId), {
-    status: Errors.statusOf(failure.code),
-    headers: failureHeaders(failure)
-  })
-}
+/** The error body and headers of a failure are the domain's (Errors.ts); the portal and the server word them too. */
+export const errorBody = Errors.errorBody
+export const failureHeaders = Errors.failureHeaders
 
 const tagOf = (u: unknown): string | undefined =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined
@@ -80,30 +51,40 @@ const describeSchemaError = (error: Schema.SchemaError): string => {
 export const schemaFailure = (error: Schema.SchemaError): Errors.ApiFailure =>
   Errors.fail("validation_failed", describeSchemaError(error))
 
+/**
+ * An upload the multipart reader refused: over a limit (413, or 422 for too many fields), or unreadable
+ * (400, saying what it could not read when the reader said).
+ */
+export const multipartFailure = (error: unknown): Errors.ApiFailure => {
+  if (error instanceof Errors.ApiFailure) return error
+  switch (hitLimit(error)) {
+    case "size":
+      // the rest of the body is never read: the connection cannot be reused (the answer closes it)
+      return Errors.fail("payload_too_large", `the upload is larger than ${Requests.uploadLimitText}`)
+    case "parts":
+      return Errors.fail("validation_failed", "the form has too many or too large fields")
+    case undefined:
+      return Errors.fail("invalid_request", "the request body cannot be parsed")
+  }
+}
+
+/** The failure a cause carries, or else its first defect. */
+const errorOf = (cause: Cause.Cause<unknown>): Option.Option<unknown> =>
+  Option.orElse(
+    Cause.findErrorOption(cause),
+    () => Option.map(Option.fromNullishOr(cause.reasons.find(Cause.isDieReason)), (d) => d.defect)
+  )
+
 /** Maps whatever came out of routing, decoding or a handler to a catalogue failure. */
 export const toFailure = (
   cause: Cause.Cause<unknown>
 ): { readonly failure: Errors.ApiFailure; readonly unexpected: boolean } => {
-  const error = Option.orElse(
-    Cause.findErrorOption(cause),
-    () => Option.map(Option.fromNullishOr(cause.reasons.find(Cause.isDieReason)), (d) => d.defect)
-  )
+  const error = errorOf(cause)
   if (Option.isSome(error)) {
     const e = error.value
     if (e instanceof Errors.ApiFailure) return { failure: e, unexpected: false }
-    const limit = hitLimit(e)
-    if (limit === "size") {
-      // the rest of the body is never read: the connection cannot be reused (errorResponse closes it)
-      return {
-        failure: Errors.fail("payload_too_large", `the upload is larger than ${Requests.uploadLimitText}`),
-        unexpected: false
-      }
-    }
-    if (limit === "parts") {
-      return {
-        failure: Errors.fail("validation_failed", "the form has too many or too large fields"),
-        unexpected: false
-      }
+    if (hitLimit(e) !== undefined || tagOf(e) === "MultipartError") {
+      return { failure: multipartFailure(e), unexpected: false }
     }
     // path, query and headers as HttpApi decodes them (the body is decoded by the handler: `payload`)
     if (HttpApiError.HttpApiSchemaError.is(e) && e.kind !== "Body" && e.kind !== "ResponseHeaders") {
@@ -117,9 +98,6 @@ export const toFailure = (
       if (e.reason._tag === "RequestParseError") {
         return { failure: Errors.fail("invalid_request", "the request body cannot be parsed"), unexpected: false }
       }
-    }
-    if (tagOf(e) === "MultipartError") {
-      return { failure: Errors.fail("invalid_request", "the request body cannot be parsed"), unexpected: false }
     }
   }
   if (Cause.hasInterruptsOnly(cause)) {
@@ -137,7 +115,7 @@ export const toFailure = (
  * thousands deep, overflowed the stack while being logged).
  */
 const summarize = (cause: Cause.Cause<unknown>): string => {
-  const e = Cause.squash(cause)
+  const e = Option.getOrUndefined(errorOf(cause))
   const text = e instanceof Error
     ? e.stack ?? `${e.name}: ${e.message}`
     : `${typeof e}${tagOf(e) === undefined ? "" : ` ${tagOf(e)}`}`
@@ -146,7 +124,7 @@ const summarize = (cause: Cause.Cause<unknown>): string => {
 
 export const causeToResponse = (cause: Cause.Cause<unknown>, requestId: string) => {
   const { failure, unexpected } = toFailure(cause)
-  const response = errorResponse(failure, requestId)
+  const response = Errors.response(failure, requestId)
   return unexpected
     ? Effect.as(
       Effect.logError(`unexpected failure: ${summarize(cause)}`).pipe(Effect.annotateLogs("request_id", requestId)),

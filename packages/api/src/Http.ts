@@ -1,5 +1,6 @@
 import * as AppConfig from "@pic2video/cluster/AppConfig"
 import * as PublicBaseUrl from "@pic2video/cluster/PublicBaseUrl"
+import { RateLimiter } from "@pic2video/cluster/RateLimiter"
 import * as Services from "@pic2video/cluster/services/Services"
 import { Api } from "@pic2video/domain/api/Api"
 import { Effect, Layer, type Scope } from "effect"
@@ -10,6 +11,7 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
 import type { HttpServerResponse } from "effect/http/HttpServerResponse"
+import * as Admission from "./Admission.ts"
 import { Authentication } from "./Authentication.ts"
 import * as Docs from "./Docs.ts"
 import * as ImportsHandlers from "./handlers/Imports.ts"
@@ -18,6 +20,7 @@ import * as MediaHandlers from "./handlers/Media.ts"
 import * as OAuthHandlers from "./handlers/OAuth.ts"
 import * as RendersHandlers from "./handlers/Renders.ts"
 import * as SystemHandlers from "./handlers/System.ts"
+import { InFlight } from "./InFlight.ts"
 import * as Pipeline from "./Pipeline.ts"
 import * as UploadBody from "./UploadBody.ts"
 
@@ -27,7 +30,7 @@ import * as UploadBody from "./UploadBody.ts"
  */
 export type App<R = never> = Effect.Effect<HttpServerResponse, never, R | HttpServerRequest | Scope.Scope>
 
-/** The HttpApi's handlers, with the checks of the request pipeline (Pipeline.ts) as their middleware. */
+/** The HttpApi's handlers, with admission (Admission.ts) as their middleware. */
 const layerHandlers = Layer.mergeAll(
   SystemHandlers.layer,
   MediaHandlers.layer,
@@ -36,7 +39,7 @@ const layerHandlers = Layer.mergeAll(
   IntegrationsHandlers.layer,
   OAuthHandlers.layer
 ).pipe(
-  Layer.provide(Pipeline.layerAdmission),
+  Layer.provide([Admission.layer, Admission.layerUnauthenticated]),
   Layer.provide(ImportsHandlers.layerCurrentImport),
   Layer.provide(Authentication.layer)
 )
@@ -104,6 +107,9 @@ export const serve = <R>(around: (api: App) => App<R>) =>
       )
     })
   ).pipe(
+    // admission and the pipeline around the router share what a request in flight leaves
+    Layer.provide(InFlight.layer),
+    Layer.provide(RateLimiter.layer),
     // the portal's pages call the same services (one instance: layers are shared within a build)
     Layer.provide(Services.layer),
     Layer.provide(Pipeline.layerWithoutPlatformSpan),

@@ -3,11 +3,11 @@ import {
   BodyRule,
   type CurrentImport,
   Idempotent,
-  PublicEndpoint,
   RateBucket,
   ReadsRenderWithKey,
   ReplayCurrent,
-  RequiredScope
+  RequiredScope,
+  Unauthenticated
 } from "@pic2video/domain/api/Annotations"
 import { Api } from "@pic2video/domain/api/Api"
 import { Context, Option } from "effect"
@@ -48,11 +48,11 @@ const build = (): ReadonlyArray<Route> => {
   const routes: Array<Route> = []
   HttpApi.reflect(Api, {
     onGroup() {},
-    onEndpoint({ endpoint, mergedAnnotations }) {
+    onEndpoint({ endpoint, mergedAnnotations, middleware }) {
       const annotation = <I, S>(tag: Context.Key<I, S>) =>
         Option.getOrUndefined(Context.getOption(mergedAnnotations, tag))
       const scope = annotation(RequiredScope)
-      const isPublic = annotation(PublicEndpoint) === true
+      const isPublic = [...middleware].some((m) => m.key === Unauthenticated.key)
       const bucket = annotation(RateBucket)
       if (scope === undefined && !isPublic) throw new Error(`endpoint ${endpoint.identifier} declares no scope`)
       if (bucket === undefined && !isPublic) throw new Error(`endpoint ${endpoint.identifier} declares no rate bucket`)

@@ -1,4 +1,6 @@
-import { Data } from "effect"
+import { Context, Data, Effect } from "effect"
+import * as HttpServerRespondable from "effect/http/HttpServerRespondable"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 
 /**
  * The frozen error catalogue (spec "Errors"): every error body the service sends uses one of these
@@ -88,9 +90,16 @@ export const renderErrorCodes = ["render_failed", "render_timeout", "render_reje
 export type RenderErrorCode = (typeof renderErrorCodes)[number]
 
 /**
+ * The id of the request being answered (X-Request-Id, and `request_id` in an error body), set by the
+ * API's request pipeline for each request.
+ */
+export const RequestId = Context.Reference<string>("pic2video/RequestId", { defaultValue: () => "" })
+
+/**
  * The one failure type the service's own code raises for anything a client or operator is told
- * about. The HTTP layer turns it into `{error:{code,message},request_id}` with `statusOf(code)`;
- * the operator CLI prints `{error:{code,message}}`.
+ * about. Over HTTP it is answered as `{error:{code,message},request_id}` with `statusOf(code)`: it is
+ * the error the API's middleware and handlers declare, and HttpApi answers it as it answers itself
+ * (`Respondable`); the operator CLI prints `{error:{code,message}}`.
  */
 export class ApiFailure extends Data.TaggedError("ApiFailure")<{
   readonly code: ErrorCode
@@ -99,7 +108,38 @@ export class ApiFailure extends Data.TaggedError("ApiFailure")<{
   readonly retryAfter?: number
   /** extra response headers (e.g. RateLimit-* on a 429) */
   readonly headers?: Readonly<Record<string, string>>
-}> {}
+}> implements HttpServerRespondable.Respondable {
+  [HttpServerRespondable.symbol]() {
+    return Effect.map(RequestId, (requestId) => response(this, requestId))
+  }
+}
+
+/** The error body of the contract: exactly `{error:{code,message},request_id}`. */
+export const errorBody = (failure: ApiFailure, requestId: string) => ({
+  error: { code: failure.code, message: failure.message },
+  request_id: requestId
+})
+
+/**
+ * The headers a failure's answer carries, whichever front end words it (the API's JSON, the portal's
+ * page or line of text): one rule for both.
+ */
+export const failureHeaders = (failure: ApiFailure): Record<string, string> => ({
+  // RFC 9110 §11.6.1: a 401 names the scheme it wants
+  ...(statusOf(failure.code) === 401 ? { "www-authenticate": "Bearer" } : {}),
+  ...(failure.retryAfter !== undefined ? { "retry-after": String(failure.retryAfter) } : {}),
+  // a body over a limit may still be arriving, fast or slowly: the connection is never reused
+  // (docs/contract.md H3); whatever the client still sends is drained briefly, then closed
+  ...(failure.code === "payload_too_large" ? { connection: "close" } : {}),
+  ...failure.headers
+})
+
+/** A failure's HTTP answer: its code's status, the error body, its headers. */
+export const response = (failure: ApiFailure, requestId: string) =>
+  HttpServerResponse.jsonUnsafe(errorBody(failure, requestId), {
+    status: statusOf(failure.code),
+    headers: failureHeaders(failure)
+  })
 
 export const fail = (
   code: ErrorCode,

@@ -3,7 +3,7 @@ import { Api, UploadPayload } from "@pic2video/domain/api/Api"
 import { Effect } from "effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
-import { payload, Principal } from "../Principal.ts"
+import { caller, payload } from "../Admitted.ts"
 
 const sendPreview = (preview: { readonly bytes: Uint8Array; readonly contentType: string }) =>
   HttpServerResponse.uint8Array(preview.bytes, {
@@ -15,20 +15,19 @@ export const layer = HttpApiBuilder.group(Api, "media", (handlers) =>
   Effect.gen(function*() {
     const media = yield* MediaService
     return handlers
-      .handle("listMedia", ({ query }) =>
-        Effect.orDie(Effect.flatMap(Principal, (p) => media.list(p.workspaceId, query))))
-      // the parts were read once by the pipeline (UploadBody.ts); decoded here (contract §4.8)
+      .handle("listMedia", ({ query }) => Effect.flatMap(caller, (c) => media.list(c.workspaceId, query)))
+      // the parts were read once by admission (UploadBody.ts); decoded here (contract §4.8)
       .handleRaw("uploadMedia", () =>
-        Effect.orDie(Effect.flatMap(Effect.all([Principal, payload(UploadPayload)]), ([p, payload]) =>
-          media.upload(p.workspaceId, {
+        Effect.flatMap(Effect.all([caller, payload(UploadPayload)]), ([c, payload]) =>
+          media.upload(c.workspaceId, {
             source: "api",
             path: payload.file.path,
             filename: payload.file.name,
             contentType: payload.file.contentType,
             label: payload.label,
             tags: payload.tags
-          }))))
+          })))
       .handle("previewMedia", ({ params }) =>
-        Effect.orDie(Effect.flatMap(Principal, (p) =>
-          Effect.map(media.preview(p.workspaceId, params.id), sendPreview))))
+        Effect.flatMap(caller, (c) =>
+          Effect.map(media.preview(c.workspaceId, params.id), sendPreview)))
   }))

@@ -72,12 +72,12 @@ export const layer = HttpApiBuilder.group(Api, "oauth", (handlers) =>
   Effect.gen(function*() {
     const integrations = yield* Integrations
     return handlers.handle("callback", ({ query }) =>
-      Effect.orDie(Effect.map(
+      Effect.map(
         integrations.completeConnect({
           state: single(query.state),
           code: single(query.code),
           error: single(query.error)
         }),
         backTo
-      )))
+      ))
   }))

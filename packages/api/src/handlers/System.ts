@@ -11,6 +11,5 @@ export const layer = HttpApiBuilder.group(Api, "system", (handlers) =>
     yield* Sharding // readiness presumes the cluster layer was built
     return handlers
       .handle("healthz", () => Effect.succeed({ status: "ok" as const }))
-      // the catalogue's failure, shaped as every error body (the pipeline set X-Request-Id)
-      .handle("readyz", () => Effect.orDie(system.ready))
+      .handle("readyz", () => system.ready)
   }))

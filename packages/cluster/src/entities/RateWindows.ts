@@ -4,20 +4,13 @@ import { Context, Effect, Layer } from "effect"
 /**
  * The per-minute windows of the API keys whose ApiKey entity this process hosts (contract §4.5,
  * §8.1, §14). One table per process, shared by the entity's `Admit` handler (messages from other
- * processes) and by `KeyAdmission` (requests answered in this process for a key whose shard this
+ * processes) and by `RateLimiter` (requests answered in this process for a key whose shard this
  * runner holds): either way the count of a key lives in exactly one place, the process that owns
  * the key's shard, so limits stay exact. So the composition provides the service once, below both
  * (`layerInfra`). A window is pure data (`RateLimit.admit`) updated synchronously, so no two
  * admissions interleave. Entries whose windows have all run out are swept once a minute: the table
  * holds at most the keys used in the last two minutes.
  */
-export interface Admission {
-  readonly allowed: boolean
-  readonly limit: number
-  readonly remaining: number
-  readonly resetSeconds: number
-}
-
 type Windows = { reads?: RateLimit.Window; creates?: RateLimit.Window; uploads?: RateLimit.Window }
 
 /**
@@ -39,7 +32,7 @@ export const makeTable = () => {
     }
   }
 
-  const admit = (keyId: string, bucket: RateLimit.Bucket, limit: number, now: number): Admission => {
+  const admit = (keyId: string, bucket: RateLimit.Bucket, limit: number, now: number): RateLimit.Decision => {
     if (now - sweptAt >= RateLimit.windowMillis) sweep(now)
     let windows = table.get(keyId)
     if (windows === undefined) {

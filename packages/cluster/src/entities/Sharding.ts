@@ -35,7 +35,7 @@ export const failoverSettings = {
 
 /**
  * Whether this process hosts entities (`runner`: `npm start`, `npm run runner`) or only sends to
- * them (`client`: `npm run api`). KeyAdmission bounds a client's wait for a runner (contract §14.4).
+ * them (`client`: `npm run api`). RateLimiter bounds a client's wait for a runner (contract §14.4).
  */
 export class ClusterRole extends Context.Service<ClusterRole, "runner" | "client">()("pic2video/ClusterRole") {}
 

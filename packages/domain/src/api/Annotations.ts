@@ -1,5 +1,6 @@
 import { Context, type Effect, type Option, Schema } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
+import type * as Caller from "../Caller.ts"
 import * as Errors from "../Errors.ts"
 import type * as RateLimit from "../RateLimit.ts"
 import type * as Resources from "../Resources.ts"
@@ -9,15 +10,6 @@ import type * as Scopes from "../Scopes.ts"
  * What the endpoints of the API declare for the request pipeline (contract §4), and what the
  * pipeline hands their handlers. Browser-safe: the definition (Api.ts) and the client import it.
  */
-
-/** The authenticated caller: the API key and the workspace it belongs to. */
-export interface PrincipalShape {
-  readonly keyId: string
-  readonly workspaceId: string
-  readonly scopes: ReadonlyArray<string>
-  /** the key's 24-hour spend cap, read with the key (contract §3) */
-  readonly spendCap24h: number | null
-}
 
 /** The scope an endpoint requires (contract §4.4). */
 export class RequiredScope extends Context.Service<RequiredScope, Scopes.Scope>()("pic2video/RequiredScope") {}
@@ -30,9 +22,6 @@ export class RateBucket extends Context.Service<RateBucket, RateLimit.Bucket>()(
 
 /** Endpoints that take an `Idempotency-Key` (contract §4.6): their outcomes are remembered and replayed. */
 export class Idempotent extends Context.Service<Idempotent, true>()("pic2video/Idempotent") {}
-
-/** Endpoints that need no key (health, the OAuth callback authenticated by its state). */
-export class PublicEndpoint extends Context.Service<PublicEndpoint, true>()("pic2video/PublicEndpoint") {}
 
 /**
  * A rule on the parsed JSON body that answers before the schema does (contract §4.8: an
@@ -64,28 +53,27 @@ export class ReplayCurrent extends Context.Service<ReplayCurrent, typeof Current
 export class ReadsRenderWithKey extends Context.Service<ReadsRenderWithKey, true>()("pic2video/ReadsRenderWithKey") {}
 
 /**
- * What the request pipeline admitted (contract §4 steps 2–7): the caller (none on a public
- * endpoint), the idempotency record the request runs under, and the body read once.
+ * What the admission middleware admitted (contract §4 steps 2–7): the caller, the idempotency record
+ * the request runs under, and the body read once.
  */
 export interface AdmittedShape {
-  readonly principal: Option.Option<PrincipalShape>
+  readonly caller: Caller.Caller
   readonly record: Option.Option<number>
   /** the parsed JSON value, or the persisted multipart parts; none on an endpoint without a body */
   readonly body: Option.Option<unknown>
   /**
    * On an endpoint that ReadsRenderWithKey: the render as read with the key, in the caller's
-   * workspace (undefined: it has none by that id, or the id is not a render id); none elsewhere.
+   * workspace (undefined: it has none by that id, or the id is not a render id); undefined elsewhere.
    */
-  readonly render: Option.Option<Resources.Render | undefined>
+  readonly render: Resources.Render | undefined
 }
 
 export class Admitted extends Context.Service<Admitted, AdmittedShape>()("pic2video/Admitted") {}
 
 /**
- * Handlers fail with the domain's ApiFailure; the request pipeline turns it into the error body
- * before HttpApi's own encoder would see it. Declared as the error of the middleware every group has
- * (Effect 4 has no API-wide error), so handler types check; in the document it is the body every
- * error has, replaced by each operation's own codes (OpenApiDocument.ts).
+ * The error of both middlewares, and so of every handler: the domain's ApiFailure, which answers
+ * itself (Errors.ts). In the document it is the body every error has, replaced by each operation's
+ * own codes (OpenApiDocument.ts).
  */
 export const ApiFailure = Schema.declare((u: unknown): u is Errors.ApiFailure => u instanceof Errors.ApiFailure, {
   identifier: "ApiFailure",
@@ -93,11 +81,20 @@ export const ApiFailure = Schema.declare((u: unknown): u is Errors.ApiFailure =>
 })
 
 /**
- * The one middleware of every group: it runs once the router has matched the endpoint and before
- * anything is decoded, reads the endpoint's annotations above and applies contract §4 steps 2–7
- * (packages/api/src/Pipeline.ts). Declared as bearer security so the document shows how to authenticate.
+ * The middleware of every group that needs an API key: it runs once the router has matched the
+ * endpoint and before anything is decoded, reads the endpoint's annotations above and applies contract
+ * §4 steps 2–7 (packages/api/src/Admission.ts). Declared as bearer security so the document shows how
+ * to authenticate.
  */
 export class Admission extends HttpApiMiddleware.Service<Admission, { provides: Admitted }>()("pic2video/Admission", {
   security: { bearer: HttpApiSecurity.bearer },
+  error: ApiFailure
+}) {}
+
+/**
+ * The middleware of the groups that need no key (health, the OAuth callback authenticated by its
+ * state): a body is refused unread (packages/api/src/Admission.ts).
+ */
+export class Unauthenticated extends HttpApiMiddleware.Service<Unauthenticated>()("pic2video/Unauthenticated", {
   error: ApiFailure
 }) {}

@@ -11,11 +11,11 @@ import {
   BodyRule,
   CurrentImport,
   Idempotent,
-  PublicEndpoint,
   RateBucket,
   ReadsRenderWithKey,
   ReplayCurrent,
-  RequiredScope
+  RequiredScope,
+  Unauthenticated
 } from "./Annotations.ts"
 import { documentOperation, documentSpec } from "./OpenApiDocument.ts"
 
@@ -202,8 +202,7 @@ export class SystemGroup extends HttpApiGroup.make("system")
       error: ErrorBody(503, Errors.codesWithStatus(503))
     })
   )
-  .middleware(Admission)
-  .annotate(PublicEndpoint, true)
+  .middleware(Unauthenticated)
   .annotate(OpenApi.Exclude, true)
 {}
 
@@ -400,8 +399,7 @@ export class OAuthGroup extends HttpApiGroup.make("oauth")
       error: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" }), HttpApiSchema.status(400))
     })
   )
-  .middleware(Admission)
-  .annotate(PublicEndpoint, true)
+  .middleware(Unauthenticated)
   .annotate(OpenApi.Exclude, true)
 {}
 
