@@ -9,7 +9,7 @@ import { WorkspacesRepo } from "@pic2video/cluster/Workspaces"
 import { ApiKeyToken } from "@pic2video/domain"
 import { Api } from "@pic2video/domain/api/Api"
 import { layerDrive, layerEntities, layerInfra } from "@pic2video/server/Server"
-import { Clock, ConfigProvider, Context, Effect, Layer, References } from "effect"
+import { Clock, ConfigProvider, Context, Effect, Layer, References, Schema } from "effect"
 import { EntityId, ShardId, Sharding as ClusterSharding } from "effect/cluster"
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
@@ -128,11 +128,20 @@ const clientWith = (authorization: string | undefined) =>
 
 const bearer = (secret: string) => clientWith(`Bearer ${secret}`)
 
+/** The fields of a JSON answer the tests look at: a success's, or the error body's. */
+const Answer = Schema.Struct({
+  object: Schema.optional(Schema.String),
+  id: Schema.optional(Schema.String),
+  status: Schema.optional(Schema.String),
+  request_id: Schema.optional(Schema.String),
+  error: Schema.optional(Schema.Struct({ code: Schema.String, message: Schema.String }))
+})
+
 /** An answer as the tests read it: status, the error code, and the headers the contract names. */
 const read = (response: HttpClientResponse.HttpClientResponse) =>
-  Effect.map(response.json, (body: any) => ({
+  Effect.map(Effect.flatMap(response.json, Schema.decodeUnknownEffect(Answer)), (body) => ({
     status: response.status,
-    code: body?.error?.code as string | undefined,
+    code: body.error?.code,
     body,
     requestId: response.headers["x-request-id"],
     replayed: response.headers["idempotency-replayed"],

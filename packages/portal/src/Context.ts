@@ -36,7 +36,7 @@ export class Form {
 }
 
 /** Another workspace's object, or none: answered as the API does, 404 and nothing more. */
-export class NotFound extends Data.TaggedError("NotFound")<{}> {}
+export class NotFound extends Data.TaggedError("NotFound") {}
 
 export const orNotFound = <A>(value: A | undefined) =>
   value === undefined ? Effect.fail(new NotFound()) : Effect.succeed(value)

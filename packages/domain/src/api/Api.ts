@@ -17,7 +17,7 @@ import {
   RequiredScope,
   Unauthenticated
 } from "./Annotations.ts"
-import { documentOperation, documentSpec } from "./OpenApiDocument.ts"
+import { documentOperation, documentSpec, type Json } from "./OpenApiDocument.ts"
 
 /**
  * The one definition of the v1 HTTP API: the server, the OpenAPI document, the /docs page and the
@@ -64,7 +64,7 @@ const documented = <E extends Documentable>(endpoint: E): E => {
   const scope = Option.getOrUndefined(Context.getOption(endpoint.annotations, RequiredScope))
   const own = Option.getOrElse(
     Context.getOption(endpoint.annotations, OpenApi.Transform),
-    () => (op: Record<string, any>) => op
+    () => (op: Json) => op
   )
   const codes = Errors.codesOf(endpoint.identifier)
   return endpoint.annotate(OpenApi.Transform, (op) => documentOperation(own(op), scope, codes)) as E
@@ -224,7 +224,7 @@ export class MediaGroup extends HttpApiGroup.make("media")
           OpenApi.Description,
           "Photos of the workspace, newest first; keyset pages (`limit` 1–100, default 25)."
         )
-        .annotate(OpenApi.Transform, (op: Record<string, any>) => {
+        .annotate(OpenApi.Transform, (op: Json) => {
           for (const p of op.parameters ?? []) {
             if (p.in === "query" && p.name === "limit") {
               p.schema = {
@@ -270,7 +270,7 @@ export class MediaGroup extends HttpApiGroup.make("media")
           "The photo at most 1080 px on its long side, oriented, without metadata: JPEG for a JPEG, WebP for a WebP, PNG otherwise (a GIF's first frame)."
         )
         // one success schema per status in HttpApi: the other image types are added to the document here
-        .annotate(OpenApi.Transform, (op: Record<string, any>) => {
+        .annotate(OpenApi.Transform, (op: Json) => {
           const image = op.responses["200"].content["image/jpeg"]
           op.responses["200"].content = { "image/jpeg": image, "image/png": image, "image/webp": image }
           return op

@@ -8,9 +8,9 @@ import * as Requests from "../Requests.ts"
  * `OpenApi.Transform` annotations; the document is generated, never written by hand.
  */
 
-// The document is JSON as HttpApi built it: these transforms walk it as plain objects.
-// deno-lint-ignore no-explicit-any
-type Json = Record<string, any>
+/** The document is JSON as HttpApi built it: the transforms here and in Api.ts walk it as plain objects. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- OpenApi.Transform's own type; the JSON is walked untyped
+export type Json = Record<string, any>
 
 const header = (description: string, schema: Json = { type: "string" }) => ({ description, schema })
 
