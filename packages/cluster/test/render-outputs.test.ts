@@ -10,7 +10,9 @@ import { outputKeys, storeOutputs } from "../src/entities/RenderEntity.ts"
 import { MediaRepo } from "../src/repositories/Media.ts"
 import { RendersRepo } from "../src/repositories/Renders.ts"
 import { WorkspacesRepo } from "../src/repositories/Workspaces.ts"
+import { Charges } from "../src/services/Charges.ts"
 import { cancel } from "../src/services/RenderService.ts"
+import * as RenderTransitions from "../src/services/RenderTransitions.ts"
 import { BlobStore, makeLocal } from "../src/storage/BlobStore.ts"
 import * as TestDatabase from "./support/TestDatabase.ts"
 
@@ -20,7 +22,7 @@ import * as TestDatabase from "./support/TestDatabase.ts"
  * deleted (a render canceled while its files were being stored keeps neither).
  */
 let runtime: ManagedRuntime.ManagedRuntime<
-  SqlClient.SqlClient | BlobStore | RendersRepo | WorkspacesRepo | MediaRepo,
+  SqlClient.SqlClient | BlobStore | RendersRepo | Charges | WorkspacesRepo | MediaRepo,
   never
 >
 let root: string
@@ -29,7 +31,7 @@ beforeAll(async () => {
   root = fs.mkdtempSync(Path.join(os.tmpdir(), "p2v-outputs-"))
   runtime = ManagedRuntime.make(
     Layer.mergeAll(
-      TestDatabase.layer,
+      Charges.layer.pipe(Layer.provideMerge(TestDatabase.layer)),
       Layer.succeed(BlobStore, makeLocal(Path.join(root, "blobs")))
     ).pipe(Layer.orDie)
   )
@@ -59,8 +61,8 @@ const processing = Effect.gen(function*() {
   )
   const mediaId = yield* TestDatabase.addPhoto(ws.id)
   const id = `rnd_${randomUUID().replaceAll("-", "")}`
-  yield* RendersRepo.use((repo) =>
-    repo.charge({
+  yield* Charges.use((charges) =>
+    charges.charge({
       id,
       payer: { workspaceId: ws.id, keyId: null, spendCap24h: null },
       mediaId,
@@ -72,7 +74,7 @@ const processing = Effect.gen(function*() {
       deadline: Date.now() + 10_000
     })
   )
-  expect(yield* RendersRepo.use((repo) => repo.markProcessing(id))).toBeDefined()
+  expect(yield* RenderTransitions.markProcessing(id)).toBeDefined()
   const files = { video: Path.join(root, `${id}.mp4`), poster: Path.join(root, `${id}.jpg`) }
   fs.writeFileSync(files.video, "mp4!")
   fs.writeFileSync(files.poster, "jpg")

@@ -1,10 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect, Result } from "effect"
+import type { Caller } from "@pic2video/domain"
+import { Clock, Effect, Layer, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { randomUUID } from "node:crypto"
 import * as ApiKeys from "../src/repositories/ApiKeys.ts"
-import { type Payer, RendersRepo } from "../src/repositories/Renders.ts"
+import { RendersRepo } from "../src/repositories/Renders.ts"
 import { WorkspacesRepo } from "../src/repositories/Workspaces.ts"
+import { Charges } from "../src/services/Charges.ts"
+import * as RenderTransitions from "../src/services/RenderTransitions.ts"
 import * as TestDatabase from "./support/TestDatabase.ts"
 
 /**
@@ -19,16 +22,16 @@ const account = (cap: number) =>
     const ws = yield* WorkspacesRepo.use((repo) => repo.create("spend-cap", { plan: "custom", included: null }))
     const key = yield* ApiKeys.create({ workspaceId: ws.id, scopes: ["renders:create"], spendCap24h: cap })
     const mediaId = yield* TestDatabase.addPhoto(ws.id)
-    const payer: Payer = { workspaceId: ws.id, keyId: key.id, spendCap24h: cap }
+    const payer: Caller.Caller = { workspaceId: ws.id, keyId: key.id, spendCap24h: cap }
     return { payer, mediaId }
   })
 
 /** One create's charge, as the ApiKey entity makes it: the refusal's code, or the render's id. */
-const charge = (a: { readonly payer: Payer; readonly mediaId: string }) =>
+const charge = (a: { readonly payer: Caller.Caller; readonly mediaId: string }) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    const outcome = yield* Effect.result(RendersRepo.use((repo) =>
-      repo.charge({
+    const outcome = yield* Effect.result(Charges.use((charges) =>
+      charges.charge({
         id: `rnd_${randomUUID().replaceAll("-", "")}`,
         payer: a.payer,
         mediaId: a.mediaId,
@@ -44,7 +47,7 @@ const charge = (a: { readonly payer: Payer; readonly mediaId: string }) =>
   })
 
 describe("the spend cap's window on TestClock", () => {
-  it.layer(TestDatabase.layer)((it) => {
+  it.layer(Charges.layer.pipe(Layer.provideMerge(TestDatabase.layer)))((it) => {
     it.effect("each charge holds its place for exactly 24 hours", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(Date.parse("2026-03-02T00:00:00Z"))
@@ -62,9 +65,9 @@ describe("the spend cap's window on TestClock", () => {
         expect(yield* charge(a)).toMatch(/^rnd_/)
         expect(yield* charge(a)).toBe("spend_cap_reached")
         // the early look before the caption work reads the same window
-        expect((yield* RendersRepo.use((repo) => repo.chargeRefusal(a.payer)))?.code).toBe("spend_cap_reached")
+        expect((yield* Charges.use((charges) => charges.refusal(a.payer)))?.code).toBe("spend_cap_reached")
         yield* TestClock.adjust(5 * hour)
-        expect(yield* RendersRepo.use((repo) => repo.chargeRefusal(a.payer))).toBeUndefined()
+        expect(yield* Charges.use((charges) => charges.refusal(a.payer))).toBeUndefined()
         expect(yield* charge(a)).toMatch(/^rnd_/)
       }))
 
@@ -74,7 +77,7 @@ describe("the spend cap's window on TestClock", () => {
         const first = yield* charge(a)
         expect(yield* charge(a)).toBe("spend_cap_reached")
         yield* TestClock.adjust(hour)
-        yield* RendersRepo.use((repo) => repo.endUnsuccessfully(first, "render_canceled", "canceled"))
+        yield* RenderTransitions.endUnsuccessfully(first, "render_canceled", "canceled")
         expect(yield* charge(a)).toMatch(/^rnd_/)
       }))
   })

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { ImportState, Plans, RenderState, SpendCap } from "@pic2video/domain"
+import { type Caller, ImportState, Plans, RenderState, SpendCap } from "@pic2video/domain"
 import { Effect, Exit, Layer, ManagedRuntime, Option, Redacted, Result, Scope } from "effect"
 import { Entity, ShardingConfig } from "effect/cluster"
 import { SqlClient } from "effect/sql"
@@ -17,14 +17,16 @@ import * as Renders from "../src/repositories/Renders.ts"
 import { RendersRepo } from "../src/repositories/Renders.ts"
 import * as Repositories from "../src/repositories/Repositories.ts"
 import { WorkspacesRepo } from "../src/repositories/Workspaces.ts"
+import { Charges, type NewRender } from "../src/services/Charges.ts"
 import { cancel as cancelRender } from "../src/services/RenderService.ts"
+import * as RenderTransitions from "../src/services/RenderTransitions.ts"
 
 /**
  * Model-based tests of the real thing: random command sequences run against the service's own
  * code on PostgreSQL — charges through the ApiKey entity (an in-memory test client of the real
- * entity) and, for the keyless payer, the charge transaction the RenderService uses; every render
- * transition through the repository functions the Render entity, the sweeper and `render cancel`
- * call; imports through the repository functions the Import entity calls. Nothing here re-implements
+ * entity) and, for the keyless payer, the charge the RenderService makes (`Charges`); every render
+ * transition through the functions the Render entity, the sweeper and `render cancel` call
+ * (RenderTransitions.ts); imports through the repository functions the Import entity calls. Nothing here re-implements
  * the state machines: after every step the invariants are read back from the database.
  */
 
@@ -32,6 +34,7 @@ type Env =
   | SqlClient.SqlClient
   | ShardingConfig.ShardingConfig
   | RendersRepo
+  | Charges
   | ImportsRepo
   | WorkspacesRepo
   | IdempotencyRepo
@@ -44,7 +47,8 @@ beforeAll(async () => {
   const url = await makeDatabase()
   runtime = ManagedRuntime.make(
     Layer.mergeAll(
-      Repositories.layer.pipe(
+      Charges.layer.pipe(
+        Layer.provideMerge(Repositories.layer),
         Layer.provideMerge(Database.layer),
         Layer.provide(AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(url)) }))
       ),
@@ -72,10 +76,10 @@ interface Account {
   readonly cycleStart: Date
   readonly mediaId: string
   /** a key with a spend cap, one without, and the workspace itself (the portal) */
-  readonly payers: ReadonlyArray<Renders.Payer>
+  readonly payers: ReadonlyArray<Caller.Caller>
   readonly charge: (
-    payer: Renders.Payer,
-    r: Omit<Renders.NewRender, "payer">
+    payer: Caller.Caller,
+    r: Omit<NewRender, "payer">
   ) => Effect.Effect<{ renderId: string; charged: boolean }, { code: string }>
 }
 
@@ -89,7 +93,7 @@ interface Model {
 
 const makeAccount = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const renders = yield* RendersRepo
+  const charges = yield* Charges
   const ws = yield* WorkspacesRepo.use((repo) =>
     repo.create("model", { plan: "custom", included, storageBudgetBytes: 10 ** 9 })
   )
@@ -130,14 +134,11 @@ const makeAccount = Effect.gen(function*() {
   }
   const keys = yield* Entity.makeTestClient(ApiKeyEntity, apiKeyEntityLayer)
   const charge = (
-    payer: Renders.Payer,
-    r: Omit<Renders.NewRender, "payer">
-  ): Effect.Effect<{ renderId: string; charged: boolean }, { code: string }, RendersRepo> =>
+    payer: Caller.Caller,
+    r: Omit<NewRender, "payer">
+  ): Effect.Effect<{ renderId: string; charged: boolean }, { code: string }> =>
     payer.keyId === null
-      ? Effect.map(
-        RendersRepo.use((repo) => repo.charge({ ...r, payer })),
-        (c) => ({ renderId: c.row.id, charged: c._tag === "Charged" })
-      )
+      ? Effect.map(charges.charge({ ...r, payer }), (c) => ({ renderId: c.row.id, charged: c._tag === "Charged" }))
       : Effect.flatMap(keys(payer.keyId), (client) => client.Charge({ ...r, payer }))
   return {
     workspaceId: ws.id,
@@ -148,7 +149,7 @@ const makeAccount = Effect.gen(function*() {
       { workspaceId: ws.id, keyId: keyIds[1], spendCap24h: null },
       { workspaceId: ws.id, keyId: null, spendCap24h: null }
     ],
-    charge: (payer, r) => Effect.provideService(charge(payer, r), RendersRepo, renders)
+    charge
   } satisfies Account
 }).pipe(Effect.orDie)
 
@@ -160,7 +161,7 @@ const checkInvariants = (m: Model) =>
     for (const seen of m.renders) {
       const row = yield* RendersRepo.use((repo) => repo.byId(seen.id))
       expect(row, seen.id).toBeDefined()
-      const state = Renders.stateOf(row!)
+      const state = RenderTransitions.stateOf(row!)
       expect(RenderState.isConsistent(state), `${seen.id} ${JSON.stringify(state)}`).toBe(true)
       // statuses only move forward; terminal stays terminal; progress never goes back
       expect(RenderState.rank(state.status)).toBeGreaterThanOrEqual(RenderState.rank(seen.status))
@@ -215,12 +216,12 @@ const asset = (id: string): Renders.Asset => ({
 
 /** The transitions a render goes through, each the very call its owner makes. */
 const transitions = {
-  start: (id: string) => Effect.asVoid(RendersRepo.use((repo) => repo.markProcessing(id))), // the Render entity (and its rerun after a crash)
-  progress: (id: string, p: number) => Effect.asVoid(RendersRepo.use((repo) => repo.recordProgress(id, p))),
-  complete: (id: string) => Effect.asVoid(RendersRepo.use((repo) => repo.complete(id, asset(id)))),
-  fail: (id: string) => Effect.asVoid(RendersRepo.use((repo) => repo.endUnsuccessfully(id, "render_failed", "x"))),
+  start: (id: string) => Effect.asVoid(RenderTransitions.markProcessing(id)), // the Render entity (and its rerun after a crash)
+  progress: (id: string, p: number) => Effect.asVoid(RenderTransitions.recordProgress(id, p)),
+  complete: (id: string) => Effect.asVoid(RenderTransitions.complete(id, asset(id))),
+  fail: (id: string) => Effect.asVoid(RenderTransitions.endUnsuccessfully(id, "render_failed", "x")),
   // what the sweeper does to a render past its budget
-  timeout: (id: string) => Effect.asVoid(RendersRepo.use((repo) => repo.endUnsuccessfully(id, "render_timeout", "x"))),
+  timeout: (id: string) => Effect.asVoid(RenderTransitions.endUnsuccessfully(id, "render_timeout", "x")),
   // the operator CLI's `render cancel` and RenderService.cancel
   cancel: (id: string) => Effect.ignore(cancelRender(id))
 } as const

@@ -5,7 +5,6 @@ import * as Integrations from "@pic2video/cluster/Integrations"
 import * as MediaInference from "@pic2video/cluster/MediaInference"
 import * as MediaLibrary from "@pic2video/cluster/MediaLibrary"
 import * as PublicBaseUrl from "@pic2video/cluster/PublicBaseUrl"
-import * as Renders from "@pic2video/cluster/Renders"
 import { MediaRepo } from "@pic2video/cluster/repositories/Media"
 import * as PortalSessionService from "@pic2video/cluster/services/PortalSessionService"
 import * as RenderService from "@pic2video/cluster/services/RenderService"
@@ -225,7 +224,7 @@ export const run = (argv: ReadonlyArray<string>) =>
       case "render cancel": {
         yield* known(flags, [])
         const row = yield* RenderService.cancel(yield* one(positional, "RENDER_ID"))
-        return Renders.toDocument(row, yield* PublicBaseUrl.forOperator)
+        return RenderService.renderDocument(row, yield* PublicBaseUrl.forOperator)
       }
       case "cluster status": {
         yield* known(flags, [])

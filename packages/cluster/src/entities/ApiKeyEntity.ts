@@ -1,14 +1,13 @@
 import { RateLimit } from "@pic2video/domain"
-import { Clock, Effect, Schema } from "effect"
+import { Clock, Effect, Layer, Schema } from "effect"
 import { Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
-import * as Renders from "../repositories/Renders.ts"
-import { RendersRepo } from "../repositories/Renders.ts"
+import { ChargeRefused, Charges, NewRender } from "../services/Charges.ts"
 import { RateWindows } from "./RateWindows.ts"
 
 /**
  * One entity per API key: the owner of the key's per-minute windows, and the way a key's charges
- * reach the charge transaction. Window updates are atomic in memory; PostgreSQL is the arbiter of
+ * reach the charge (Charges.ts). Window updates are atomic in memory; PostgreSQL is the arbiter of
  * money across messages, runners and crashes (the charge transaction decides the spend cap and the
  * allowance under the key's row lock, so concurrent charges serialise there). Rate windows are
  * memory only, in the process that holds the key's shard (RateWindows.ts), and start empty there
@@ -21,11 +20,6 @@ export const Admission = Schema.Struct({
   resetSeconds: Schema.Number
 })
 export type Admission = typeof Admission.Type
-
-export class ChargeRefused extends Schema.TaggedError<ChargeRefused>()("ChargeRefused", {
-  code: Schema.Literals(["spend_cap_reached", "quota_exceeded", "service_unavailable"]),
-  message: Schema.String
-}) {}
 
 export const ChargeResult = Schema.Struct({
   renderId: Schema.String,
@@ -40,22 +34,18 @@ export const ApiKeyEntity = Entity.make("ApiKey", [
   }),
   Rpc.make("Charge", {
     // the charge record as the RenderService made it; the key is the entity's own
-    payload: Renders.NewRender,
+    payload: NewRender,
     success: ChargeResult,
+    // the charge's own refusal, passed on as it is
     error: ChargeRefused
   })
 ])
-
-const tooLate = new ChargeRefused({
-  code: "service_unavailable",
-  message: "the request timed out before it could be charged"
-})
 
 export const layer = ApiKeyEntity.toLayer(
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
     const keyId = address.entityId
-    const renders = yield* RendersRepo
+    const charges = yield* Charges
     const windows = yield* RateWindows
 
     return ApiKeyEntity.of({
@@ -63,23 +53,14 @@ export const layer = ApiKeyEntity.toLayer(
       Admit: ({ payload }) =>
         Effect.map(Clock.currentTimeMillis, (now) => windows.admit(keyId, payload.bucket, payload.limit, now)),
       Charge: ({ payload }) =>
-        Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          if (now > payload.deadline) return yield* Effect.fail(tooLate)
-          const result = yield* renders.charge({ ...payload, payer: { ...payload.payer, keyId } }).pipe(
-            Effect.mapError((e) =>
-              new ChargeRefused({
-                code: e.code === "spend_cap_reached" || e.code === "quota_exceeded" ? e.code : "service_unavailable",
-                message: e.message
-              })
-            )
-          )
-          return { renderId: result.row.id, charged: result._tag === "Charged" }
-        })
+        Effect.map(
+          charges.charge({ ...payload, payer: { ...payload.payer, keyId } }),
+          (result) => ({ renderId: result.row.id, charged: result._tag === "Charged" })
+        )
     })
   }),
-  // Admit is one atomic Ref.modify and Charge's correctness rests on the charge transaction (the
-  // key's row lock and the conditional allowance update), so messages need not queue behind each
-  // other: a burst of creates on one key waits in PostgreSQL, not in a mailbox against a timeout.
+  // Admit is one atomic Ref.modify and a key's charges serialise on the key's row lock in the
+  // charge transaction, so messages need not queue behind each other here: a burst of creates on
+  // one key waits in PostgreSQL, not in a mailbox against a timeout.
   { maxIdleTime: "2 minutes", concurrency: "unbounded" }
-)
+).pipe(Layer.provide(Charges.layer))

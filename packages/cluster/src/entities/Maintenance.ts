@@ -4,6 +4,7 @@ import { ClusterRepo } from "../repositories/Cluster.ts"
 import { IdempotencyRepo } from "../repositories/IdempotencyRecords.ts"
 import { ImportsRepo } from "../repositories/Imports.ts"
 import { RendersRepo } from "../repositories/Renders.ts"
+import * as RenderTransitions from "../services/RenderTransitions.ts"
 import { ImportEntity } from "./ImportEntity.ts"
 import { RenderEntity } from "./RenderEntity.ts"
 
@@ -23,7 +24,7 @@ export const sweep = Effect.gen(function*() {
   const renders = yield* RendersRepo
   const now = yield* Clock.currentTimeMillis
   for (const { id } of yield* renders.overdue(new Date(now - config.renderTimeoutSeconds * 1000))) {
-    yield* renders.endUnsuccessfully(id, "render_timeout", "the render exceeded its time budget")
+    yield* RenderTransitions.endUnsuccessfully(id, "render_timeout", "the render exceeded its time budget")
   }
   const start = yield* RenderEntity.client
   for (const { id } of yield* renders.idleSince(new Date(now - 60_000))) {

@@ -23,6 +23,7 @@ import * as MediaInference from "../media/MediaInference.ts"
 import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import { MediaRepo } from "../repositories/Media.ts"
 import { RendersRepo } from "../repositories/Renders.ts"
+import * as RenderTransitions from "../services/RenderTransitions.ts"
 import { BlobStore, type Unavailable as StoreUnavailable } from "../storage/BlobStore.ts"
 
 /**
@@ -62,7 +63,7 @@ const storeRetry = Schedule.max([Schedule.exponential("1 second"), Schedule.recu
 const patiently = <A, R>(effect: Effect.Effect<A, StoreUnavailable, R>) => Effect.retry(effect, storeRetry)
 
 const endFailed = (renderId: string, message: string) =>
-  Effect.flatMap(RendersRepo, (renders) => renders.endUnsuccessfully(renderId, "render_failed", message))
+  RenderTransitions.endUnsuccessfully(renderId, "render_failed", message)
 
 /** Where a render's finished files are stored: the video and, beside it, its poster. */
 export const outputKeys = (renderId: string) => ({
@@ -102,7 +103,7 @@ export const storeOutputs = (
       if (keys.poster !== null) yield* patiently(blobs.putFile(keys.poster, files.poster))
     })
     yield* stored.pipe(Effect.tapError(() => removeOutputs(keys)))
-    const completed = yield* (yield* RendersRepo).complete(renderId, {
+    const completed = yield* RenderTransitions.complete(renderId, {
       blobKey: keys.video,
       contentType: result.content_type,
       width: result.width,
@@ -130,10 +131,10 @@ const runRender = (renderId: string) =>
     yield* Effect.logInfo(`render ${renderId} received`)
     const deadline = initial.created_at.getTime() + config.renderTimeoutSeconds * 1000
     const fail = (code: "render_failed" | "render_timeout" | "render_rejected", message: string) =>
-      Effect.as(renders.endUnsuccessfully(renderId, code, message), "failed")
+      Effect.as(RenderTransitions.endUnsuccessfully(renderId, code, message), "failed")
 
     return yield* slots.withPermits(1)(Effect.scoped(Effect.gen(function*() {
-      const row = yield* renders.markProcessing(renderId)
+      const row = yield* RenderTransitions.markProcessing(renderId)
       if (row === undefined) return (yield* renders.byId(renderId))?.status ?? "missing"
       // from here to the end of this attempt: active, and timed (p2v_render_processing_seconds)
       const started = yield* Clock.currentTimeMillis
@@ -175,12 +176,13 @@ const runRender = (renderId: string) =>
           if (now - lastWrite < progressEveryMillis && done < total) return
           lastWrite = now
           // a render canceled meanwhile is no longer processing: stop work at once
-          if (!(yield* renders.recordProgress(renderId, RenderState.percentOf(done, total)))) {
+          if (!(yield* RenderTransitions.recordProgress(renderId, RenderState.percentOf(done, total)))) {
             yield* Deferred.fail(canceled, new Canceled())
           }
         }).pipe(
           // twice a second for the whole render: the trace keeps its stages, not these writes
-          Effect.withTracerEnabled(false)
+          Effect.withTracerEnabled(false),
+          Effect.provideService(RendersRepo, renders)
         )
 
       const { request } = row

@@ -5,13 +5,13 @@ import * as M from "./Metric.ts"
 
 /**
  * What the cluster's work looks like as metrics, recorded where the work is done (the render
- * entity, the renders repository's transitions, the one upload path). The cluster-wide gauges
+ * entity, the charge, a render's transitions, the one upload path). The cluster-wide gauges
  * (backlog, shards) are sampled when /metrics is read (Gauges.ts).
  */
 
 export const rendersCreated = M.counter("p2v_renders_created_total", "Renders accepted and charged").of().register()
 
-/** By terminal status, counted once per render where the transition is written (RendersRepo.apply). */
+/** By terminal status, counted once per render where the transition is written (RenderTransitions.apply). */
 const rendersFinished = M.each(
   RenderState.terminalStatuses,
   (status) => M.counter("p2v_renders_finished_total", "Renders that reached a terminal status").of({ status })

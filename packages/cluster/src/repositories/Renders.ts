@@ -1,20 +1,18 @@
 import { Errors, Idempotency, Plans, RenderState, Requests, Resources, SpendCap } from "@pic2video/domain"
-import { Clock, Context, DateTime, Effect, Layer, Option, Schema, Struct } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Schema, Struct } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import { operation } from "./Repository.ts"
 
 /**
  * Renders as rows: every transition is written here, and GETs read it, so polling keeps working
- * while a runner is down. Each status change is decided by the domain's state machine
- * (`RenderState.transition`) on the row as read, and written with an UPDATE guarded on that very
- * state, so a change decided on a stale read writes nothing and is decided again. Money moves only
- * inside transactions here: the charge (allowance + spend cap + the render row, or nothing) and
- * the refund (status + allowance, or nothing).
+ * while a runner is down. The rules live with their callers (the charge: `Charges`; a render's
+ * transitions: `RenderTransitions`); here are the statements they run, the guarded state write and
+ * the refund among them, and the reads.
  *
  * Time: the instants written and compared here (created_at, the spend window, the idempotency
- * window) come from `Clock`, passed to the statements as parameters, so a test can move them; the
- * counting and the allowance arithmetic stay in SQL, under the row locks that make them exact.
+ * window) come from `Clock` or the caller, passed to the statements as parameters, so a test can
+ * move them; the counting and the allowance arithmetic stay in SQL, under the row locks that make
+ * them exact.
  */
 const Timestamp = Schema.Date
 
@@ -53,79 +51,23 @@ export const RenderRow = Schema.Struct({
 })
 export interface RenderRow extends Schema.Schema.Type<typeof RenderRow> {}
 
-/** The state machine's view of a row. */
-export const stateOf = (r: RenderRow): RenderState.RenderState => ({
-  status: r.status,
-  progress: r.progress,
-  errorCode: r.error_code,
-  hasAsset: r.asset_blob_key !== null,
-  completed: r.completed_at !== null,
-  refunded: r.refunded_at !== null
-})
-
-export const toDocument = (r: RenderRow, publicBaseUrl: string) => ({
-  object: "render" as const,
-  id: r.id,
-  type: "aesthetic_quote" as const,
-  status: r.status,
-  progress: r.progress,
-  created_at: r.created_at.toISOString(),
-  updated_at: r.updated_at.toISOString(),
-  completed_at: r.completed_at?.toISOString() ?? null,
-  asset: RenderState.isCompleted(r.status)
-    ? {
-      url: `${publicBaseUrl}/api/v1/renders/${r.id}/download`,
-      expires_at: null,
-      content_type: r.asset_content_type,
-      width: r.asset_width,
-      height: r.asset_height,
-      byte_size: r.asset_byte_size,
-      duration_sec: r.asset_duration_sec ?? 0
-    }
-    : null,
-  error: r.error_code !== null ? { code: r.error_code, message: r.error_message ?? r.error_code } : null,
-  idempotency_key: r.idempotency_key,
-  metadata: r.metadata
-})
-
-/**
- * Who pays for a render: always a workspace's allowance; through an API key (whose spend cap
- * applies) or, with `keyId` null, the workspace itself (the portal), to which no cap applies.
- */
-export const Payer = Schema.Struct({
-  workspaceId: Schema.String,
-  keyId: Schema.NullOr(Schema.String),
-  /** the key's cap, as read when the key was authenticated; null without a cap or a key */
-  spendCap24h: Schema.NullOr(Schema.Number)
-})
-export interface Payer extends Schema.Schema.Type<typeof Payer> {}
-
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
-/**
- * The charge record: what the charge transaction inserts and who pays for it. The one definition
- * of it: `RenderService` builds it, the ApiKey entity's `Charge` message carries it as it is, and
- * `charge` takes it.
- */
-export const NewRender = Schema.Struct({
+/** A render row as the charge inserts it, queued; the workspace pays, through the key when there is one. */
+const InsertedRender = Schema.Struct({
   id: Schema.String,
-  payer: Payer,
+  workspaceId: Schema.String,
+  apiKeyId: Schema.NullOr(Schema.String),
   mediaId: Schema.String,
   request: JsonObject,
   metadata: JsonObject,
   idempotencyKey: Schema.NullOr(Schema.String),
   idempotencyRecordId: Schema.NullOr(Schema.Number),
-  captionBlobKey: Schema.NullOr(Schema.String),
-  /** epoch ms: past it the caller has answered 503, so the charge must not commit */
-  deadline: Schema.Number
+  captionBlobKey: Schema.NullOr(Schema.String)
 })
-export interface NewRender extends Schema.Schema.Type<typeof NewRender> {}
+export interface InsertedRender extends Schema.Schema.Type<typeof InsertedRender> {}
 
-export type Charged =
-  | { readonly _tag: "Charged"; readonly row: RenderRow }
-  /** a retried create under an idempotency record (or key, without one) that already holds a render: no second charge */
-  | { readonly _tag: "Existing"; readonly row: RenderRow }
-
+/** A finished render's stored files. */
 export interface Asset {
   readonly blobKey: string
   readonly contentType: string
@@ -137,19 +79,20 @@ export interface Asset {
   readonly posterBlobKey: string | null
 }
 
-/** What a transition writes besides the state: the message of an error, the finished file. */
-export type Change =
-  | { readonly event: { readonly _tag: "Started" } | { readonly _tag: "Progressed"; readonly percent: number } }
-  | { readonly event: { readonly _tag: "Finished" }; readonly asset: Asset }
-  | {
-    readonly event: Extract<RenderState.RenderEvent, { readonly _tag: "Failed" | "Canceled" }>
-    readonly message: string
-  }
-
-export type Applied =
-  | { readonly _tag: "Applied"; readonly row: RenderRow }
-  /** the state machine refused the event in the row's state (or there is no such render): nothing written */
-  | { readonly _tag: "Refused"; readonly row: RenderRow | undefined }
+/** What one transition writes: the whole state, the finished file's columns when it brings one. */
+export interface StateWrite {
+  readonly status: Resources.RenderStatus
+  readonly progress: number
+  readonly errorCode: Errors.RenderErrorCode | null
+  readonly errorMessage: string | null
+  readonly completedAt: Date | null
+  readonly refundedAt: Date | null
+  readonly attempts: number
+  readonly updatedAt: Date
+  readonly asset: Asset | undefined
+  /** give the render's one back to its cycle's allowance, in the same transaction */
+  readonly refund: boolean
+}
 
 export interface Usage {
   readonly cycleStart: Date
@@ -225,7 +168,7 @@ export class RendersRepo extends Context.Service<RendersRepo>()("pic2video/Rende
           WHERE w.id = ${r.workspaceId}`
     })
     const lockPayer = SqlSchema.void({
-      Request: Payer,
+      Request: Schema.Struct({ workspaceId: Schema.String, keyId: Schema.NullOr(Schema.String) }),
       execute: (payer) =>
         payer.keyId !== null
           ? sql`SELECT id FROM api_keys WHERE id = ${payer.keyId} FOR UPDATE`
@@ -246,15 +189,15 @@ export class RendersRepo extends Context.Service<RendersRepo>()("pic2video/Rende
           RETURNING used`
     })
     const insert = SqlSchema.findOne({
-      Request: Schema.Struct({ render: NewRender, cycleStart: Timestamp, now: Timestamp }),
+      Request: Schema.Struct({ render: InsertedRender, cycleStart: Timestamp, now: Timestamp }),
       Result: RenderRow,
       execute: ({ cycleStart, now, render: r }) =>
         sql`
           INSERT INTO renders ${
           sql.insert({
             id: r.id,
-            workspace_id: r.payer.workspaceId,
-            api_key_id: r.payer.keyId,
+            workspace_id: r.workspaceId,
+            api_key_id: r.apiKeyId,
             media_id: r.mediaId,
             status: RenderState.initial.status,
             progress: RenderState.initial.progress,
@@ -312,7 +255,8 @@ export class RendersRepo extends Context.Service<RendersRepo>()("pic2video/Rende
 
     const byId = (id: string) => selectById(id).pipe(Effect.map(Option.getOrUndefined), operation("RendersRepo.byId"))
 
-    const keyless = (workspaceId: string, idempotencyKey: string, now: Date) =>
+    /** The render a keyless payer created under this idempotency key within the idempotency window before `now`. */
+    const keylessAt = (workspaceId: string, idempotencyKey: string, now: Date) =>
       Effect.map(
         selectKeyless({ workspaceId, idempotencyKey, since: new Date(now.getTime() - Idempotency.recordTtlMillis) }),
         Option.getOrUndefined
@@ -324,20 +268,25 @@ export class RendersRepo extends Context.Service<RendersRepo>()("pic2video/Rende
      */
     const findKeyless = (workspaceId: string, idempotencyKey: string) =>
       DateTime.nowAsDate.pipe(
-        Effect.flatMap((now) => keyless(workspaceId, idempotencyKey, now)),
+        Effect.flatMap((now) => keylessAt(workspaceId, idempotencyKey, now)),
         operation("RendersRepo.findKeyless")
       )
 
-    const countChargedInWindow = (apiKeyId: string, now: Date) =>
+    /** Renders of this key accepted within the spend window ending at `now` and not refunded (contract §3). */
+    const chargedInWindowAt = (apiKeyId: string, now: Date) =>
       Effect.map(countInWindow({ apiKeyId, since: SpendCap.windowStart(now.getTime()) }), (row) => row.n)
 
-    /** Renders of this key accepted within the spend window and not refunded (contract §3). */
     const chargedInWindow = (apiKeyId: string) =>
       DateTime.nowAsDate.pipe(
-        Effect.flatMap((now) => countChargedInWindow(apiKeyId, now)),
+        Effect.flatMap((now) => chargedInWindowAt(apiKeyId, now)),
         operation("RendersRepo.chargedInWindow")
       )
 
+    /**
+     * The workspace's allowance and what its cycle at `now` has used, in one query. Allowance rows
+     * are keyed by cycle anchors of the workspace's own creation time, so the latest row not after
+     * `now` (or the anchor) is the current cycle's or an earlier one's; only the current cycle's counts.
+     */
     const usageAt = (workspaceId: string, now: Date) =>
       Effect.map(selectAccount({ workspaceId, now }), (ws): Usage => {
         const cycleStart = Plans.cycleStart(ws.created_at, now)
@@ -347,123 +296,28 @@ export class RendersRepo extends Context.Service<RendersRepo>()("pic2video/Rende
         return { cycleStart, used, included: ws.included }
       })
 
-    /**
-     * The workspace's allowance and what its current cycle has used, in one query (polled by
-     * clients as `GET /usage`, and read before every charge). Allowance rows are keyed by cycle
-     * anchors of the workspace's own creation time, so the latest row not after `now` (or the
-     * anchor) is the current cycle's or an earlier one's; only the current cycle's counts.
-     */
+    /** `usageAt` now (polled by clients as `GET /usage`). */
     const usage = (workspaceId: string) =>
       DateTime.nowAsDate.pipe(Effect.flatMap((now) => usageAt(workspaceId, now)), operation("RendersRepo.usage"))
 
     /**
-     * The early look before the caption work (no locks): the charge transaction decides for real.
-     * With a `count`, whether that many charges in a row would be allowed (the portal's batch asks
-     * once up front).
+     * The guarded write of one transition, guarded on the row as it was read (status, progress,
+     * attempts), with the refund when it is one, in one transaction; undefined when the row moved on.
      */
-    const chargeRefusal = (payer: Payer, count = 1) =>
-      Effect.gen(function*() {
-        const now = yield* DateTime.nowAsDate
-        const charged = payer.keyId === null || payer.spendCap24h === null
-          ? 0
-          : yield* countChargedInWindow(payer.keyId, now)
-        const account = yield* usageAt(payer.workspaceId, now)
-        const spendCap = payer.keyId === null ? null : payer.spendCap24h
-        const standing = { spendCap, chargedInWindow: charged, included: account.included, used: account.used }
-        const refusal = SpendCap.chargeRefusalFor(standing, count)
-        if (refusal === undefined) return undefined
-        const room = SpendCap.room(standing)
-        return Errors.fail(
-          refusal,
-          SpendCap.refusalMessageFor(
-            refusal,
-            account.included,
-            count,
-            refusal === "spend_cap_reached" ? room.cap : room.allowance
-          )
-        )
-      }).pipe(operation("RendersRepo.chargeRefusal"))
-
-    /**
-     * The one transaction that charges. Creates of one payer serialise on a row lock: the key's
-     * row, or, for a keyless payer, the workspace's (FOR NO KEY UPDATE, which the foreign-key
-     * checks of concurrent inserts do not wait for). Under it the spend window is counted, one is
-     * taken from the allowance (which locks its row) and `SpendCap.chargeRefusal` decides on the
-     * counts before; then the render row is inserted — or none of it happens.
-     */
-    const charge = (r: NewRender) =>
-      Effect.gen(function*() {
-        const now = yield* DateTime.nowAsDate
-        const { payer } = r
-        return yield* sql.withTransaction(
-          Effect.gen(function*() {
-            yield* lockPayer(payer)
-            const existing = r.idempotencyRecordId !== null
-              ? Option.getOrUndefined(yield* selectByRecord(r.idempotencyRecordId))
-              : payer.keyId === null && r.idempotencyKey !== null
-              // keyless creates keep no idempotency record: the workspace lock makes this look exact
-              ? yield* keyless(payer.workspaceId, r.idempotencyKey, now)
-              : undefined
-            if (existing !== undefined) return { _tag: "Existing", row: existing } satisfies Charged
-            const spendCap = payer.keyId === null ? null : payer.spendCap24h
-            const charged = payer.keyId === null || spendCap === null
-              ? 0
-              : yield* countChargedInWindow(payer.keyId, now)
-            const ws = yield* selectAllowance(payer.workspaceId)
-            const cycleStart = Plans.cycleStart(ws.created_at, now)
-            // take one, then ask the rule about the count before it: the row stays locked to the end, and a
-            // refusal rolls the take back
-            const { used } = yield* takeAllowance({ workspaceId: payer.workspaceId, cycleStart })
-            const refusal = SpendCap.chargeRefusal({
-              spendCap,
-              chargedInWindow: charged,
-              included: ws.included,
-              used: used - 1
-            })
-            if (refusal !== undefined) {
-              return yield* Effect.fail(Errors.fail(refusal, SpendCap.refusalMessage(refusal, ws.included)))
-            }
-            const row = yield* insert({ render: r, cycleStart, now })
-            // the caller stops waiting at the deadline and then looks for this row: never commit later
-            if ((yield* Clock.currentTimeMillis) > r.deadline) {
-              return yield* Effect.fail(
-                Errors.fail("service_unavailable", "the request timed out before it could be charged")
-              )
-            }
-            return { _tag: "Charged", row } satisfies Charged
-          })
-        )
-      }).pipe(
-        // the transaction rolled back, so nothing was charged: a refusal to retry, not a defect that
-        // would restart the key's entity and stall every other create on the key meanwhile
-        Effect.catchTag("SqlError", (e) =>
-          Effect.andThen(
-            Effect.logError("charge transaction failed; nothing was charged", e),
-            Effect.fail(Errors.fail("service_unavailable", "the render could not be charged; retry", { retryAfter: 1 }))
-          )),
-        // a row the schema refuses, or no row where the statement returns one, is a defect
-        Effect.catchTags({ SchemaError: Effect.die, NoSuchElementError: Effect.die }),
-        Effect.tap((charged) =>
-          charged._tag === "Charged" ? Effect.sync(() => WorkMetrics.rendersCreated.unsafeUpdate(1, [])) : Effect.void
-        ),
-        Effect.withSpan("RendersRepo.charge", undefined, { captureStackTrace: false })
-      )
-
-    /** The guarded write of one transition, with the refund when it is one; undefined when the row moved on. */
-    const write = (current: RenderRow, next: RenderState.RenderState, change: Change, now: Date) => {
-      const asset = "asset" in change ? change.asset : undefined
-      return sql.withTransaction(Effect.gen(function*() {
+    const writeState = (current: RenderRow, write: StateWrite) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const { asset } = write
         const [row] = yield* sql`
           UPDATE renders SET ${
           sql.update({
-            status: next.status,
-            progress: next.progress,
-            error_code: next.errorCode,
-            error_message: "message" in change ? change.message : current.error_message,
-            completed_at: next.completed ? current.completed_at ?? now : null,
-            refunded_at: next.refunded ? current.refunded_at ?? now : null,
-            attempts: current.attempts + (change.event._tag === "Started" ? 1 : 0),
-            updated_at: now,
+            status: write.status,
+            progress: write.progress,
+            error_code: write.errorCode,
+            error_message: write.errorMessage,
+            completed_at: write.completedAt,
+            refunded_at: write.refundedAt,
+            attempts: write.attempts,
+            updated_at: write.updatedAt,
             ...(asset === undefined ? {} : {
               asset_blob_key: asset.blobKey,
               asset_content_type: asset.contentType,
@@ -477,43 +331,12 @@ export class RendersRepo extends Context.Service<RendersRepo>()("pic2video/Rende
         }
           WHERE id = ${current.id} AND status = ${current.status} AND progress = ${current.progress} AND attempts = ${current.attempts}
           RETURNING *`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(RenderRow))))
-        if (row !== undefined && next.refunded && current.refunded_at === null) {
+        if (row !== undefined && write.refund) {
           yield* sql`UPDATE allowance_usage SET used = used - 1
             WHERE workspace_id = ${row.workspace_id} AND cycle_start = ${row.cycle_start} AND used > 0`
         }
         return row
-      }))
-    }
-
-    /**
-     * Applies one event: the state machine decides on the row as read, and the UPDATE is guarded
-     * on that state (status, progress, attempts), so a change that lost a race writes nothing and
-     * is decided again on the new row. A transition into a refunded state gives the allowance back
-     * in the same transaction.
-     */
-    const decide = (id: string, change: Change): Effect.Effect<Applied> =>
-      Effect.gen(function*() {
-        const current = Option.getOrUndefined(yield* selectById(id))
-        if (current === undefined) return { _tag: "Refused", row: undefined } satisfies Applied
-        const next = RenderState.transition(stateOf(current), change.event)
-        if (next === undefined) return { _tag: "Refused", row: current } satisfies Applied
-        const written = yield* write(current, next, change, yield* DateTime.nowAsDate)
-        // the row moved on since it was read: decide again on what it is now
-        if (written === undefined) return yield* decide(id, change)
-        yield* WorkMetrics.renderTransitioned(current, written)
-        return { _tag: "Applied", row: written } satisfies Applied
-      }).pipe(Effect.orDie)
-
-    // progress is written every half second while a render runs: not a span each time
-    const apply = (id: string, change: Change): Effect.Effect<Applied> =>
-      change.event._tag === "Progressed"
-        ? decide(id, change)
-        : Effect.withSpan(decide(id, change), "RendersRepo.apply", {
-          attributes: { "p2v.render.event": change.event._tag },
-          captureStackTrace: false
-        })
-
-    const appliedRow = (a: Applied) => (a._tag === "Applied" ? a.row : undefined)
+      })).pipe(Effect.orDie)
 
     /** Renders newest first; `before` is the last row of the previous page. */
     const list = (
@@ -537,25 +360,26 @@ export class RendersRepo extends Context.Service<RendersRepo>()("pic2video/Rende
       findKeyless,
       chargedInWindow,
       usage,
-      chargeRefusal,
-      charge,
-      apply,
-      /** Moves a render into processing (a rerun after a crash stays in processing); undefined when it may not run. */
-      markProcessing: (id: string) => Effect.map(apply(id, { event: { _tag: "Started" } }), appliedRow),
-      /** Records progress; false when the render is no longer processing (canceled meanwhile). */
-      recordProgress: (id: string, percent: number) =>
-        Effect.map(apply(id, { event: { _tag: "Progressed", percent } }), (a) => a._tag === "Applied"),
-      complete: (id: string, asset: Asset) =>
-        Effect.map(apply(id, { event: { _tag: "Finished" }, asset }), (a) => a._tag === "Applied"),
       /**
-       * Ends a render as failed or canceled and refunds it (allowance and spend cap), in one
-       * transaction; a render already terminal is left as it is. Returns the row when it changed.
+       * The statements of the charge transaction (Charges.ts), which runs them inside
+       * `withTransaction` and answers their failures itself.
        */
-      endUnsuccessfully: (id: string, code: Errors.RenderErrorCode, message: string) =>
-        Effect.map(
-          apply(id, { event: code === "render_canceled" ? { _tag: "Canceled" } : { _tag: "Failed", code }, message }),
-          appliedRow
-        ),
+      withTransaction: sql.withTransaction,
+      /**
+       * Locks the payer's row to the end of the transaction: the key's or, for a keyless payer, the
+       * workspace's (FOR NO KEY UPDATE, which the foreign-key checks of concurrent inserts do not wait for).
+       */
+      lockPayer,
+      byIdempotencyRecord: (recordId: number) => Effect.map(selectByRecord(recordId), Option.getOrUndefined),
+      keylessAt,
+      chargedInWindowAt,
+      usageAt,
+      /** The workspace's plan allowance and creation time (its cycles' anchor). */
+      allowance: selectAllowance,
+      /** Takes one from the cycle's allowance (locking its row); the count after the take. */
+      takeAllowance,
+      insert,
+      writeState,
       /** Non-terminal renders accepted before `olderThan`: past their time budget. */
       overdue: (olderThan: Date) =>
         selectActive({ column: "created_at", before: olderThan }).pipe(operation("RendersRepo.overdue")),

@@ -1,4 +1,4 @@
-import { Errors, Idempotency, Ids, RenderState, type Requests, type Resources } from "@pic2video/domain"
+import { type Caller, Errors, Idempotency, Ids, RenderState, type Requests, type Resources } from "@pic2video/domain"
 import { POSTER, prepareCaption } from "@pic2video/renderer"
 import { framingInputs } from "@pic2video/vision"
 import { Clock, Context, Effect, Layer } from "effect"
@@ -9,11 +9,13 @@ import * as MediaInference from "../media/MediaInference.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
 import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import { MediaRepo } from "../repositories/Media.ts"
-import * as Renders from "../repositories/Renders.ts"
-import { RendersRepo } from "../repositories/Renders.ts"
+import { type RenderRow, RendersRepo } from "../repositories/Renders.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
+import { type ChargeRefused, Charges, type NewRender } from "./Charges.ts"
+import * as RenderTransitions from "./RenderTransitions.ts"
 
-export type Payer = Renders.Payer
+/** Who pays for a create (`Caller`), by the name the API imports it under. */
+export type Payer = Caller.Caller
 
 /** The idempotency of one create: the client's key, and the API's record when there is one. */
 export interface CreateIdempotency {
@@ -25,7 +27,7 @@ export interface CreateIdempotency {
 const entityTimeout = "13 seconds"
 /**
  * The charge must commit within this, or not at all; we wait a little longer before concluding.
- * Generous: a burst of creates on one key queues on the key's row lock, and a failover takes ~10 s.
+ * Generous: a burst of creates on one key waits on the key's row lock, and a failover takes ~10 s.
  */
 const chargeBudgetMillis = 12_000
 
@@ -33,7 +35,7 @@ const chargeBudgetMillis = 12_000
  * Whether a create sent again under a key asks for the render the key already made: the same body
  * (the stored request and metadata, compared as canonical JSON, as the API's fingerprint does).
  */
-const sameCreate = (earlier: Renders.RenderRow, body: Requests.CreateRenderBody) => {
+const sameCreate = (earlier: RenderRow, body: Requests.CreateRenderBody) => {
   const { metadata, ...request } = body
   const canonical = (value: unknown) => Idempotency.canonicalJson(JSON.parse(JSON.stringify(value)))
   return canonical({ request, metadata: metadata ?? {} }) ===
@@ -41,6 +43,36 @@ const sameCreate = (earlier: Renders.RenderRow, body: Requests.CreateRenderBody)
 }
 
 const notFound = (id: string) => Errors.fail("render_not_found", `no render ${id} for this account`)
+
+/** A refused charge as the API and the portal answer it: the one place a `ChargeRefused` becomes a catalogue failure. */
+const refused = (e: ChargeRefused) =>
+  Errors.fail(e.code, e.message, e.retryAfter === undefined ? undefined : { retryAfter: e.retryAfter })
+
+/** The API's document of a render (contract §4.9), as the API, the portal and the operator CLI answer it. */
+export const renderDocument = (r: RenderRow, publicBaseUrl: string) => ({
+  object: "render" as const,
+  id: r.id,
+  type: "aesthetic_quote" as const,
+  status: r.status,
+  progress: r.progress,
+  created_at: r.created_at.toISOString(),
+  updated_at: r.updated_at.toISOString(),
+  completed_at: r.completed_at?.toISOString() ?? null,
+  asset: RenderState.isCompleted(r.status)
+    ? {
+      url: `${publicBaseUrl}/api/v1/renders/${r.id}/download`,
+      expires_at: null,
+      content_type: r.asset_content_type,
+      width: r.asset_width,
+      height: r.asset_height,
+      byte_size: r.asset_byte_size,
+      duration_sec: r.asset_duration_sec ?? 0
+    }
+    : null,
+  error: r.error_code !== null ? { code: r.error_code, message: r.error_message ?? r.error_code } : null,
+  idempotency_key: r.idempotency_key,
+  metadata: r.metadata
+})
 
 /**
  * Ends a render as canceled and refunds it; a render already terminal stays as it is. The operator
@@ -54,7 +86,7 @@ export const cancel = (id: string, workspaceId?: string) =>
     const before = workspaceId === undefined ? yield* renders.byId(id) : yield* renders.find(workspaceId, id)
     if (before === undefined) return yield* Effect.fail(unknown)
     // the running render sees it is no longer processing at its next progress step and stops
-    const ended = yield* renders.endUnsuccessfully(id, "render_canceled", "the render was canceled")
+    const ended = yield* RenderTransitions.endUnsuccessfully(id, "render_canceled", "the render was canceled")
     return ended ?? (yield* renders.byId(id)) ?? before
   })
 
@@ -69,16 +101,17 @@ export class RenderService extends Context.Service<RenderService>()("pic2video/R
     const entities = yield* RenderEntity.client
     const blobs = yield* BlobStore
     const repo = yield* RendersRepo
+    const charges = yield* Charges
     const media = yield* MediaRepo
     const withMedia = Effect.provideService(MediaRepo, media)
 
     /**
-     * The payer's charge, through the key's entity when there is a key (its creates queue there
-     * and on the key's row lock), else the charge transaction directly. Timed out or unreachable:
-     * nothing commits past the deadline, so after it the renders table tells for certain whether
-     * this render was charged.
+     * The payer's charge, through the key's entity when there is a key, else directly; creates of
+     * one payer serialise on its row lock in the charge transaction (Charges.ts). Timed out or
+     * unreachable: nothing commits past the deadline, so after it the renders table tells for
+     * certain whether this render was charged.
      */
-    const charge = (input: Renders.NewRender) => {
+    const charge = (input: NewRender) => {
       const unavailable = Errors.fail("service_unavailable", "the service is briefly unavailable; retry", {
         retryAfter: 2
       })
@@ -89,18 +122,15 @@ export class RenderService extends Context.Service<RenderService>()("pic2video/R
       })
       const { payer } = input
       const attempt = payer.keyId !== null
-        ? keys(payer.keyId).Charge(input).pipe(
-          Effect.catchTag("ChargeRefused", (e) => Effect.fail(Errors.fail(e.code, e.message)))
-        )
-        : Effect.map(repo.charge(input), (r) => ({ renderId: r.row.id, charged: r._tag === "Charged" }))
+        ? keys(payer.keyId).Charge(input)
+        : Effect.map(charges.charge(input), (r) => ({ renderId: r.row.id, charged: r._tag === "Charged" }))
       return attempt.pipe(
         Effect.timeout(entityTimeout),
-        // a refusal stands; anything else (timeout, the entity unreachable, a late commit) is settled
-        Effect.catchIf(
-          (e): e is Exclude<typeof e, Errors.ApiFailure> => !(e instanceof Errors.ApiFailure),
-          () => settle
-        ),
-        Effect.catchIf((e) => e.code === "service_unavailable", () => settle)
+        // the rule's refusal stands; anything else (timeout, the entity unreachable, a late or failed
+        // commit) is settled by the row
+        Effect.catch((e) =>
+          e._tag === "ChargeRefused" && e.code !== "service_unavailable" ? Effect.fail(refused(e)) : settle
+        )
       )
     }
 
@@ -108,7 +138,7 @@ export class RenderService extends Context.Service<RenderService>()("pic2video/R
      * contract §4.9: lookups (404), then charges (402), then the caption (502), then side effects.
      * Answers the creation document once charged, whatever happens to the Start after it.
      */
-    const create = (payer: Payer, body: Requests.CreateRenderBody, idempotency: CreateIdempotency | null) =>
+    const create = (payer: Caller.Caller, body: Requests.CreateRenderBody, idempotency: CreateIdempotency | null) =>
       Effect.gen(function*() {
         const photo = yield* withMedia(MediaLibrary.get(payer.workspaceId, body.media_id))
         // a keyless payer has no idempotency record to replay from: a form sent again finds its render
@@ -126,8 +156,8 @@ export class RenderService extends Context.Service<RenderService>()("pic2video/R
           return { object: "render" as const, id: earlier.id, status: "queued" as const }
         }
         // a cheap look before the caption work; the charge transaction decides for real
-        const refusal = yield* repo.chargeRefusal(payer)
-        if (refusal !== undefined) return yield* Effect.fail(refusal)
+        const refusal = yield* charges.refusal(payer)
+        if (refusal !== undefined) return yield* Effect.fail(refused(refusal))
 
         const renderId = Ids.newRenderId()
         // the render frames the photo from the same inference (MediaInference.asOf), so the caption fits it
@@ -181,10 +211,10 @@ export class RenderService extends Context.Service<RenderService>()("pic2video/R
       Effect.flatMap(find(workspaceId, id), (r) => r === undefined ? Effect.fail(notFound(id)) : Effect.succeed(r))
 
     const get = (workspaceId: string, id: string) =>
-      Effect.map(row(workspaceId, id), (r) => Renders.toDocument(r, publicBaseUrl))
+      Effect.map(row(workspaceId, id), (r) => renderDocument(r, publicBaseUrl))
 
     /** The API's document of a row already read (the poll reads it with the key: Authentication.ts). */
-    const document = (r: Renders.RenderRow) => Renders.toDocument(r, publicBaseUrl)
+    const document = (r: RenderRow) => renderDocument(r, publicBaseUrl)
 
     /** `get`'s answer for a render read with the key: its document, or the same 404 as `get`. */
     const answer = (id: string, read: Resources.Render | undefined) =>
@@ -228,10 +258,11 @@ export class RenderService extends Context.Service<RenderService>()("pic2video/R
      * the others count; then the one charge rule for that many (`SpendCap.chargeRefusalFor`). Each
      * create is still decided on its own. Keyless payers only (a key's creates go through the API).
      */
-    const batchRefusal = (payer: Payer, keys: ReadonlyArray<string>) =>
+    const batchRefusal = (payer: Caller.Caller, keys: ReadonlyArray<string>) =>
       Effect.gen(function*() {
         const earlier = yield* Effect.forEach(keys, (key) => repo.findKeyless(payer.workspaceId, key))
-        return yield* repo.chargeRefusal(payer, earlier.filter((r) => r === undefined).length)
+        const refusal = yield* charges.refusal(payer, earlier.filter((r) => r === undefined).length)
+        return refusal === undefined ? undefined : refused(refusal)
       })
 
     /** A completed render's poster (the portal's thumbnails; the API has none): undefined when it has none. */
@@ -262,7 +293,7 @@ export class RenderService extends Context.Service<RenderService>()("pic2video/R
       cancel: (workspaceId: string, id: string) =>
         Effect.map(
           Effect.provideService(cancel(id, workspaceId), RendersRepo, repo),
-          (r) => Renders.toDocument(r, publicBaseUrl)
+          (r) => renderDocument(r, publicBaseUrl)
         ),
       // the portal's views, which the API has no endpoint for
       find,
@@ -278,5 +309,5 @@ export class RenderService extends Context.Service<RenderService>()("pic2video/R
     } as const
   })
 }) {
-  static readonly layer = Layer.effect(this, this.make)
+  static readonly layer = Layer.effect(this, this.make).pipe(Layer.provide(Charges.layer))
 }
