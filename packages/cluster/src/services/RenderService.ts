@@ -14,9 +14,6 @@ import { BlobStore } from "../storage/BlobStore.ts"
 import { type ChargeRefused, Charges, type NewRender } from "./Charges.ts"
 import * as RenderTransitions from "./RenderTransitions.ts"
 
-/** Who pays for a create (`Caller`), by the name the API imports it under. */
-export type Payer = Caller.Caller
-
 /** The idempotency of one create: the client's key, and the API's record when there is one. */
 export interface CreateIdempotency {
   readonly key: string
