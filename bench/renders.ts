@@ -21,11 +21,11 @@
  *
  * On a shared 2-core VM every figure depends on what else runs; compare within one run.
  */
+import { importEmbeddedPostgres } from "@pic2video/cluster/database/EmbeddedPostgres"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { importEmbeddedPostgres } from "../packages/cluster/src/database/EmbeddedPostgres.ts"
 import { freePort, waitFor } from "../test/support/net.ts"
 import { freshDatabase } from "./database.ts"
 

@@ -1,5 +1,5 @@
+import { fingerprint } from "@pic2video/cluster/config/InstallationSecrets"
 import * as TokenCipher from "@pic2video/cluster/drive/TokenCipher"
-import { fingerprint } from "@pic2video/cluster/InstallationSecrets"
 import { Effect, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import pg from "pg"

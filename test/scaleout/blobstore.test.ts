@@ -1,5 +1,5 @@
-import { type BlobStoreShape, makeLocal, parseStoreUrl } from "@pic2video/cluster/BlobStore"
-import * as BlobStoreS3 from "@pic2video/cluster/BlobStoreS3"
+import { type BlobStoreShape, makeLocal, parseStoreUrl } from "@pic2video/cluster/storage/BlobStore"
+import * as BlobStoreS3 from "@pic2video/cluster/storage/BlobStoreS3"
 import { Errors } from "@pic2video/domain"
 import { Array as Arr, Cause, Effect, Exit, Layer, Option, Redacted, References, Scope, Stream } from "effect"
 import { createHash, randomBytes } from "node:crypto"

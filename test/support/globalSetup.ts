@@ -1,8 +1,8 @@
+import { launch } from "@pic2video/cluster/database/EmbeddedPostgres"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
 import type { TestProject } from "vitest/node"
-import { launch } from "../../packages/cluster/src/database/EmbeddedPostgres.ts"
 import { freePort } from "./net.ts"
 
 /**

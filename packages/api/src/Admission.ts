@@ -1,5 +1,5 @@
-import { RateLimiter } from "@pic2video/cluster/RateLimiter"
-import { IdempotencyRepo } from "@pic2video/cluster/repositories/IdempotencyRecords"
+import { RateLimiter } from "@pic2video/cluster/entities/RateLimiter"
+import { IdempotencyRepo } from "@pic2video/cluster/repositories/IdempotencyRepo"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
 import { Errors, Idempotency, Ids, type RateLimit, Scopes } from "@pic2video/domain"
 import {

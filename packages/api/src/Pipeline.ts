@@ -1,4 +1,4 @@
-import { IdempotencyRepo } from "@pic2video/cluster/repositories/IdempotencyRecords"
+import { IdempotencyRepo } from "@pic2video/cluster/repositories/IdempotencyRepo"
 import { Errors } from "@pic2video/domain"
 import { randomBase62 } from "@pic2video/domain/Random"
 import { Cause, Context, Effect, Layer } from "effect"

@@ -21,8 +21,8 @@ import { type DriveEmulator, startDriveEmulator } from "../../../test/support/dr
 import { DriveApi, type DriveAuth, type DriveSession } from "../src/drive/DriveApi.ts"
 import * as DriveApiModule from "../src/drive/DriveApi.ts"
 import * as DriveConfig from "../src/drive/DriveConfig.ts"
-import { DriveOAuth } from "../src/drive/OAuth.ts"
-import * as DriveOAuthModule from "../src/drive/OAuth.ts"
+import { DriveOAuth } from "../src/drive/DriveOAuth.ts"
+import * as DriveOAuthModule from "../src/drive/DriveOAuth.ts"
 import { backoff, DriveRetryPolicy, type DriveRetryPolicyShape } from "../src/drive/Retry.ts"
 import type { Tokens } from "../src/drive/Tokens.ts"
 
@@ -230,9 +230,8 @@ describe("OAuth against the emulator", () => {
       const statusWith = (changes: Record<string, string | null>) => {
         const url = new URL(good)
         for (const [k, v] of Object.entries(changes)) {
-          v === null
-            ? url.searchParams.delete(k)
-            : url.searchParams.set(k, v)
+          if (v === null) url.searchParams.delete(k)
+          else url.searchParams.set(k, v)
         }
         return Effect.promise(() => fetch(url, { redirect: "manual" }).then((r) => r.status))
       }

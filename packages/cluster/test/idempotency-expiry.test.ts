@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import * as ApiKeys from "../src/repositories/ApiKeys.ts"
-import { IdempotencyRepo } from "../src/repositories/IdempotencyRecords.ts"
-import { WorkspacesRepo } from "../src/repositories/Workspaces.ts"
+import * as ApiKeys from "../src/repositories/ApiKeysRepo.ts"
+import { IdempotencyRepo } from "../src/repositories/IdempotencyRepo.ts"
+import { WorkspacesRepo } from "../src/repositories/WorkspacesRepo.ts"
 import * as TestDatabase from "./support/TestDatabase.ts"
 
 /**

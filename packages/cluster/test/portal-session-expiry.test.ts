@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { WorkspacesRepo } from "../src/repositories/Workspaces.ts"
+import { WorkspacesRepo } from "../src/repositories/WorkspacesRepo.ts"
 import { PortalSessionService } from "../src/services/PortalSessionService.ts"
 import * as TestDatabase from "./support/TestDatabase.ts"
 

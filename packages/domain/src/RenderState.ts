@@ -4,8 +4,8 @@ import type { RenderStatus } from "./Resources.ts"
 /**
  * The render state machine as data (spec "States and transitions", contract §3 and §6).
  * queued → processing → completed | failed; queued | processing → canceled | failed.
- * The renders repository (`packages/cluster/src/repositories/Renders.ts`) decides every change with `transition`
- * and writes the state it returns with an UPDATE guarded on the state it decided from; a refused
+ * Every change is decided with `transition` (`packages/cluster/src/services/RenderTransitions.ts`)
+ * and the state it returns written with an UPDATE guarded on the state it decided from; a refused
  * transition leaves the row as it is.
  */
 export interface RenderState {

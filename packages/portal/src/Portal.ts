@@ -1,6 +1,6 @@
 import { failureHeaders } from "@pic2video/api/ErrorResponse"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
-import { AppConfig } from "@pic2video/cluster/AppConfig"
+import { AppConfig } from "@pic2video/cluster/config/AppConfig"
 import { csrfMatches, PortalSessionService } from "@pic2video/cluster/services/PortalSessionService"
 import { WorkspaceService } from "@pic2video/cluster/services/WorkspaceService"
 import { Errors } from "@pic2video/domain"

@@ -1,5 +1,5 @@
+import { failoverSettings } from "@pic2video/cluster/entities/Sharding"
 import * as WorkMetrics from "@pic2video/cluster/metrics/WorkMetrics"
-import { failoverSettings } from "@pic2video/cluster/Sharding"
 import { Cause, Config, Data, Effect, Layer, Metric, Option } from "effect"
 import { ShardId, Sharding } from "effect/cluster"
 import * as Runtime from "effect/Runtime"

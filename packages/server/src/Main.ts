@@ -1,4 +1,4 @@
-import { InstallationSecretRefused } from "@pic2video/cluster/InstallationSecrets"
+import { InstallationSecretRefused } from "@pic2video/cluster/config/InstallationSecrets"
 import { Cause, Exit, Option } from "effect"
 import type * as Runtime from "effect/Runtime"
 

@@ -1,6 +1,6 @@
 import { type App, ReadsTraced } from "@pic2video/api/Http"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
-import { AppConfig } from "@pic2video/cluster/AppConfig"
+import { AppConfig } from "@pic2video/cluster/config/AppConfig"
 import * as Gauges from "@pic2video/cluster/metrics/Gauges"
 import { Clock, Config, Context, Effect, Exit, Layer, Logger, Option, Tracer as EffectTracer } from "effect"
 import * as HttpServerError from "effect/http/HttpServerError"

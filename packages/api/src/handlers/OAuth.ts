@@ -1,4 +1,4 @@
-import { type CallbackOutcome, Integrations } from "@pic2video/cluster/Integrations"
+import { type CallbackOutcome, Integrations } from "@pic2video/cluster/drive/Integrations"
 import { Api } from "@pic2video/domain/api/Api"
 import { Effect } from "effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"

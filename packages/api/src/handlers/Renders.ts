@@ -1,5 +1,5 @@
-import type { OpenedBlob } from "@pic2video/cluster/BlobStore"
 import { RenderService } from "@pic2video/cluster/services/RenderService"
+import type { OpenedBlob } from "@pic2video/cluster/storage/BlobStore"
 import { Admitted } from "@pic2video/domain/api/Annotations"
 import { Api } from "@pic2video/domain/api/Api"
 import * as Requests from "@pic2video/domain/Requests"

@@ -9,8 +9,8 @@ import * as fs from "node:fs/promises"
 import * as Path from "node:path"
 import * as Readline from "node:readline"
 import { AppConfig } from "../config/AppConfig.ts"
-import { migrations as releaseMigrations } from "../database/migrations/index.ts"
-import { BackupRepo, type BlobReference, isBlobColumn, isSavedTable } from "../repositories/Backup.ts"
+import { migrations as releaseMigrations } from "../database/migrations/Migrations.ts"
+import { BackupRepo, type BlobReference, isBlobColumn, isSavedTable } from "../repositories/BackupRepo.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
 
 /**

@@ -1,5 +1,5 @@
 import { Clock, Effect } from "effect"
-import { BackupRepo } from "../repositories/Backup.ts"
+import { BackupRepo } from "../repositories/BackupRepo.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
 
 /**

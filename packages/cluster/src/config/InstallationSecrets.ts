@@ -6,7 +6,7 @@ import * as fs from "node:fs/promises"
 import * as Path from "node:path"
 import { withSchemaLock } from "../database/Database.ts"
 import * as TokenCipher from "../drive/TokenCipher.ts"
-import { SystemRepo } from "../repositories/System.ts"
+import { SystemRepo } from "../repositories/SystemRepo.ts"
 import { AppConfig } from "./AppConfig.ts"
 import { loadOrCreateSecret } from "./Secrets.ts"
 

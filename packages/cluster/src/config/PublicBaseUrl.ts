@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { SystemRepo } from "../repositories/System.ts"
+import { SystemRepo } from "../repositories/SystemRepo.ts"
 import { AppConfig } from "./AppConfig.ts"
 
 /**

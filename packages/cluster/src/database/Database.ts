@@ -9,7 +9,7 @@ import * as Statement from "effect/sql/Statement"
 import * as Net from "node:net"
 import { AppConfig } from "../config/AppConfig.ts"
 import * as Embedded from "./EmbeddedPostgres.ts"
-import { migrations } from "./migrations/index.ts"
+import { migrations } from "./migrations/Migrations.ts"
 
 /** The connection pool's occupancy, read when /metrics is scraped (`p2v_db_pool_connections`). */
 interface PoolUsage {

@@ -10,8 +10,8 @@ import type { PlatformError } from "effect/PlatformError"
 // The Drive module alone: the `googleapis` entry point loads every Google API (~1.3 s at start-up).
 import { drive_v3 } from "googleapis/build/src/apis/drive/v3.js"
 import { DriveConfig, layerConfig as driveConfigLayer } from "./DriveConfig.ts"
+import { DriveOAuth, layer as oauthLayer } from "./DriveOAuth.ts"
 import { type DriveError, FileTooLarge, ProviderRejected, Unauthorized, UnknownFile, UnknownFolder } from "./Errors.ts"
-import { DriveOAuth, layer as oauthLayer } from "./OAuth.ts"
 import { describeFailure, DriveRetryPolicy, retrying, toTransient, Transient } from "./Retry.ts"
 import type { Tokens } from "./Tokens.ts"
 

@@ -13,14 +13,6 @@ import { RateWindows } from "./RateWindows.ts"
  * memory only, in the process that holds the key's shard (RateWindows.ts), and start empty there
  * (after a failover the worst case is one extra minute's budget).
  */
-export const Admission = Schema.Struct({
-  allowed: Schema.Boolean,
-  limit: Schema.Number,
-  remaining: Schema.Number,
-  resetSeconds: Schema.Number
-})
-export type Admission = typeof Admission.Type
-
 export const ChargeResult = Schema.Struct({
   renderId: Schema.String,
   /** false when an earlier attempt under the same idempotency record already charged */
@@ -30,7 +22,7 @@ export const ChargeResult = Schema.Struct({
 export const ApiKeyEntity = Entity.make("ApiKey", [
   Rpc.make("Admit", {
     payload: { bucket: Schema.Literals(RateLimit.buckets), limit: Schema.Number },
-    success: Admission
+    success: RateLimit.Decision
   }),
   Rpc.make("Charge", {
     // the charge record as the RenderService made it; the key is the entity's own
@@ -49,7 +41,7 @@ export const layer = ApiKeyEntity.toLayer(
     const windows = yield* RateWindows
 
     return ApiKeyEntity.of({
-      // the window table is shared with KeyAdmission's local path (RateWindows.ts)
+      // the window table is shared with RateLimiter's local path (RateWindows.ts)
       Admit: ({ payload }) =>
         Effect.map(Clock.currentTimeMillis, (now) => windows.admit(keyId, payload.bucket, payload.limit, now)),
       Charge: ({ payload }) =>

@@ -1,6 +1,6 @@
 import { Duration, Effect, HashRing } from "effect"
 import { Runner, type RunnerAddress } from "effect/cluster"
-import { ClusterRepo } from "../repositories/Cluster.ts"
+import { ClusterRepo } from "../repositories/ClusterRepo.ts"
 import { failoverSettings } from "./Sharding.ts"
 
 /**

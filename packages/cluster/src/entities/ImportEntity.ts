@@ -7,9 +7,9 @@ import * as fs from "node:fs/promises"
 import { type DriveFile, FOLDER_MIME_TYPE } from "../drive/DriveApi.ts"
 import { Integrations } from "../drive/Integrations.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
-import * as Imports from "../repositories/Imports.ts"
-import { ImportsRepo } from "../repositories/Imports.ts"
-import { MediaRepo } from "../repositories/Media.ts"
+import * as Imports from "../repositories/ImportsRepo.ts"
+import { ImportsRepo } from "../repositories/ImportsRepo.ts"
+import { MediaRepo } from "../repositories/MediaRepo.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
 
 /**

@@ -1,7 +1,7 @@
 import type { ImageClass } from "@pic2video/domain/Requests"
 import { Vision } from "@pic2video/vision"
 import { Clock, Effect, Result } from "effect"
-import { type InferenceRow, MediaRepo } from "../repositories/Media.ts"
+import { type InferenceRow, MediaRepo } from "../repositories/MediaRepo.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
 
 /**
@@ -11,7 +11,7 @@ import { BlobStore } from "../storage/BlobStore.ts"
  * that cannot load or a photo it cannot read leaves `failed` (logged), and the render falls back to
  * the default class with no subject.
  */
-export type { Inferred } from "../repositories/Media.ts"
+export type { Inferred } from "../repositories/MediaRepo.ts"
 
 /** Infers and stores; never fails. */
 const inferAndStore = (mediaId: string, blobKey: string) =>

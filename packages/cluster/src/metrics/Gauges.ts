@@ -2,8 +2,8 @@ import { Clock, Duration, Effect, Option } from "effect"
 import { ShardId, Sharding } from "effect/cluster"
 import { DatabasePool } from "../database/Database.ts"
 import { ClusterRole, failoverSettings } from "../entities/Sharding.ts"
-import { BacklogRepo } from "../repositories/Backlog.ts"
-import { ClusterRepo } from "../repositories/Cluster.ts"
+import { BacklogRepo } from "../repositories/BacklogRepo.ts"
+import { ClusterRepo } from "../repositories/ClusterRepo.ts"
 import * as M from "./Metric.ts"
 
 /**

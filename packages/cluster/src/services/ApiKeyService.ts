@@ -1,9 +1,9 @@
 import { Context, Effect, Layer } from "effect"
 import { KeyHasher } from "../config/KeyHasher.ts"
-import * as ApiKeys from "../repositories/ApiKeys.ts"
-import { WorkspacesRepo } from "../repositories/Workspaces.ts"
+import * as ApiKeys from "../repositories/ApiKeysRepo.ts"
+import { WorkspacesRepo } from "../repositories/WorkspacesRepo.ts"
 
-export { defaultLimits } from "../repositories/ApiKeys.ts"
+export { defaultLimits } from "../repositories/ApiKeysRepo.ts"
 
 /**
  * A workspace's API keys as the portal manages them: through the operator CLI's own path

@@ -1,7 +1,7 @@
 import { Caller, Plans, SpendCap } from "@pic2video/domain"
 import { Clock, Context, DateTime, Effect, Layer, Schema } from "effect"
 import * as WorkMetrics from "../metrics/WorkMetrics.ts"
-import { type RenderRow, RendersRepo } from "../repositories/Renders.ts"
+import { type RenderRow, RendersRepo } from "../repositories/RendersRepo.ts"
 import { operation } from "../repositories/Repository.ts"
 
 /**

@@ -2,8 +2,8 @@ import { Ids } from "@pic2video/domain"
 import { Context, Effect, Layer } from "effect"
 import { Integrations, toApiFailure } from "../drive/Integrations.ts"
 import { ImportEntity } from "../entities/ImportEntity.ts"
-import * as Imports from "../repositories/Imports.ts"
-import { ImportsRepo } from "../repositories/Imports.ts"
+import * as Imports from "../repositories/ImportsRepo.ts"
+import { ImportsRepo } from "../repositories/ImportsRepo.ts"
 
 const entityTimeout = "5 seconds"
 

@@ -3,7 +3,7 @@ import { Vision } from "@pic2video/vision"
 import { Context, Effect, Layer, Result, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import * as MediaLibrary from "../media/MediaLibrary.ts"
-import { MediaRepo } from "../repositories/Media.ts"
+import { MediaRepo } from "../repositories/MediaRepo.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
 
 const invalid = (message: string) => Effect.fail(Errors.fail("validation_failed", message))

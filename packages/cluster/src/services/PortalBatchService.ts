@@ -1,9 +1,9 @@
 import { Errors, type Requests } from "@pic2video/domain"
 import { Cause, Context, Effect, Exit, Fiber, Layer, Option } from "effect"
-import { type Outcome, PortalBatchesRepo } from "../repositories/PortalBatches.ts"
+import { type Outcome, PortalBatchesRepo } from "../repositories/PortalBatchesRepo.ts"
 import { RenderService } from "./RenderService.ts"
 
-export { isBatchId } from "../repositories/PortalBatches.ts"
+export { isBatchId } from "../repositories/PortalBatchesRepo.ts"
 
 /** The idempotency key of one photo's render in a batch (shown on the render's page, as any key). */
 export const batchKey = (batchId: string, mediaId: string) => `portal-batch:${batchId}:${mediaId.toLowerCase()}`

@@ -3,8 +3,8 @@ import { Context, DateTime, Effect, Layer } from "effect"
 import { Buffer } from "node:buffer"
 import { randomBytes, timingSafeEqual } from "node:crypto"
 import { KeyHasher } from "../config/KeyHasher.ts"
-import { PortalSessionsRepo } from "../repositories/PortalSessions.ts"
-import { WorkspacesRepo } from "../repositories/Workspaces.ts"
+import { PortalSessionsRepo } from "../repositories/PortalSessionsRepo.ts"
+import { WorkspacesRepo } from "../repositories/WorkspacesRepo.ts"
 
 /**
  * Sign-in to the account portal. The operator issues a single-use link (`admin portal link`); the page

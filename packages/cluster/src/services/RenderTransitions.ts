@@ -1,7 +1,7 @@
 import { type Errors, RenderState } from "@pic2video/domain"
 import { DateTime, Effect } from "effect"
 import * as WorkMetrics from "../metrics/WorkMetrics.ts"
-import { type Asset, type RenderRow, RendersRepo } from "../repositories/Renders.ts"
+import { type Asset, type RenderRow, RendersRepo } from "../repositories/RendersRepo.ts"
 
 /**
  * A render's transitions, as its owners make them (the Render entity, the sweeper, `cancel`): each

@@ -1,6 +1,6 @@
 import { Errors } from "@pic2video/domain"
 import { Context, Effect, Layer } from "effect"
-import { SystemRepo } from "../repositories/System.ts"
+import { SystemRepo } from "../repositories/SystemRepo.ts"
 
 /** Liveness and readiness of this process. */
 export class SystemService extends Context.Service<SystemService>()("pic2video/SystemService", {

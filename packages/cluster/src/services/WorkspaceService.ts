@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
-import { WorkspacesRepo } from "../repositories/Workspaces.ts"
+import { WorkspacesRepo } from "../repositories/WorkspacesRepo.ts"
 
-export type { WorkspaceRow } from "../repositories/Workspaces.ts"
+export type { WorkspaceRow } from "../repositories/WorkspacesRepo.ts"
 
 /** A workspace as the portal reads it: its row, and the name a person knows it by. */
 export class WorkspaceService extends Context.Service<WorkspaceService>()("pic2video/WorkspaceService", {

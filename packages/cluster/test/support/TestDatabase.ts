@@ -4,7 +4,7 @@ import { makeDatabase } from "../../../../test/support/service.ts"
 import * as AppConfig from "../../src/config/AppConfig.ts"
 import * as KeyHasher from "../../src/config/KeyHasher.ts"
 import * as Database from "../../src/database/Database.ts"
-import { MediaRepo } from "../../src/repositories/Media.ts"
+import { MediaRepo } from "../../src/repositories/MediaRepo.ts"
 import * as Repositories from "../../src/repositories/Repositories.ts"
 
 /**

@@ -1,5 +1,5 @@
 import * as DriveConfig from "@pic2video/cluster/drive/DriveConfig"
-import { Integrations, toApiFailure } from "@pic2video/cluster/Integrations"
+import { Integrations, toApiFailure } from "@pic2video/cluster/drive/Integrations"
 import { ImportService } from "@pic2video/cluster/services/ImportService"
 import { IntegrationService } from "@pic2video/cluster/services/IntegrationService"
 import { Errors, ImportState, Requests } from "@pic2video/domain"

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { InstallationSecretRefused } from "@pic2video/cluster/InstallationSecrets"
+import { InstallationSecretRefused } from "@pic2video/cluster/config/InstallationSecrets"
 import { Errors } from "@pic2video/domain"
 import { Cause, Effect, Option, References } from "effect"
 import { help, run, wantsHelp } from "../AdminCli.ts"

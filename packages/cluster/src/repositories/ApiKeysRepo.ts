@@ -3,7 +3,7 @@ import { Context, DateTime, Effect, Layer, Option, Schema, Struct } from "effect
 import { SqlClient, SqlSchema } from "effect/sql"
 import { KeyHasher } from "../config/KeyHasher.ts"
 import { operation } from "./Repository.ts"
-import * as Workspaces from "./Workspaces.ts"
+import * as Workspaces from "./WorkspacesRepo.ts"
 
 export const ApiKeyRow = Schema.Struct({
   id: Schema.String,

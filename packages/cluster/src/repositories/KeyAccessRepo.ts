@@ -1,8 +1,8 @@
 import type { Plans } from "@pic2video/domain"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import type { ApiKeyRow } from "./ApiKeys.ts"
-import { RenderRow } from "./Renders.ts"
+import type { ApiKeyRow } from "./ApiKeysRepo.ts"
+import { RenderRow } from "./RendersRepo.ts"
 
 /** What authenticating a request reads: the key's standing and limits, and its workspace's gates. */
 interface KeyAndAccount extends

@@ -1,6 +1,6 @@
 import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { RenderRow } from "./Renders.ts"
+import { RenderRow } from "./RendersRepo.ts"
 import { operation } from "./Repository.ts"
 
 /**
