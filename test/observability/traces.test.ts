@@ -83,7 +83,7 @@ it("one render is one trace from the API's server span to the runner's stages; a
   // the entity's span ends last, once the render is written completed: wait for the runner's batch with it
   await waitFor(
     async () =>
-      inTrace().some((s) => s.name === "RenderTransitions.apply" && s.attributes["p2v.render.event"] === "Finished") &&
+      inTrace().some((s) => s.name === "RendersRepo.apply" && s.attributes["p2v.render.event"] === "Finished") &&
       inTrace().some((s) => s.name === "Render.Start"),
     30_000,
     "the runner's spans"
@@ -111,7 +111,7 @@ it("one render is one trace from the API's server span to the runner's stages; a
     return span!
   }
   named("prepareCaption", "pic2video-api")
-  named("Charges.charge")
+  named("RendersRepo.charge")
   const start = named("Render.Start", "pic2video-runner")
   expect(start.attributes["entity.id"]).toBe(renderId)
   for (const stage of ["renderVideo", "prepareBase", "encode", "frames", "verify", "render.upload"]) {
@@ -120,9 +120,7 @@ it("one render is one trace from the API's server span to the runner's stages; a
   }
   const frames = named("frames", "pic2video-runner")
   expect(ancestors(frames, trace)[0].name).toBe("encode")
-  const finished = trace.find((s) =>
-    s.name === "RenderTransitions.apply" && s.attributes["p2v.render.event"] === "Finished"
-  )!
+  const finished = trace.find((s) => s.name === "RendersRepo.apply" && s.attributes["p2v.render.event"] === "Finished")!
   expect(ancestors(finished, trace).map((s) => s.spanId)).toContain(start.spanId)
 
   // database spans as the database semantic conventions name them

@@ -167,7 +167,8 @@ export class Charges extends Context.Service<Charges>()("pic2video/Charges", {
         Effect.tap((charged) =>
           charged._tag === "Charged" ? Effect.sync(() => WorkMetrics.rendersCreated.unsafeUpdate(1, [])) : Effect.void
         ),
-        Effect.withSpan("Charges.charge", undefined, { captureStackTrace: false })
+        // the span keeps the name operators know it by (docs/operations.md, "Traces")
+        Effect.withSpan("RendersRepo.charge", undefined, { captureStackTrace: false })
       )
 
     return { refusal, charge } as const

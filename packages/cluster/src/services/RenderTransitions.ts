@@ -65,7 +65,8 @@ const decide = (id: string, change: Change): Effect.Effect<Applied, never, Rende
 export const apply = (id: string, change: Change): Effect.Effect<Applied, never, RendersRepo> =>
   change.event._tag === "Progressed"
     ? decide(id, change)
-    : Effect.withSpan(decide(id, change), "RenderTransitions.apply", {
+    // the span keeps the name operators know it by (docs/operations.md, "Traces")
+    : Effect.withSpan(decide(id, change), "RendersRepo.apply", {
       attributes: { "p2v.render.event": change.event._tag },
       captureStackTrace: false
     })
