@@ -64,9 +64,13 @@ type Outcome =
 const routeOf = (name: string) =>
   Effect.suspend(() => {
     const route = RouteTable.forEndpoint(name)
-    // every endpoint of the definition is in the table (it is built from the definition)
+    // every endpoint of the definition is in the table (it is built from the definition): one that is
+    // not is a fault of the service, said in the log
     return route === undefined
-      ? Effect.fail(Errors.fail("internal_error", `no endpoint declared as ${name}`))
+      ? Effect.andThen(
+        Effect.logError(`no endpoint declared as ${name} in the route table`),
+        Effect.fail(Errors.fail("internal_error", "an unexpected fault in the service"))
+      )
       : Effect.succeed(route)
   })
 

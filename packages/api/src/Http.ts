@@ -22,6 +22,7 @@ import * as RendersHandlers from "./handlers/Renders.ts"
 import * as SystemHandlers from "./handlers/System.ts"
 import { InFlight } from "./InFlight.ts"
 import * as Pipeline from "./Pipeline.ts"
+import { routerConfig } from "./RequestPath.ts"
 import * as UploadBody from "./UploadBody.ts"
 
 /**
@@ -97,7 +98,7 @@ export const serve = <R>(around: (api: App) => App<R>) =>
       // server's middleware sees the answer only once it has been sent. Nothing logs each request
       // (the composition measures and traces them: server/Observability.ts).
       const router = yield* HttpRouter.toHttpEffect(layerRoutes).pipe(
-        Effect.provideService(HttpRouter.RouterConfig, Pipeline.routerConfig)
+        Effect.provideService(HttpRouter.RouterConfig, routerConfig)
       )
       const api: App = pipeline(router)
       const app = around(api)

@@ -1,7 +1,7 @@
 import { IdempotencyRepo } from "@pic2video/cluster/repositories/IdempotencyRepo"
 import { Errors } from "@pic2video/domain"
 import { randomBase62 } from "@pic2video/domain/Random"
-import { Cause, Context, Effect, Layer } from "effect"
+import { Cause, Context, Effect, Layer, References } from "effect"
 import * as HttpMiddleware from "effect/http/HttpMiddleware"
 import * as HttpServerError from "effect/http/HttpServerError"
 import { HttpServerRequest } from "effect/http/HttpServerRequest"
@@ -9,6 +9,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as FindMyWay from "find-my-way-ts"
 import { causeToResponse } from "./ErrorResponse.ts"
 import { InFlight } from "./InFlight.ts"
+import { pathOf, routable, routerConfig } from "./RequestPath.ts"
 import * as RouteMetrics from "./RouteMetrics.ts"
 
 /**
@@ -41,16 +42,26 @@ const codeOf = (body: unknown): Errors.ErrorCode | undefined => {
   return Errors.isErrorCode(code) ? code : undefined
 }
 
+/**
+ * The request's id where its answer (an ApiFailure answers itself with it: Errors.ts) and every line
+ * logged while handling it (and, in JSON, its trace) read it: one change of the fiber's context for both.
+ */
+const withRequestId = (requestId: string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.updateContext(self, (context: Context.Context<R>) =>
+    Context.merge(
+      context,
+      Context.make(Errors.RequestId, requestId).pipe(
+        Context.add(References.CurrentLogAnnotations, {
+          ...Context.get(context, References.CurrentLogAnnotations),
+          request_id: requestId
+        })
+      )
+    ))
+
 const routeNotFound = (cause: Cause.Cause<unknown>) =>
   cause.reasons.some((r) =>
     Cause.isFailReason(r) && HttpServerError.isHttpServerError(r.error) && r.error.reason._tag === "RouteNotFound"
   )
-
-/**
- * Paths match exactly as declared (contract §4.1): case-sensitive, no trailing or doubled slash
- * folded away (find-my-way's defaults fold all three). The router and the 405 probe use the same.
- */
-export const routerConfig = { caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false }
 
 const isPathInput = (path: string): path is FindMyWay.PathInput => path.startsWith("/")
 
@@ -113,22 +124,20 @@ export const make = (routes: ReadonlyArray<{ readonly method: string; readonly p
                 ? Effect.succeed(notRouted(request, received.url, requestId))
                 : causeToResponse(cause, requestId)
             ),
-            // an ApiFailure answers itself with the request's id (Errors.ts)
-            Effect.provideService(Errors.RequestId, requestId),
-            // every line logged while handling it names the request (and, in JSON, its trace)
-            Effect.annotateLogs("request_id", requestId)
+            withRequestId(requestId)
           )
         if (RouteMetrics.routeOf(request) === undefined) nameRoute(request)
         const pending = inFlight.takeRecord(request)
         const body = response.status >= 400 || pending !== undefined ? bodyJson(response) : undefined
-        const code = response.status >= 400 ? codeOf(body) : undefined
-        if (code !== undefined) RouteMetrics.refused(code)
         const finished = pending === undefined ?
           response :
           yield* records.finish(pending, response.status, body).pipe(
             Effect.as(response),
             Effect.catchCause((cause) => causeToResponse(cause, requestId))
           )
+        // counted as answered: a record that could not be finished turns the answer into a 500
+        const code = finished.status < 400 ? undefined : codeOf(finished === response ? body : bodyJson(finished))
+        if (code !== undefined) RouteMetrics.refused(code)
         // the headers of every answer, set here rather than as pre-response handlers (a context
         // change and a closure per request each): X-Request-Id, and RateLimit-* once step 5 ran
         const limits = inFlight.rateLimitOf(request)
@@ -167,34 +176,3 @@ export const ReadsTraced = Context.Reference<boolean>("pic2video/ReadsTraced", {
  * not needs none.
  */
 export const layerWithoutPlatformSpan: Layer.Layer<never> = Layer.succeed(HttpMiddleware.TracerDisabledWhen, () => true)
-
-/** A request target's path: everything before its query. */
-const pathOf = (url: string) => {
-  const q = url.indexOf("?")
-  return q === -1 ? url : url.slice(0, q)
-}
-
-/**
- * The one place the request is adjusted for the router, so that it matches paths exactly as declared
- * (contract §4.1):
- * - find-my-way ends a path at `;` or `#` (`/usage;x` would be `/usage`, and `/renders/ID;x` the
- *   render ID): both are taken as the characters they are (`%3B`, `%23`), so such a path is no
- *   endpoint's (404), and in an id they are part of the id, which its endpoint does not find (404);
- * - find-my-way refuses a path it cannot percent-decode as if it did not exist: a `%` that starts no
- *   valid escape is taken literally (`%25`), so a malformed path id reaches its endpoint, whose lookup
- *   answers its own 404 (contract §4.8: ids are opaque).
- * Any other request is passed as it came.
- */
-const routable = (request: HttpServerRequest): HttpServerRequest => {
-  const path = pathOf(request.url)
-  const fixed = path.split("/").map((segment) => {
-    let decodable = segment
-    try {
-      decodeURIComponent(segment)
-    } catch {
-      decodable = segment.replace(/%/g, "%25")
-    }
-    return decodable.replace(/;/g, "%3B").replace(/#/g, "%23")
-  }).join("/")
-  return fixed === path ? request : request.modify({ url: fixed + request.url.slice(path.length) })
-}
