@@ -236,6 +236,27 @@ layer(layerService(Layer.empty), { excludeTestServices: true, timeout: "120 seco
         expect(answer.requestId).toMatch(/^req_/)
       }))
 
+    it.effect("a handler's refusal keeps its catalogue status and body in every group (it answers itself)", () =>
+      Effect.gen(function*() {
+        // an ApiFailure is answered by HttpApi only once it fails to encode with the endpoint's error
+        // schemas: an error schema that could encode one would turn these into another status
+        const { secret } = yield* keyed()
+        const unknown = "00000000-0000-4000-8000-000000000000"
+        expectRefusal(yield* raw("GET", `/api/v1/media/${unknown}/preview`, { secret }), 404, "unknown_media")
+        expectRefusal(yield* raw("GET", "/api/v1/renders/rnd_unknown", { secret }), 404, "render_not_found")
+        expectRefusal(yield* raw("GET", "/api/v1/renders/rnd_unknown/download", { secret }), 404, "render_not_found")
+        expectRefusal(yield* raw("GET", "/api/v1/media/imports/imp_unknown", { secret }), 404, "import_not_found")
+        expectRefusal(
+          yield* raw("POST", "/api/v1/renders", {
+            secret,
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ media_id: unknown, quote: "a photo that is not there" })
+          }),
+          404,
+          "unknown_media"
+        )
+      }))
+
     it.effect("no key, or an empty header, is 401 missing_api_key", () =>
       Effect.gen(function*() {
         expectRefusal(yield* usage(yield* clientWith(undefined)), 401, "missing_api_key")
