@@ -4,10 +4,6 @@ import * as HttpApiError from "effect/http-api/HttpApiError"
 import * as HttpServerError from "effect/http/HttpServerError"
 import * as IssueMessage from "./IssueMessage.ts"
 
-/** The error body and headers of a failure are the domain's (Errors.ts); the portal and the server word them too. */
-export const errorBody = Errors.errorBody
-export const failureHeaders = Errors.failureHeaders
-
 const tagOf = (u: unknown): string | undefined =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined
 

@@ -1,4 +1,3 @@
-import { failureHeaders } from "@pic2video/api/ErrorResponse"
 import { securityHeaders } from "@pic2video/api/PageHeaders"
 import { Errors } from "@pic2video/domain"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -123,5 +122,5 @@ export const expiredPage = (frame?: Frame["signedIn"]) =>
 /** A form body that could not be read: too large (413, the connection closes, as the API's) or unreadable. */
 export const formRefusal = (failure: Errors.ApiFailure, frame?: Frame["signedIn"]) =>
   failure.code === "payload_too_large"
-    ? messagePage(413, "That form is too large", "Send less text in the form.", frame, failureHeaders(failure))
+    ? messagePage(413, "That form is too large", "Send less text in the form.", frame, Errors.failureHeaders(failure))
     : messagePage(400, "That form could not be read", "Send the form from the portal's own page.", frame)

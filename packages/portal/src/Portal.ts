@@ -1,4 +1,3 @@
-import { failureHeaders } from "@pic2video/api/ErrorResponse"
 import * as RouteMetrics from "@pic2video/api/RouteMetrics"
 import { AppConfig } from "@pic2video/cluster/config/AppConfig"
 import { csrfMatches, PortalSessionService } from "@pic2video/cluster/services/PortalSessionService"
@@ -68,7 +67,7 @@ export const failurePage = (failure: Errors.ApiFailure, frame?: Signed["frame"])
     Errors.statusOf(failure.code) === 404 ? "Not found" : "That did not work",
     html`<p>${sentence(failure.message)} <span class="code">(${failure.code})</span></p>`,
     frame?.(undefined),
-    failureHeaders(failure)
+    Errors.failureHeaders(failure)
   )
 
 export const notFoundPage = (frame?: Signed["frame"]) =>

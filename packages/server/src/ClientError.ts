@@ -1,4 +1,3 @@
-import { errorBody } from "@pic2video/api/ErrorResponse"
 import { Errors } from "@pic2video/domain"
 import { randomBase62 } from "@pic2video/domain/Random"
 import { Buffer } from "node:buffer"
@@ -74,7 +73,7 @@ export const answerClientErrors = (server: Server, options: ClientErrorOptions =
     warn(`refused a request Node's HTTP parser could not read: ${code}`)
     const failure = Errors.fail("invalid_request", "the request cannot be parsed as HTTP/1.1")
     const requestId = `req_${randomBase62(24)}`
-    const body = JSON.stringify(errorBody(failure, requestId))
+    const body = JSON.stringify(Errors.errorBody(failure, requestId))
     socket.end(
       `HTTP/1.1 ${Errors.statusOf(failure.code)} Bad Request\r\n` +
         `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +

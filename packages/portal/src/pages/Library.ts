@@ -1,4 +1,4 @@
-import { failureHeaders, schemaFailure, toFailure } from "@pic2video/api/ErrorResponse"
+import { schemaFailure, toFailure } from "@pic2video/api/ErrorResponse"
 import * as RouteTable from "@pic2video/api/RouteTable"
 import * as UploadBody from "@pic2video/api/UploadBody"
 import * as MediaInference from "@pic2video/cluster/media/MediaInference"
@@ -172,7 +172,7 @@ export const upload = (s: Signed) =>
     // the API's headers for it: past the size limit the reader stopped reading, and the connection closes
     return HttpServerResponse.setHeaders(
       outcome(Errors.statusOf(failure.code), `${failure.message} (${failure.code})`),
-      failureHeaders(failure)
+      Errors.failureHeaders(failure)
     )
   })
 
