@@ -8,7 +8,8 @@ import { freePort, makeShared, type Service, startService } from "../support/ser
  * rendering that started after it arrived (so it shows what the scraper did just before), at most one
  * rendering a second and one at a time: scrapes at once share one or two renderings, and a client
  * scraping back to back waits for the next one (it renders at most once a second and is answered
- * about once a second). Each body says which rendering it is (p2v_metrics_renderings_total). Then
+ * about once a second), unless it said a timeout the wait would miss (Prometheus does), when it gets the
+ * latest. Each body says which rendering it is (p2v_metrics_renderings_total). Then
  * unauthenticated junk (unknown paths and methods, every kind of route without a key) grows the
  * exposition to a bound it does not pass: unknown paths fold into `unmatched`, unknown methods into
  * `_OTHER`, and more junk of the same kinds adds no series.
@@ -29,10 +30,10 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** A GET of /metrics on the given agent (undefined: a connection of its own): the body and its rendering's number. */
-const scrape = (agent?: http.Agent) =>
+const scrape = (agent?: http.Agent, headers: Record<string, string> = {}) =>
   new Promise<{ body: string; rendering: number; ms: number }>((resolve, reject) => {
     const t0 = performance.now()
-    http.get(metrics, { agent: agent ?? false }, (res) => {
+    http.get(metrics, { agent: agent ?? false, headers }, (res) => {
       let body = ""
       res.setEncoding("utf8").on("data", (d: string) => (body += d)).on("end", () => {
         if (res.statusCode !== 200) return reject(new Error(`${res.statusCode}: ${body.slice(0, 300)}`))
@@ -77,6 +78,16 @@ it("every scrape shows what happened before it; renderings at most one a second,
     expect(seen[i].rendering, "a newer rendering each time").toBeGreaterThan(seen[i - 1].rendering)
     expect(seen[i].ms, "about a second's wait").toBeLessThan(3_000)
   }
+
+  // Prometheus says its timeout: arriving just after another scraper's rendering began, it is not made
+  // to wait the second out (it would fail at 1 s and read as a runner down) but gets the latest rendering
+  const other = scrape()
+  await sleep(50)
+  const prometheus = await scrape(undefined, { "x-prometheus-scrape-timeout-seconds": "1" })
+  const others = await other
+  console.log(`a scrape with a 1 s timeout, 50 ms after another: ${prometheus.ms.toFixed(0)} ms`)
+  expect(prometheus.ms, "answered within the timeout Prometheus sent").toBeLessThan(1_000)
+  expect(prometheus.rendering, "the latest rendering").toBeGreaterThanOrEqual(others.rendering - 1)
 
   // HEAD: the length of what GET answers, no body
   const head = await fetch(metrics, { method: "HEAD" })

@@ -151,14 +151,20 @@ export const layerMetricsServer = Layer.effectDiscard(Effect.gen(function*() {
   const sampleProcess = yield* ProcessMetrics.make
   const services = yield* Effect.context<never>()
   const clock = yield* Clock.Clock
+  const now = () => Number(clock.monotonicTimeNanosUnsafe() / 1_000_000n)
   // a scrape makes no spans of its own (its backlog query would otherwise be traced every 15 s)
   const sample = () =>
     Effect.runPromiseWith(services)(Effect.withTracerEnabled(Effect.andThen(sampleProcess, sampleCluster), false))
   // rendered at most once a second, one rendering at a time, whoever scrapes how often (ExpositionCache.ts)
   const expositions = new ExpositionCache(() => sample().then(collect), {
-    now: () => Number(clock.monotonicTimeNanosUnsafe() / 1_000_000n),
+    now,
     sleep: (millis) => Effect.runPromise(Effect.sleep(millis))
   })
+  // Prometheus says how long it waits for the answer; a fifth of it is left for the body to travel
+  const scrapeDeadline = (timeout: string | Array<string> | undefined) => {
+    const seconds = Number(timeout)
+    return typeof timeout === "string" && seconds > 0 ? now() + seconds * 800 : Number.POSITIVE_INFINITY
+  }
   const server = createServer((req, res) => {
     const path = (req.url ?? "").split("?")[0]
     if (path !== "/metrics") {
@@ -169,7 +175,7 @@ export const layerMetricsServer = Layer.effectDiscard(Effect.gen(function*() {
       res.writeHead(405, { allow: "GET, HEAD" }).end()
       return
     }
-    expositions.fresh().then(
+    expositions.fresh(scrapeDeadline(req.headers["x-prometheus-scrape-timeout-seconds"])).then(
       (exposition) => {
         res.writeHead(200, {
           "content-type": contentType,

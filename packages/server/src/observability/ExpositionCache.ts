@@ -11,6 +11,8 @@ interface Exposition {
   readonly body: Buffer
   /** when its rendering started (the caller's monotonic clock, ms) */
   readonly renderedAt: number
+  /** how long its rendering took (ms) */
+  readonly tookMillis: number
 }
 
 /**
@@ -22,6 +24,10 @@ interface Exposition {
  * happened before it was sent (a test reading a counter right after a request sees the request):
  * scrapes that arrive together share one; a scrape within `minIntervalMillis` of the last rendering's
  * start waits for the next one, which every scrape waiting then shares.
+ *
+ * A scrape that says by when it must be answered (Prometheus sends its scrape timeout) and would miss
+ * that by waiting gets the latest rendering instead, at most a second old: a scraper with a 1 s timeout
+ * that arrives just after another scraper's rendering began would otherwise fail (`up` 0, RunnerDown).
  */
 export class ExpositionCache {
   private last: Exposition | undefined
@@ -50,7 +56,9 @@ export class ExpositionCache {
     // counted before the gauges are sampled: each body carries its own rendering's number
     renderings.unsafeUpdate(1, [])
     // a failed rendering is not kept: the scrapes sharing it fail, the next one tries again
-    const done = this.render().then((text) => (this.last = { body: Buffer.from(text), renderedAt: startedAt }))
+    const done = this.render().then((text) =>
+      this.last = { body: Buffer.from(text), renderedAt: startedAt, tookMillis: this.now() - startedAt }
+    )
       .finally(() => {
         this.rendering = undefined
       })
@@ -58,8 +66,11 @@ export class ExpositionCache {
     return done
   }
 
-  /** The answer to a scrape arriving now: a rendering that starts at or after this moment. */
-  async fresh(): Promise<Exposition> {
+  /**
+   * The answer to a scrape arriving now: a rendering that starts at or after this moment, or, when
+   * waiting for one would miss `deadline` (the caller's clock, ms), the latest.
+   */
+  async fresh(deadline = Number.POSITIVE_INFINITY): Promise<Exposition> {
     const arrivedAt = this.now()
     for (;;) {
       const rendering = this.rendering
@@ -72,6 +83,7 @@ export class ExpositionCache {
       const last = this.last
       const wait = last === undefined ? 0 : last.renderedAt + this.minIntervalMillis - this.now()
       if (wait <= 0) return this.start()
+      if (last !== undefined && this.now() + wait + last.tookMillis > deadline) return last
       await this.sleep(wait)
     }
   }
