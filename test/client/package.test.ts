@@ -50,6 +50,20 @@ const envWith = (runtime: Runtime, extra: Record<string, string> = {}) => ({
   ...extra
 })
 
+/**
+ * `npm install` with the registry over the network: tried up to three times, a few seconds apart, so a
+ * dropped connection to the registry does not read as a broken package.
+ */
+const npmInstall = async (args: ReadonlyArray<string>, options: { cwd: string; env: NodeJS.ProcessEnv }) => {
+  let r = await runCommand("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", ...args], options)
+  for (let attempt = 2; attempt <= 3 && r.code !== 0; attempt++) {
+    console.log(`npm install ${args.join(" ")} in ${options.cwd}: attempt ${attempt} after: ${r.stderr.slice(-300)}`)
+    await new Promise((resolve) => setTimeout(resolve, 5_000))
+    r = await runCommand("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", ...args], options)
+  }
+  return r
+}
+
 /** Installs a runtime from its npm package once (kept between runs); its binary's path. */
 const install = async (runtime: Runtime) => {
   const { spec, bin } = runtimes[runtime]
@@ -64,7 +78,7 @@ const install = async (runtime: Runtime) => {
   if (fs.existsSync(file)) return file
   fs.mkdirSync(at, { recursive: true })
   fs.writeFileSync(Path.join(at, "package.json"), "{\"private\":true}\n")
-  const r = await runCommand("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", spec], {
+  const r = await npmInstall([spec], {
     cwd: at,
     env: { ...network, PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" }
   })
@@ -132,7 +146,7 @@ beforeAll(async () => {
       2
     )
   )
-  const installed = await runCommand("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], {
+  const installed = await npmInstall([], {
     cwd: project,
     env: envWith("node24")
   })
