@@ -64,46 +64,27 @@ export const multipartFailure = (error: unknown): Errors.ApiFailure => {
   }
 }
 
-/** The failure a cause carries, or else its first defect. */
-const errorOf = (cause: Cause.Cause<unknown>): Option.Option<unknown> =>
-  Option.orElse(
-    Cause.findErrorOption(cause),
-    () => Option.map(Option.fromNullishOr(cause.reasons.find(Cause.isDieReason)), (d) => d.defect)
-  )
+/** The catalogue failure a routing, decoding or parsing error stands for; undefined for anything else. */
+const classify = (e: unknown): Errors.ApiFailure | undefined => {
+  if (hitLimit(e) !== undefined || tagOf(e) === "MultipartError") return multipartFailure(e)
+  // path, query and headers as HttpApi decodes them (the body is decoded by the handler: `payload`)
+  if (HttpApiError.HttpApiSchemaError.is(e) && e.kind !== "Body" && e.kind !== "ResponseHeaders") {
+    return schemaFailure(e.cause)
+  }
+  if (Schema.isSchemaError(e)) return schemaFailure(e)
+  if (HttpServerError.isHttpServerError(e)) {
+    if (e.reason._tag === "RouteNotFound") return Errors.fail("invalid_request", "no such endpoint")
+    if (e.reason._tag === "RequestParseError") {
+      return Errors.fail("invalid_request", "the request body cannot be parsed")
+    }
+  }
+  return undefined
+}
 
 /** Maps whatever came out of routing, decoding or a handler to a catalogue failure. */
 export const toFailure = (
   cause: Cause.Cause<unknown>
-): { readonly failure: Errors.ApiFailure; readonly unexpected: boolean } => {
-  const error = errorOf(cause)
-  if (Option.isSome(error)) {
-    const e = error.value
-    if (e instanceof Errors.ApiFailure) return { failure: e, unexpected: false }
-    if (hitLimit(e) !== undefined || tagOf(e) === "MultipartError") {
-      return { failure: multipartFailure(e), unexpected: false }
-    }
-    // path, query and headers as HttpApi decodes them (the body is decoded by the handler: `payload`)
-    if (HttpApiError.HttpApiSchemaError.is(e) && e.kind !== "Body" && e.kind !== "ResponseHeaders") {
-      return { failure: schemaFailure(e.cause), unexpected: false }
-    }
-    if (Schema.isSchemaError(e)) return { failure: schemaFailure(e), unexpected: false }
-    if (HttpServerError.isHttpServerError(e)) {
-      if (e.reason._tag === "RouteNotFound") {
-        return { failure: Errors.fail("invalid_request", "no such endpoint"), unexpected: false }
-      }
-      if (e.reason._tag === "RequestParseError") {
-        return { failure: Errors.fail("invalid_request", "the request body cannot be parsed"), unexpected: false }
-      }
-    }
-  }
-  if (Cause.hasInterruptsOnly(cause)) {
-    return {
-      failure: Errors.fail("service_unavailable", "the request was interrupted", { retryAfter: 1 }),
-      unexpected: false
-    }
-  }
-  return { failure: Errors.fail("internal_error", "an unexpected fault in the service"), unexpected: true }
-}
+): { readonly failure: Errors.ApiFailure; readonly unexpected: boolean } => Errors.failureOf(cause, classify)
 
 /**
  * What the log says about an unexpected failure: the error's name, message and stack, cut to a few KiB.
@@ -111,7 +92,7 @@ export const toFailure = (
  * thousands deep, overflowed the stack while being logged).
  */
 const summarize = (cause: Cause.Cause<unknown>): string => {
-  const e = Option.getOrUndefined(errorOf(cause))
+  const e = Option.getOrUndefined(Errors.errorOf(cause))
   const text = e instanceof Error
     ? e.stack ?? `${e.name}: ${e.message}`
     : `${typeof e}${tagOf(e) === undefined ? "" : ` ${tagOf(e)}`}`

@@ -7,7 +7,7 @@ import type { HttpServerRequest } from "effect/http/HttpServerRequest"
  * duration per route template, error bodies by code, idempotency outcomes, rate-limit refusals.
  *
  * The route a request matched is named by whoever routed it, as a template (`/api/v1/renders/{id}`,
- * `/portal/renders/{id}`): the pipeline's checks once the API's router matched (Pipeline.ts), the
+ * `/portal/renders/{id}`): the API's middleware once its router matched (Admission.ts), the
  * portal's own table (Portal.ts). A request nothing routed is `unmatched`: the raw path never becomes
  * a label. The HTTP server records the duration once the answer is sent (server/Observability.ts).
  */

@@ -1,4 +1,4 @@
-import { Context, Data, Effect } from "effect"
+import { Cause, Context, Data, Effect, Option } from "effect"
 import * as HttpServerRespondable from "effect/http/HttpServerRespondable"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 
@@ -146,3 +146,30 @@ export const fail = (
   message: string,
   extra?: { retryAfter?: number; headers?: Record<string, string> }
 ) => new ApiFailure({ code, message, ...extra })
+
+/** The failure a cause carries, or else its first defect. */
+export const errorOf = (cause: Cause.Cause<unknown>): Option.Option<unknown> =>
+  Option.orElse(
+    Cause.findErrorOption(cause),
+    () => Option.map(Option.fromNullishOr(cause.reasons.find(Cause.isDieReason)), (d) => d.defect)
+  )
+
+/**
+ * What a failed effect is answered or recorded as: the `ApiFailure` it carries, else what `classify`
+ * makes of its error (the API's decoding and parsing failures), else 503 when it was only interrupted,
+ * else an unexpected fault (500, to be logged).
+ */
+export const failureOf = (
+  cause: Cause.Cause<unknown>,
+  classify: (error: unknown) => ApiFailure | undefined = () => undefined
+): { readonly failure: ApiFailure; readonly unexpected: boolean } => {
+  const error = errorOf(cause)
+  if (Option.isSome(error)) {
+    const failure = error.value instanceof ApiFailure ? error.value : classify(error.value)
+    if (failure !== undefined) return { failure, unexpected: false }
+  }
+  if (Cause.hasInterruptsOnly(cause)) {
+    return { failure: fail("service_unavailable", "the request was interrupted", { retryAfter: 1 }), unexpected: false }
+  }
+  return { failure: fail("internal_error", "an unexpected fault in the service"), unexpected: true }
+}

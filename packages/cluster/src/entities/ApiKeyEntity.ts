@@ -2,7 +2,7 @@ import { RateLimit } from "@pic2video/domain"
 import { Clock, Effect, Layer, Schema } from "effect"
 import { Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
-import { ChargeRefused, Charges, NewRender } from "../services/Charges.ts"
+import { ChargeRefused, ChargeResult, Charges, NewRender, resultOf } from "../services/Charges.ts"
 import { RateWindows } from "./RateWindows.ts"
 
 /**
@@ -13,12 +13,6 @@ import { RateWindows } from "./RateWindows.ts"
  * memory only, in the process that holds the key's shard (RateWindows.ts), and start empty there
  * (after a failover the worst case is one extra minute's budget).
  */
-export const ChargeResult = Schema.Struct({
-  renderId: Schema.String,
-  /** false when an earlier attempt under the same idempotency record already charged */
-  charged: Schema.Boolean
-})
-
 export const ApiKeyEntity = Entity.make("ApiKey", [
   Rpc.make("Admit", {
     payload: { bucket: Schema.Literals(RateLimit.buckets), limit: Schema.Number },
@@ -44,14 +38,10 @@ export const layer = ApiKeyEntity.toLayer(
       // the window table is shared with RateLimiter's local path (RateWindows.ts)
       Admit: ({ payload }) =>
         Effect.map(Clock.currentTimeMillis, (now) => windows.admit(keyId, payload.bucket, payload.limit, now)),
-      Charge: ({ payload }) =>
-        Effect.map(
-          charges.charge({ ...payload, payer: { ...payload.payer, keyId } }),
-          (result) => ({ renderId: result.row.id, charged: result._tag === "Charged" })
-        )
+      Charge: ({ payload }) => Effect.map(charges.charge({ ...payload, payer: { ...payload.payer, keyId } }), resultOf)
     })
   }),
-  // Admit is one atomic Ref.modify and a key's charges serialise on the key's row lock in the
+  // Admit is one synchronous update of the window table (RateWindows.ts) and a key's charges serialise on the key's row lock in the
   // charge transaction, so messages need not queue behind each other here: a burst of creates on
   // one key waits in PostgreSQL, not in a mailbox against a timeout.
   { maxIdleTime: "2 minutes", concurrency: "unbounded" }

@@ -11,7 +11,7 @@ import * as M from "./Metric.ts"
 
 export const rendersCreated = M.counter("p2v_renders_created_total", "Renders accepted and charged").of().register()
 
-/** By terminal status, counted once per render where the transition is written (RenderTransitions.apply). */
+/** By terminal status, counted once per render where the transition is written (RenderTransitions.ts, `apply`). */
 const rendersFinished = M.each(
   RenderState.terminalStatuses,
   (status) => M.counter("p2v_renders_finished_total", "Renders that reached a terminal status").of({ status })

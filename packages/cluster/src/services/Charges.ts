@@ -42,15 +42,25 @@ export interface NewRender extends Schema.Schema.Type<typeof NewRender> {}
  */
 export class ChargeRefused extends Schema.TaggedError<ChargeRefused>()("ChargeRefused", {
   code: Schema.Literals(["spend_cap_reached", "quota_exceeded", "service_unavailable"]),
-  message: Schema.String,
-  /** seconds a client should wait before retrying */
-  retryAfter: Schema.optional(Schema.Number)
+  message: Schema.String
 }) {}
 
 export type Charged =
   | { readonly _tag: "Charged"; readonly row: RenderRow }
   /** a retried create under an idempotency record (or key, without one) that already holds a render: no second charge */
   | { readonly _tag: "Existing"; readonly row: RenderRow }
+
+/** What a charge answers its caller (through the ApiKey entity's RPC too): the render, and whether this attempt charged it. */
+export const ChargeResult = Schema.Struct({
+  renderId: Schema.String,
+  /** false when an earlier attempt under the same idempotency record already charged */
+  charged: Schema.Boolean
+})
+
+export const resultOf = (charged: Charged): typeof ChargeResult.Type => ({
+  renderId: charged.row.id,
+  charged: charged._tag === "Charged"
+})
 
 const tooLate = () =>
   new ChargeRefused({ code: "service_unavailable", message: "the request timed out before it could be charged" })
@@ -155,11 +165,7 @@ export class Charges extends Context.Service<Charges>()("pic2video/Charges", {
           Effect.andThen(
             Effect.logError("charge transaction failed; nothing was charged", e),
             Effect.fail(
-              new ChargeRefused({
-                code: "service_unavailable",
-                message: "the render could not be charged; retry",
-                retryAfter: 1
-              })
+              new ChargeRefused({ code: "service_unavailable", message: "the render could not be charged" })
             )
           )),
         // a row the schema refuses, or no row where the statement returns one, is a defect

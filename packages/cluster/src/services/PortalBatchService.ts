@@ -1,32 +1,23 @@
 import { Errors, type Requests } from "@pic2video/domain"
-import { Cause, Context, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Cause, Context, Effect, Exit, Fiber, Layer } from "effect"
 import { type Outcome, PortalBatchesRepo } from "../repositories/PortalBatchesRepo.ts"
 import { RenderService } from "./RenderService.ts"
 
 export { isBatchId } from "../repositories/PortalBatchesRepo.ts"
 
 /** The idempotency key of one photo's render in a batch (shown on the render's page, as any key). */
-export const batchKey = (batchId: string, mediaId: string) => `portal-batch:${batchId}:${mediaId.toLowerCase()}`
+const batchKey = (batchId: string, mediaId: string) => `portal-batch:${batchId}:${mediaId.toLowerCase()}`
 
 /** One photo of a batch and the create body its render is made from. */
-export interface BatchRender {
+interface BatchRender {
   readonly mediaId: string
   readonly body: Requests.CreateRenderBody
 }
 
 /** What a refused create is recorded as: its catalogue failure; anything else is a fault (logged). */
 const refusalOf = (cause: Cause.Cause<unknown>): { readonly outcome: Outcome; readonly unexpected: boolean } => {
-  const error = Option.orElse(
-    Cause.findErrorOption(cause),
-    () => Option.map(Option.fromNullishOr(cause.reasons.find(Cause.isDieReason)), (d) => d.defect)
-  )
-  if (Option.isSome(error) && error.value instanceof Errors.ApiFailure) {
-    return { outcome: { code: error.value.code, message: error.value.message }, unexpected: false }
-  }
-  if (Cause.hasInterruptsOnly(cause)) {
-    return { outcome: { code: "service_unavailable", message: "the request was interrupted" }, unexpected: false }
-  }
-  return { outcome: { code: "internal_error", message: "an unexpected fault in the service" }, unexpected: true }
+  const { failure, unexpected } = Errors.failureOf(cause)
+  return { outcome: { code: failure.code, message: failure.message }, unexpected }
 }
 
 /**

@@ -29,7 +29,7 @@ const newToken = () => randomBytes(32).toString("base64url")
 const tokenShape = /^[A-Za-z0-9_-]{43}$/
 
 /** What a sign-in asks of a link. */
-export interface Redeeming {
+interface Redeeming {
   /** Spend it and start a session; false: only say whose it is (the page a link opens spends nothing). */
   readonly spend: boolean
   /**
@@ -39,7 +39,7 @@ export interface Redeeming {
   readonly onlyFor?: string | undefined
 }
 
-export type Redeemed =
+type Redeemed =
   | { readonly _tag: "Started"; readonly session: string; readonly workspaceId: string; readonly expiresAt: Date }
   | { readonly _tag: "Usable"; readonly workspaceId: string }
 

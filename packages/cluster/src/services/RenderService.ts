@@ -11,7 +11,7 @@ import * as WorkMetrics from "../metrics/WorkMetrics.ts"
 import { MediaRepo } from "../repositories/MediaRepo.ts"
 import { type RenderRow, RendersRepo } from "../repositories/RendersRepo.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
-import { type ChargeRefused, Charges, type NewRender } from "./Charges.ts"
+import { type ChargeRefused, Charges, type NewRender, resultOf } from "./Charges.ts"
 import * as RenderTransitions from "./RenderTransitions.ts"
 
 /** The idempotency of one create: the client's key, and the API's record when there is one. */
@@ -42,8 +42,7 @@ const sameCreate = (earlier: RenderRow, body: Requests.CreateRenderBody) => {
 const notFound = (id: string) => Errors.fail("render_not_found", `no render ${id} for this account`)
 
 /** A refused charge as the API and the portal answer it: the one place a `ChargeRefused` becomes a catalogue failure. */
-const refused = (e: ChargeRefused) =>
-  Errors.fail(e.code, e.message, e.retryAfter === undefined ? undefined : { retryAfter: e.retryAfter })
+const refused = (e: ChargeRefused) => Errors.fail(e.code, e.message)
 
 /** The API's document of a render (contract §4.9), as the API, the portal and the operator CLI answer it. */
 export const renderDocument = (r: RenderRow, publicBaseUrl: string) => ({
@@ -120,7 +119,7 @@ export class RenderService extends Context.Service<RenderService>()("pic2video/R
       const { payer } = input
       const attempt = payer.keyId !== null
         ? keys(payer.keyId).Charge(input)
-        : Effect.map(charges.charge(input), (r) => ({ renderId: r.row.id, charged: r._tag === "Charged" }))
+        : Effect.map(charges.charge(input), resultOf)
       return attempt.pipe(
         Effect.timeout(entityTimeout),
         // the rule's refusal stands; anything else (timeout, the entity unreachable, a late or failed

@@ -22,7 +22,7 @@ export const stateOf = (r: RenderRow): RenderState.RenderState => ({
 })
 
 /** What a transition writes besides the state: the message of an error, the finished file. */
-export type Change =
+type Change =
   | { readonly event: { readonly _tag: "Started" } | { readonly _tag: "Progressed"; readonly percent: number } }
   | { readonly event: { readonly _tag: "Finished" }; readonly asset: Asset }
   | {
@@ -30,7 +30,7 @@ export type Change =
     readonly message: string
   }
 
-export type Applied =
+type Applied =
   | { readonly _tag: "Applied"; readonly row: RenderRow }
   /** the state machine refused the event in the row's state (or there is no such render): nothing written */
   | { readonly _tag: "Refused"; readonly row: RenderRow | undefined }
@@ -62,7 +62,7 @@ const decide = (id: string, change: Change): Effect.Effect<Applied, never, Rende
   })
 
 /** Applies one event to a render (see above); progress, written every half second while a render runs, has no span. */
-export const apply = (id: string, change: Change): Effect.Effect<Applied, never, RendersRepo> =>
+const apply = (id: string, change: Change): Effect.Effect<Applied, never, RendersRepo> =>
   change.event._tag === "Progressed"
     ? decide(id, change)
     // the span keeps the name operators know it by (docs/operations.md, "Traces")

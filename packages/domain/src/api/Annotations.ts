@@ -93,7 +93,8 @@ export class Admission extends HttpApiMiddleware.Service<Admission, { provides: 
 
 /**
  * The middleware of the groups that need no key (health, the OAuth callback authenticated by its
- * state): a body is refused unread (packages/api/src/Admission.ts).
+ * state): no key is checked; a body labelled JSON is bounded in size and depth, its syntax left to
+ * the endpoint (packages/api/src/Admission.ts).
  */
 export class Unauthenticated extends HttpApiMiddleware.Service<Unauthenticated>()("pic2video/Unauthenticated", {
   error: ApiFailure
